@@ -1,0 +1,70 @@
+# bigbatch — build, test, benchmark. `make deps` installs what the project needs.
+CC      ?= cc
+OPT     ?= -O3 -march=x86-64-v2 -mtune=native
+CFLAGS  ?= $(OPT)
+CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fopenmp -g
+# OpenBLAS' OpenMP build: single-threaded inside our parallel regions, threaded outside.
+BLAS_DIR := /usr/lib/x86_64-linux-gnu/openblas-openmp
+CPPFLAGS += -I/usr/include/x86_64-linux-gnu/openblas-pthread
+LDLIBS  += -L$(BLAS_DIR) -Wl,-rpath,$(BLAS_DIR) -l:libopenblas.so.0 -lz -ljpeg -lsqlite3 -linih -lm
+LDFLAGS += -fopenmp
+
+ifeq ($(SAN),1)
+  CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  LDFLAGS += -fsanitize=address,undefined
+  BUILD   := build/san
+else
+  BUILD   := build/release
+endif
+
+ENGINE_SRC := $(shell find engine -name '*.c' ! -name main.c | sort)
+ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
+# The same engine in double precision, for the finite-difference gradient checks.
+DOUBLE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/double/%.o)
+
+TEST_SRC   := $(sort $(wildcard tests/test_*.c))
+TEST_BIN   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+
+DEB_PACKAGES := build-essential pkg-config libopenblas-dev libopenblas0-openmp libsqlite3-dev \
+	zlib1g-dev libjpeg62-turbo-dev libinih-dev openmpi-bin libopenmpi-dev gnuplot-nox \
+	dataset-fashion-mnist libcriterion-dev sqlite3
+
+.PHONY: all deps test bench clean data demo
+all: bin/bigbatch
+
+bin/bigbatch: $(ENGINE_OBJ) $(BUILD)/engine/main.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/double/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -DBB_DOUBLE -MMD -MP -c -o $@ $<
+
+# Tests named test_grad* link the double-precision engine; the rest the float one.
+$(BUILD)/tests/test_grad%: tests/test_grad%.c $(DOUBLE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -DBB_DOUBLE -o $@ $^ $(LDFLAGS) $(LDLIBS) -lcriterion
+
+$(BUILD)/tests/test_%: tests/test_%.c $(ENGINE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) -lcriterion
+
+# Installs every Debian package the project needs; a no-op when all are present.
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:" $$missing; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	else echo "deps: all packages present"; fi
+
+test: bin/bigbatch $(TEST_BIN)
+	@BUILD=$(BUILD) sh tests/run.sh $(TEST_BIN)
+
+clean:
+	rm -rf build bin
+
+-include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,174 @@
+/* Convolution as im2col + gemm, one image per OpenMP iteration. Each thread owns a
+ * column buffer and a private weight-gradient accumulator, summed in thread order
+ * afterwards so results are identical run to run at a fixed thread count. */
+#include <string.h>
+
+#include "cpu.h"
+
+static int conv_is_pointwise(const ConvShape *s)
+{
+    return s->k_h == 1 && s->k_w == 1 && s->stride == 1 && s->pad == 0;
+}
+
+static size_t conv_col_elems(const ConvShape *s)
+{
+    return (size_t)(s->in_c / s->groups) * s->k_h * s->k_w * s->out_h * s->out_w;
+}
+
+size_t conv_workspace_elems(const ConvShape *s, size_t weight_elems)
+{
+    return 2 * conv_col_elems(s) + weight_elems;
+}
+
+/* col[(c*kh + ki)*kw + kj][oh*OW + ow] = x[c][oh*stride - pad + ki][ow*stride - pad + kj] */
+static void im2col(const ConvShape *s, int channels, const real *x, real *col)
+{
+    const int H = s->in_h, W = s->in_w, OH = s->out_h, OW = s->out_w, st = s->stride;
+    for (int c = 0; c < channels; c++) {
+        const real *xc = x + (size_t)c * H * W;
+        for (int ki = 0; ki < s->k_h; ki++) {
+            for (int kj = 0; kj < s->k_w; kj++) {
+                real *row = col + ((size_t)(c * s->k_h + ki) * s->k_w + kj) * OH * OW;
+                for (int oh = 0; oh < OH; oh++) {
+                    int ih = oh * st - s->pad + ki;
+                    real *out = row + (size_t)oh * OW;
+                    if (ih < 0 || ih >= H) {
+                        memset(out, 0, sizeof(real) * OW);
+                        continue;
+                    }
+                    const real *xr = xc + (size_t)ih * W;
+                    int iw0 = -s->pad + kj;
+                    if (st == 1) {
+                        int lo = iw0 < 0 ? -iw0 : 0;
+                        int hi = W - iw0 < OW ? W - iw0 : OW;
+                        if (hi < lo) hi = lo;
+                        memset(out, 0, sizeof(real) * lo);
+                        memcpy(out + lo, xr + iw0 + lo, sizeof(real) * (hi - lo));
+                        memset(out + hi, 0, sizeof(real) * (OW - hi));
+                    } else {
+                        for (int ow = 0; ow < OW; ow++) {
+                            int iw = iw0 + ow * st;
+                            out[ow] = (iw >= 0 && iw < W) ? xr[iw] : 0;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* The adjoint of im2col: dx += scatter(col). */
+static void col2im_add(const ConvShape *s, int channels, const real *col, real *dx)
+{
+    const int H = s->in_h, W = s->in_w, OH = s->out_h, OW = s->out_w, st = s->stride;
+    for (int c = 0; c < channels; c++) {
+        real *dxc = dx + (size_t)c * H * W;
+        for (int ki = 0; ki < s->k_h; ki++) {
+            for (int kj = 0; kj < s->k_w; kj++) {
+                const real *row = col + ((size_t)(c * s->k_h + ki) * s->k_w + kj) * OH * OW;
+                for (int oh = 0; oh < OH; oh++) {
+                    int ih = oh * st - s->pad + ki;
+                    if (ih < 0 || ih >= H) continue;
+                    const real *in = row + (size_t)oh * OW;
+                    real *dr = dxc + (size_t)ih * W;
+                    int iw0 = -s->pad + kj;
+                    for (int ow = 0; ow < OW; ow++) {
+                        int iw = iw0 + ow * st;
+                        if (iw >= 0 && iw < W) dr[iw] += in[ow];
+                    }
+                }
+            }
+        }
+    }
+}
+
+void bk_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                       const real *b, real *y)
+{
+    const int G = s->groups, icg = s->in_c / G, ocg = s->out_c / G;
+    const int K = icg * s->k_h * s->k_w, OHW = s->out_h * s->out_w;
+    const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w, out_item = (size_t)s->out_c * OHW;
+    const int pointwise = conv_is_pointwise(s);
+#pragma omp parallel for schedule(static) num_threads(bk->threads)
+    for (int i = 0; i < n; i++) {
+        real *col = cpu_workspace(bk, omp_get_thread_num());
+        const real *xi = x + i * in_item;
+        real *yi = y + i * out_item;
+        for (int g = 0; g < G; g++) {
+            const real *xg = xi + (size_t)g * icg * s->in_h * s->in_w;
+            const real *cg = xg;
+            if (!pointwise) {
+                im2col(s, icg, xg, col);
+                cg = col;
+            }
+            gemm(CblasNoTrans, CblasNoTrans, ocg, OHW, K, 1, w + (size_t)g * ocg * K, K, cg, OHW, 0,
+                 yi + (size_t)g * ocg * OHW, OHW);
+        }
+        if (b) {
+            for (int c = 0; c < s->out_c; c++) {
+                real *yc = yi + (size_t)c * OHW;
+                for (int j = 0; j < OHW; j++) yc[j] += b[c];
+            }
+        }
+    }
+}
+
+void bk_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                        const real *dy, real *dx, real *dw, real *db)
+{
+    const int G = s->groups, icg = s->in_c / G, ocg = s->out_c / G;
+    const int K = icg * s->k_h * s->k_w, OHW = s->out_h * s->out_w;
+    const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w, out_item = (size_t)s->out_c * OHW;
+    const size_t col_elems = conv_col_elems(s), w_elems = (size_t)s->out_c * K;
+    const int pointwise = conv_is_pointwise(s);
+
+#pragma omp parallel num_threads(bk->threads)
+    {
+        int t = omp_get_thread_num();
+        real *col = cpu_workspace(bk, t), *dcol = col + col_elems, *dw_t = dcol + col_elems;
+        memset(dw_t, 0, sizeof(real) * w_elems);
+#pragma omp for schedule(static)
+        for (int i = 0; i < n; i++) {
+            const real *xi = x + i * in_item, *dyi = dy + i * out_item;
+            for (int g = 0; g < G; g++) {
+                const real *xg = xi + (size_t)g * icg * s->in_h * s->in_w;
+                const real *dyg = dyi + (size_t)g * ocg * OHW;
+                const real *wg = w + (size_t)g * ocg * K;
+                const real *cg = xg;
+                if (!pointwise) {
+                    im2col(s, icg, xg, col);
+                    cg = col;
+                }
+                gemm(CblasNoTrans, CblasTrans, ocg, K, OHW, 1, dyg, OHW, cg, OHW, 1,
+                     dw_t + (size_t)g * ocg * K, K);
+                if (dx) {
+                    real *dxg = dx + i * in_item + (size_t)g * icg * s->in_h * s->in_w;
+                    if (pointwise) {
+                        gemm(CblasTrans, CblasNoTrans, K, OHW, ocg, 1, wg, K, dyg, OHW, 1, dxg, OHW);
+                    } else {
+                        gemm(CblasTrans, CblasNoTrans, K, OHW, ocg, 1, wg, K, dyg, OHW, 0, dcol, OHW);
+                        col2im_add(s, icg, dcol, dxg);
+                    }
+                }
+            }
+        }
+        /* Sum the private accumulators in thread order: deterministic. */
+#pragma omp for schedule(static)
+        for (size_t j = 0; j < w_elems; j++) {
+            real acc = 0;
+            for (int u = 0; u < bk->threads; u++) acc += cpu_workspace(bk, u)[2 * col_elems + j];
+            dw[j] += acc;
+        }
+        if (db) {
+#pragma omp for schedule(static)
+            for (int c = 0; c < s->out_c; c++) {
+                real acc = 0;
+                for (int i = 0; i < n; i++) {
+                    const real *d = dy + i * out_item + (size_t)c * OHW;
+                    for (int j = 0; j < OHW; j++) acc += d[j];
+                }
+                db[c] += acc;
+            }
+        }
+    }
+}

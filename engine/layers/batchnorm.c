@@ -1,0 +1,79 @@
+/* Batch normalization: batch statistics in training, running statistics in
+ * evaluation; the affine scale/shift is optional (NVCaffe's AlexNet-BN has none). */
+#include <stdlib.h>
+
+#include "../net.h"
+#include "../util.h"
+
+typedef struct {
+    BatchNormShape shape;
+    bool affine;
+    Tensor xhat, mean, invstd;
+} BatchNormState;
+
+static void bn_plan(Layer *l, Net *net, int batch)
+{
+    (void)net;
+    BatchNormState *st = l->state;
+    tensor_free(&st->xhat);
+    tensor_alloc(&st->xhat, batch, l->c, l->h, l->w);
+}
+
+static void bn_forward(Layer *l, Net *net, int n, bool train)
+{
+    BatchNormState *st = l->state;
+    const real *g = st->affine ? net->params[l->param[0]].value.data : NULL;
+    const real *b = st->affine ? net->params[l->param[1]].value.data : NULL;
+    real *rm = net->buffers[l->buffer[0]].value.data, *rv = net->buffers[l->buffer[1]].value.data;
+    const real *x = net_layer_input(net, l, 0)->data;
+    if (train)
+        bk_batchnorm_forward_train(net->bk, &st->shape, n, x, g, b, l->out.data, st->xhat.data,
+                                   st->mean.data, st->invstd.data, rm, rv);
+    else
+        bk_batchnorm_forward_eval(net->bk, &st->shape, n, x, g, b, rm, rv, l->out.data);
+}
+
+static void bn_backward(Layer *l, Net *net, int n)
+{
+    BatchNormState *st = l->state;
+    Tensor *dx = net_layer_input_grad(net, l, 0);
+    if (!dx) {
+        fprintf(stderr, "bigbatch: internal error: batch norm directly on the input\n");
+        abort();
+    }
+    const real *g = st->affine ? net->params[l->param[0]].value.data : NULL;
+    real *dg = st->affine ? net->params[l->param[0]].grad.data : NULL;
+    real *db = st->affine ? net->params[l->param[1]].grad.data : NULL;
+    bk_batchnorm_backward(net->bk, &st->shape, n, st->xhat.data, g, st->invstd.data, l->dout.data,
+                          dx->data, dg, db);
+}
+
+static void bn_destroy(Layer *l)
+{
+    BatchNormState *st = l->state;
+    tensor_free(&st->xhat);
+    tensor_free(&st->mean);
+    tensor_free(&st->invstd);
+    free(st);
+}
+
+static const LayerOps bn_ops = {"batchnorm", bn_plan, bn_forward, bn_backward, bn_destroy};
+
+int nb_batchnorm(Net *net, const char *name, int in, bool affine, double eps, double momentum)
+{
+    int idx = net_add_layer(net, &bn_ops, name, in, NO_INPUT);
+    Layer *l = &net->layers[idx];
+    BatchNormState *st = xcalloc(1, sizeof *st, "batchnorm state");
+    st->shape = (BatchNormShape){l->c, l->h * l->w, (real)eps, (real)momentum};
+    st->affine = affine;
+    tensor_alloc(&st->mean, 1, l->c, 1, 1);
+    tensor_alloc(&st->invstd, 1, l->c, 1, 1);
+    l->state = st;
+    if (affine) {
+        net_add_param(net, idx, "weight", PARAM_BN_SCALE, 1, 1, 1, l->c, 1, 1, (Init){INIT_ONE, 0});
+        net_add_param(net, idx, "bias", PARAM_BN_SHIFT, 1, 1, 1, l->c, 1, 1, (Init){INIT_ZERO, 0});
+    }
+    net_add_buffer(net, idx, "running_mean", l->c, 0);
+    net_add_buffer(net, idx, "running_var", l->c, 1);
+    return idx;
+}

@@ -1,0 +1,106 @@
+/* Max pooling, average pooling and global average pooling (an average pool whose
+ * window is the whole plane). Output size uses floor, as PyTorch's default. */
+#include <stdlib.h>
+
+#include "../net.h"
+#include "../util.h"
+
+typedef struct {
+    PoolShape shape;
+    int32_t *argmax; /* max pooling only */
+} PoolState;
+
+static void pool_init_shape(Layer *l, PoolState *st, int k, int stride, int pad)
+{
+    PoolShape *s = &st->shape;
+    s->c = l->c;
+    s->in_h = l->h;
+    s->in_w = l->w;
+    s->k = k;
+    s->stride = stride;
+    s->pad = pad;
+    s->out_h = (l->h + 2 * pad - k) / stride + 1;
+    s->out_w = (l->w + 2 * pad - k) / stride + 1;
+    l->h = s->out_h;
+    l->w = s->out_w;
+}
+
+static void maxpool_plan(Layer *l, Net *net, int batch)
+{
+    (void)net;
+    PoolState *st = l->state;
+    free(st->argmax);
+    st->argmax = xcalloc((size_t)batch * l->c * l->h * l->w, sizeof *st->argmax, "maxpool argmax");
+}
+
+static void maxpool_forward(Layer *l, Net *net, int n, bool train)
+{
+    (void)train;
+    PoolState *st = l->state;
+    bk_maxpool_forward(net->bk, &st->shape, n, net_layer_input(net, l, 0)->data, l->out.data,
+                       st->argmax);
+}
+
+static void maxpool_backward(Layer *l, Net *net, int n)
+{
+    PoolState *st = l->state;
+    Tensor *dx = net_layer_input_grad(net, l, 0);
+    if (dx) bk_maxpool_backward(net->bk, &st->shape, n, st->argmax, l->dout.data, dx->data);
+}
+
+static void avgpool_forward(Layer *l, Net *net, int n, bool train)
+{
+    (void)train;
+    PoolState *st = l->state;
+    bk_avgpool_forward(net->bk, &st->shape, n, net_layer_input(net, l, 0)->data, l->out.data);
+}
+
+static void avgpool_backward(Layer *l, Net *net, int n)
+{
+    PoolState *st = l->state;
+    Tensor *dx = net_layer_input_grad(net, l, 0);
+    if (dx) bk_avgpool_backward(net->bk, &st->shape, n, l->dout.data, dx->data);
+}
+
+static void pool_destroy(Layer *l)
+{
+    PoolState *st = l->state;
+    free(st->argmax);
+    free(st);
+}
+
+static const LayerOps maxpool_ops = {"maxpool", maxpool_plan, maxpool_forward, maxpool_backward,
+                                     pool_destroy};
+static const LayerOps avgpool_ops = {"avgpool", NULL, avgpool_forward, avgpool_backward,
+                                     pool_destroy};
+
+static int pool_add(Net *net, const LayerOps *ops, int in, int k, int stride, int pad)
+{
+    int idx = net_add_layer(net, ops, NULL, in, NO_INPUT);
+    Layer *l = &net->layers[idx];
+    PoolState *st = xcalloc(1, sizeof *st, "pool state");
+    pool_init_shape(l, st, k, stride, pad);
+    l->state = st;
+    return idx;
+}
+
+int nb_maxpool(Net *net, int in, int k, int stride, int pad)
+{
+    return pool_add(net, &maxpool_ops, in, k, stride, pad);
+}
+
+int nb_avgpool(Net *net, int in, int k, int stride, int pad)
+{
+    return pool_add(net, &avgpool_ops, in, k, stride, pad);
+}
+
+int nb_global_avgpool(Net *net, int in)
+{
+    int h = in == NET_INPUT ? net->in_h : net->layers[in].h;
+    int w = in == NET_INPUT ? net->in_w : net->layers[in].w;
+    if (h != w) {
+        fprintf(stderr, "bigbatch: internal error: global pooling of a %dx%d plane\n", h, w);
+        abort();
+    }
+    return pool_add(net, &avgpool_ops, in, h, 1, 0);
+}

@@ -1,0 +1,20 @@
+/* Rectified linear unit; backward reads the output, so no mask is stored. */
+#include "../net.h"
+
+static void relu_forward(Layer *l, Net *net, int n, bool train)
+{
+    (void)train;
+    (void)n;
+    bk_relu_forward(net->bk, tensor_count(&l->out), net_layer_input(net, l, 0)->data, l->out.data);
+}
+
+static void relu_backward(Layer *l, Net *net, int n)
+{
+    (void)n;
+    Tensor *dx = net_layer_input_grad(net, l, 0);
+    if (dx) bk_relu_backward(net->bk, tensor_count(&l->out), l->out.data, l->dout.data, dx->data);
+}
+
+static const LayerOps relu_ops = {"relu", NULL, relu_forward, relu_backward, NULL};
+
+int nb_relu(Net *net, int in) { return net_add_layer(net, &relu_ops, NULL, in, NO_INPUT); }

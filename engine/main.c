@@ -1,0 +1,38 @@
+/* bin/bigbatch: dispatches `bigbatch <command>` to the module that owns it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "version.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "bigbatch %s: large-batch training experiments (LARS, LARC) on the CPU\n"
+            "\n"
+            "usage: bigbatch <command> [options]\n"
+            "\n"
+            "commands:\n"
+            "  train     train one model from flags (bigbatch train --help)\n"
+            "  models    list the models with parameter counts and GFLOPs per image\n"
+            "  version   print the engine version\n",
+            BIGBATCH_VERSION);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "train")) return cli_train(argc - 1, argv + 1);
+    if (!strcmp(cmd, "models")) return cli_models(argc - 1, argv + 1);
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        printf("bigbatch %s (%s)\n", BIGBATCH_VERSION, REAL_NAME);
+        return 0;
+    }
+    fprintf(stderr, "bigbatch: unknown command '%s'\n\n", cmd);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,255 @@
+/* Net construction, memory planning and the forward/backward sweeps. */
+#include "net.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+const char *param_kind_name(ParamKind k)
+{
+    switch (k) {
+    case PARAM_WEIGHT: return "weight";
+    case PARAM_BIAS: return "bias";
+    case PARAM_BN_SCALE: return "bn-scale";
+    case PARAM_BN_SHIFT: return "bn-shift";
+    }
+    return "?";
+}
+
+Net *net_create(const char *model, Backend *bk, int in_c, int in_h, int in_w)
+{
+    Net *net = xcalloc(1, sizeof *net, "net");
+    snprintf(net->model, sizeof net->model, "%s", model);
+    net->bk = bk;
+    net->in_c = in_c;
+    net->in_h = in_h;
+    net->in_w = in_w;
+    net->loss_layer = -1;
+    rng_seed(&net->dropout_rng, 1, 0xd0);
+    return net;
+}
+
+void net_destroy(Net *net)
+{
+    if (!net) return;
+    for (int i = 0; i < net->n_layers; i++) {
+        Layer *l = &net->layers[i];
+        if (l->ops->destroy) l->ops->destroy(l);
+        tensor_free(&l->out);
+        tensor_free(&l->dout);
+    }
+    for (int i = 0; i < net->n_buffers; i++) tensor_free(&net->buffers[i].value);
+    tensor_free(&net->param_block);
+    tensor_free(&net->grad_block);
+    tensor_free(&net->input);
+    free(net->labels);
+    free(net->layers);
+    free(net->params);
+    free(net->buffers);
+    free(net);
+}
+
+int net_add_layer(Net *net, const LayerOps *ops, const char *name, int in0, int in1)
+{
+    if (net->n_layers == net->cap_layers) {
+        net->cap_layers = net->cap_layers ? 2 * net->cap_layers : 32;
+        net->layers = xrealloc(net->layers, sizeof *net->layers * net->cap_layers, "layers");
+    }
+    int idx = net->n_layers++;
+    Layer *l = &net->layers[idx];
+    memset(l, 0, sizeof *l);
+    l->ops = ops;
+    if (name && *name)
+        snprintf(l->name, sizeof l->name, "%s", name);
+    else
+        snprintf(l->name, sizeof l->name, "%s%d", ops->kind, idx);
+    l->in[0] = in0;
+    l->in[1] = in1;
+    l->n_in = in1 == NO_INPUT ? 1 : 2;
+    /* Output shape defaults to the first input's; layers that change it overwrite. */
+    if (in0 == NET_INPUT) {
+        l->c = net->in_c;
+        l->h = net->in_h;
+        l->w = net->in_w;
+    } else {
+        l->c = net->layers[in0].c;
+        l->h = net->layers[in0].h;
+        l->w = net->layers[in0].w;
+    }
+    return idx;
+}
+
+int net_add_param(Net *net, int layer, const char *suffix, ParamKind kind, int n, int c, int h,
+                  int w, int fan_in, int fan_out, Init init)
+{
+    if (net->param_block.data) {
+        fprintf(stderr, "bigbatch: internal error: parameter added after net_finalize\n");
+        abort();
+    }
+    if (net->n_params == net->cap_params) {
+        net->cap_params = net->cap_params ? 2 * net->cap_params : 32;
+        net->params = xrealloc(net->params, sizeof *net->params * net->cap_params, "params");
+    }
+    int idx = net->n_params++;
+    Param *p = &net->params[idx];
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "%s.%s", net->layers[layer].name, suffix);
+    p->kind = kind;
+    p->layer = layer;
+    p->n = n;
+    p->c = c;
+    p->h = h;
+    p->w = w;
+    p->fan_in = fan_in;
+    p->fan_out = fan_out;
+    p->init = init;
+    Layer *l = &net->layers[layer];
+    l->param[l->n_param++] = idx;
+    return idx;
+}
+
+int net_add_buffer(Net *net, int layer, const char *suffix, int count, real fill)
+{
+    if (net->n_buffers == net->cap_buffers) {
+        net->cap_buffers = net->cap_buffers ? 2 * net->cap_buffers : 16;
+        net->buffers = xrealloc(net->buffers, sizeof *net->buffers * net->cap_buffers, "buffers");
+    }
+    int idx = net->n_buffers++;
+    Buffer *b = &net->buffers[idx];
+    snprintf(b->name, sizeof b->name, "%s.%s", net->layers[layer].name, suffix);
+    tensor_alloc(&b->value, 1, count, 1, 1);
+    for (int i = 0; i < count; i++) b->value.data[i] = fill;
+    Layer *l = &net->layers[layer];
+    l->buffer[l->n_buffer++] = idx;
+    return idx;
+}
+
+void net_finalize(Net *net)
+{
+    size_t total = 0;
+    for (int i = 0; i < net->n_params; i++) {
+        Param *p = &net->params[i];
+        total += (size_t)p->n * p->c * p->h * p->w;
+    }
+    net->n_weights = total;
+    tensor_alloc(&net->param_block, 1, 1, 1, (int)total);
+    tensor_alloc(&net->grad_block, 1, 1, 1, (int)total);
+    size_t off = 0;
+    for (int i = 0; i < net->n_params; i++) {
+        Param *p = &net->params[i];
+        size_t count = (size_t)p->n * p->c * p->h * p->w;
+        p->value = (Tensor){net->param_block.data + off, p->n, p->c, p->h, p->w, count};
+        p->grad = (Tensor){net->grad_block.data + off, p->n, p->c, p->h, p->w, count};
+        off += count;
+    }
+}
+
+void net_plan(Net *net, int batch_cap)
+{
+    if (batch_cap <= net->batch_cap) return;
+    tensor_free(&net->input);
+    free(net->labels);
+    tensor_alloc(&net->input, batch_cap, net->in_c, net->in_h, net->in_w);
+    net->labels = xcalloc((size_t)batch_cap, sizeof *net->labels, "labels");
+    for (int i = 0; i < net->n_layers; i++) {
+        Layer *l = &net->layers[i];
+        tensor_free(&l->out);
+        tensor_free(&l->dout);
+        tensor_alloc(&l->out, batch_cap, l->c, l->h, l->w);
+        tensor_alloc(&l->dout, batch_cap, l->c, l->h, l->w);
+        if (l->ops->plan) l->ops->plan(l, net, batch_cap);
+    }
+    net->batch_cap = batch_cap;
+}
+
+static double init_fan_bound(const Param *p) { return p->fan_in > 0 ? 1.0 / sqrt((double)p->fan_in) : 0; }
+
+void net_init_params(Net *net, uint64_t seed)
+{
+    for (int i = 0; i < net->n_params; i++) {
+        Param *p = &net->params[i];
+        Rng rng;
+        rng_seed(&rng, seed, 1000 + (uint64_t)i); /* one stream per parameter */
+        size_t count = tensor_count(&p->value);
+        real *v = p->value.data;
+        for (size_t j = 0; j < count; j++) {
+            switch (p->init.kind) {
+            case INIT_ZERO: v[j] = 0; break;
+            case INIT_ONE: v[j] = 1; break;
+            case INIT_CONSTANT: v[j] = (real)p->init.a; break;
+            case INIT_GAUSSIAN: v[j] = (real)(p->init.a * rng_normal(&rng)); break;
+            case INIT_KAIMING_NORMAL:
+                v[j] = (real)(sqrt(2.0 / (double)p->fan_out) * rng_normal(&rng));
+                break;
+            case INIT_HE_GAUSSIAN:
+                v[j] = (real)(sqrt(2.0 / (double)p->fan_in) * rng_normal(&rng));
+                break;
+            case INIT_TORCH_DEFAULT: {
+                double b = init_fan_bound(p);
+                v[j] = (real)((2 * rng_uniform(&rng) - 1) * b);
+                break;
+            }
+            }
+        }
+    }
+}
+
+Tensor *net_layer_input(Net *net, Layer *l, int k)
+{
+    return l->in[k] == NET_INPUT ? &net->input : &net->layers[l->in[k]].out;
+}
+
+Tensor *net_layer_input_grad(Net *net, Layer *l, int k)
+{
+    return l->in[k] == NET_INPUT ? NULL : &net->layers[l->in[k]].dout;
+}
+
+double net_forward(Net *net, int n, bool train)
+{
+    if (n > net->batch_cap) {
+        fprintf(stderr, "bigbatch: internal error: batch %d above the planned %d\n", n, net->batch_cap);
+        abort();
+    }
+    tensor_set_batch(&net->input, n);
+    for (int i = 0; i < net->n_layers; i++) {
+        Layer *l = &net->layers[i];
+        tensor_set_batch(&l->out, n);
+        tensor_set_batch(&l->dout, n);
+        l->ops->forward(l, net, n, train);
+    }
+    return net->loss;
+}
+
+void net_backward(Net *net, int n)
+{
+    for (int i = 0; i < net->n_layers; i++) tensor_zero(&net->layers[i].dout);
+    for (int i = net->n_layers - 1; i >= 0; i--) {
+        Layer *l = &net->layers[i];
+        l->ops->backward(l, net, n);
+    }
+}
+
+void net_zero_grad(Net *net) { tensor_zero(&net->grad_block); }
+
+double net_flops_per_image(const Net *net)
+{
+    double f = 0;
+    for (int i = 0; i < net->n_layers; i++) f += net->layers[i].flops;
+    return f;
+}
+
+int net_find_param(const Net *net, const char *name)
+{
+    for (int i = 0; i < net->n_params; i++)
+        if (strcmp(net->params[i].name, name) == 0) return i;
+    return -1;
+}
+
+int net_find_buffer(const Net *net, const char *name)
+{
+    for (int i = 0; i < net->n_buffers; i++)
+        if (strcmp(net->buffers[i].name, name) == 0) return i;
+    return -1;
+}

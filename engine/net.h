@@ -1,0 +1,145 @@
+/* A network is an ordered list of layers (a DAG in topological order: each layer
+ * names its inputs by index, so residual blocks need no special structure), plus
+ * the parameters and buffers the layers registered. Models build nets through the
+ * nb_* builder calls; net_plan then allocates every activation for a batch size
+ * once, so forward and backward never allocate. */
+#ifndef BB_NET_H
+#define BB_NET_H
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "rng.h"
+#include "tensor.h"
+
+#define NET_INPUT (-1) /* the layer reads the net's input batch */
+#define NO_INPUT (-2)  /* unused second input */
+
+typedef enum { PARAM_WEIGHT, PARAM_BIAS, PARAM_BN_SCALE, PARAM_BN_SHIFT } ParamKind;
+const char *param_kind_name(ParamKind k);
+
+typedef enum {
+    INIT_ZERO,
+    INIT_ONE,
+    INIT_GAUSSIAN,        /* N(0, a^2): Caffe AlexNet's "gaussian" filler */
+    INIT_KAIMING_NORMAL,  /* N(0, 2/fan_out): torchvision ResNet (mode fan_out, relu) */
+    INIT_HE_GAUSSIAN,     /* N(0, 2/fan_in): Caffe's "msra" filler */
+    INIT_TORCH_DEFAULT,   /* U(-1/sqrt(fan_in), 1/sqrt(fan_in)): PyTorch's nn.Conv/Linear default */
+    INIT_CONSTANT,        /* a */
+} InitKind;
+
+typedef struct {
+    InitKind kind;
+    double a;
+} Init;
+
+/* Parameter values and gradients are views into one contiguous block each
+ * (net->param_block, net->grad_block), so reductions (MPI) and zeroing touch one
+ * buffer. Names are PyTorch's (conv1.weight, layer1.0.bn1.bias). */
+typedef struct {
+    char name[96];
+    ParamKind kind;
+    int layer;          /* owning layer */
+    int n, c, h, w;     /* shape */
+    int fan_in, fan_out;
+    Init init;
+    Tensor value, grad; /* views */
+} Param;
+
+/* Non-trainable state saved in checkpoints (BN running statistics). Owned. */
+typedef struct {
+    char name[96];
+    Tensor value;
+} Buffer;
+
+typedef struct Layer Layer;
+typedef struct Net Net;
+
+typedef struct {
+    const char *kind;
+    /* Allocate layer-private tensors for up to `batch` images. */
+    void (*plan)(Layer *l, Net *net, int batch);
+    void (*forward)(Layer *l, Net *net, int n, bool train);
+    /* Adds into the inputs' gradients and the parameters' gradients. */
+    void (*backward)(Layer *l, Net *net, int n);
+    void (*destroy)(Layer *l);
+} LayerOps;
+
+struct Layer {
+    const LayerOps *ops;
+    char name[64];
+    int in[2], n_in;     /* indices of input layers, NET_INPUT for the net input */
+    int c, h, w;         /* output shape per image */
+    Tensor out, dout;
+    int param[4], n_param;
+    int buffer[3], n_buffer;
+    double flops;        /* forward FLOPs per image, multiply-add = 2 */
+    void *state;         /* layer-specific, freed by ops->destroy */
+};
+
+struct Net {
+    char model[64];
+    Backend *bk;
+    int in_c, in_h, in_w, classes;
+    Layer *layers;
+    int n_layers, cap_layers;
+    Param *params;
+    int n_params, cap_params;
+    Buffer *buffers;
+    int n_buffers, cap_buffers;
+    Tensor param_block, grad_block; /* own the parameter and gradient memory */
+    size_t n_weights;               /* total parameter count */
+    Tensor input;                   /* the batch, NCHW */
+    int32_t *labels;
+    int batch_cap;
+    Rng dropout_rng;
+    real label_smoothing;
+    real loss_scale;                /* gradient scale of the mean loss; 0 = 1/n */
+    double loss;                    /* of the last forward */
+    int correct;                    /* top-1 hits of the last forward */
+    int loss_layer;
+};
+
+Net *net_create(const char *model, Backend *bk, int in_c, int in_h, int in_w);
+void net_destroy(Net *net);
+
+/* Builder: each returns the new layer's index. Names follow PyTorch modules. */
+int nb_conv(Net *net, const char *name, int in, int out_c, int k, int stride, int pad, int groups,
+            bool bias, Init w_init, Init b_init);
+int nb_linear(Net *net, const char *name, int in, int out, bool bias, Init w_init, Init b_init);
+int nb_relu(Net *net, int in);
+int nb_maxpool(Net *net, int in, int k, int stride, int pad);
+int nb_avgpool(Net *net, int in, int k, int stride, int pad);
+int nb_global_avgpool(Net *net, int in);
+int nb_batchnorm(Net *net, const char *name, int in, bool affine, double eps, double momentum);
+int nb_lrn(Net *net, const char *name, int in, int size, double alpha, double beta, double k);
+int nb_dropout(Net *net, int in, double p);
+int nb_add(Net *net, int a, int b);
+int nb_softmax_xent(Net *net, int in);
+
+/* After building: allocate parameter memory (call once), and activations for a
+ * batch capacity (may be called again with a larger capacity). */
+void net_finalize(Net *net);
+void net_plan(Net *net, int batch_cap);
+/* Fills every parameter from its Init with streams derived from seed. */
+void net_init_params(Net *net, uint64_t seed);
+
+/* Forward over n images in net->input with net->labels; returns the mean loss. */
+double net_forward(Net *net, int n, bool train);
+/* Backward of the last forward; ADDS into net->grad_block (zero it per step with
+ * net_zero_grad; not zeroing accumulates micro-batches). */
+void net_backward(Net *net, int n);
+void net_zero_grad(Net *net);
+
+double net_flops_per_image(const Net *net);
+int net_find_param(const Net *net, const char *name);
+int net_find_buffer(const Net *net, const char *name);
+/* For layer implementations. */
+Tensor *net_layer_input(Net *net, Layer *l, int k);
+Tensor *net_layer_input_grad(Net *net, Layer *l, int k); /* NULL for the net input */
+int net_add_param(Net *net, int layer, const char *suffix, ParamKind kind, int n, int c, int h,
+                  int w, int fan_in, int fan_out, Init init);
+int net_add_buffer(Net *net, int layer, const char *suffix, int count, real fill);
+int net_add_layer(Net *net, const LayerOps *ops, const char *name, int in0, int in1);
+
+#endif

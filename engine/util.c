@@ -1,0 +1,57 @@
+#include "util.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void die_oom(size_t bytes, const char *what)
+{
+    fprintf(stderr, "bigbatch: out of memory allocating %zu bytes for %s\n", bytes, what);
+    exit(3);
+}
+
+void *xmalloc(size_t bytes, const char *what)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) die_oom(bytes, what);
+    return p;
+}
+
+void *xcalloc(size_t count, size_t size, const char *what)
+{
+    void *p = calloc(count ? count : 1, size ? size : 1);
+    if (!p) die_oom(count * size, what);
+    return p;
+}
+
+void *xrealloc(void *p, size_t bytes, const char *what)
+{
+    void *q = realloc(p, bytes ? bytes : 1);
+    if (!q) die_oom(bytes, what);
+    return q;
+}
+
+char *xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = xmalloc(n, "string");
+    memcpy(p, s, n);
+    return p;
+}
+
+void error_set(Error *err, const char *fmt, ...)
+{
+    if (!err) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+}
+
+double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
