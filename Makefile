@@ -6,7 +6,7 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fopenmp -g
 # OpenBLAS' OpenMP build: single-threaded inside our parallel regions, threaded outside.
 BLAS_DIR := /usr/lib/x86_64-linux-gnu/openblas-openmp
 CPPFLAGS += -I/usr/include/x86_64-linux-gnu/openblas-pthread
-LDLIBS  += -L$(BLAS_DIR) -Wl,-rpath,$(BLAS_DIR) -l:libopenblas.so.0 -lz -ljpeg -lsqlite3 -linih -lm
+LDLIBS  += -L$(BLAS_DIR) -Wl,-rpath,$(BLAS_DIR) -l:libopenblas.so.0 -lz -ljpeg -lsqlite3 -linih -lcjson -lm
 LDFLAGS += -fopenmp
 
 ifeq ($(SAN),1)
@@ -27,7 +27,7 @@ TEST_BIN   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
 DEB_PACKAGES := build-essential pkg-config libopenblas-dev libopenblas0-openmp libsqlite3-dev \
 	zlib1g-dev libjpeg62-turbo-dev libinih-dev openmpi-bin libopenmpi-dev gnuplot-nox \
-	dataset-fashion-mnist libcriterion-dev sqlite3
+	dataset-fashion-mnist libcriterion-dev libcjson-dev sqlite3
 
 .PHONY: all deps test bench clean data demo
 all: bin/bigbatch

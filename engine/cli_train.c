@@ -1,2 +1,247 @@
+/* `bigbatch train`: one run from flags, printed as a table of epochs. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "cli.h"
-int cli_train(int argc, char **argv) { (void)argc; (void)argv; return 1; }
+#include "train.h"
+
+static void train_usage(FILE *f, const TrainConfig *d)
+{
+    fprintf(f,
+            "usage: bigbatch train [options]\n"
+            "\n"
+            "model and data:\n"
+            "  --model NAME           model (bigbatch models lists them) [%s]\n"
+            "  --data NAME            fashion-mnist | cifar10 | imagefolder | synthetic [%s]\n"
+            "  --data-root DIR        dataset location [the dataset's default]\n"
+            "  --augment on|off       random crop (pad 4) + horizontal flip [on for cifar10]\n"
+            "  --train-subset N       use the first N training images [all]\n"
+            "  --test-subset N        use the first N test images [all]\n"
+            "schedule:\n"
+            "  --epochs N             epochs [%d]\n"
+            "  --steps N              stop after N iterations in total [no limit]\n"
+            "  --batch N              global batch size; the last partial batch of an epoch is dropped [%d]\n"
+            "  --eval-batch N         batch size for evaluation [%d]\n"
+            "optimizer (SGD, as torch.optim.SGD):\n"
+            "  --lr X                 learning rate [%g]\n"
+            "  --momentum X           momentum [%g]\n"
+            "  --dampening X          momentum dampening [%g]\n"
+            "  --nesterov             Nesterov momentum [off]\n"
+            "  --weight-decay X       L2 weight decay added to the gradient [%g]\n"
+            "  --label-smoothing X    label smoothing of the cross-entropy [%g]\n"
+            "run:\n"
+            "  --seed N               seed of initialization, shuffling, augmentation, dropout [%llu]\n"
+            "  --threads N            threads [%d: the number of CPUs]\n"
+            "  --save PATH            write a safetensors checkpoint at the end\n"
+            "  --save-every N         also every N epochs [0: only at the end]\n"
+            "  --resume PATH          continue from a checkpoint (same flags)\n"
+            "  --quiet                no progress line on stderr\n",
+            d->model, d->data, d->epochs, d->batch, d->eval_batch, d->lr, d->opt.momentum,
+            d->opt.dampening, d->opt.weight_decay, d->label_smoothing, d->seed, d->threads);
+}
+
+typedef struct {
+    bool progress;
+    double last_progress;
+    bool header_done;
+} Printer;
+
+static void print_start(Observer *o, const TrainConfig *cfg, const char *summary)
+{
+    (void)cfg;
+    (void)o;
+    printf("%s\n", summary);
+    printf("%5s %8s %10s %9s %10s %9s %8s %10s %9s %9s\n", "epoch", "step", "train_loss", "train_acc",
+           "test_loss", "test_acc", "gap", "lr", "img/s", "elapsed");
+    fflush(stdout);
+}
+
+static void print_progress(Observer *o, int epoch, long done, long total, double loss, double img_s)
+{
+    Printer *p = o->ctx;
+    if (!p->progress) return;
+    double t = now_seconds();
+    if (t - p->last_progress < 0.2 && done < total) return;
+    p->last_progress = t;
+    int width = 30, filled = total ? (int)(width * done / total) : width;
+    char bar[64];
+    for (int i = 0; i < width; i++) bar[i] = i < filled ? '=' : ' ';
+    bar[width] = 0;
+    fprintf(stderr, "\repoch %d [%s] %ld/%ld loss %.4f %.0f img/s ", epoch, bar, done, total, loss, img_s);
+    fflush(stderr);
+}
+
+static void print_epoch(Observer *o, const EpochMetrics *m)
+{
+    Printer *p = o->ctx;
+    if (p->progress) fprintf(stderr, "\r%*s\r", 80, "");
+    printf("%5d %8ld %10.4f %9.4f %10.4f %9.4f %8.4f %10.5g %9.0f %8.1fs\n", m->epoch, m->step,
+           m->train_loss, m->train_acc, m->test_loss, m->test_acc, m->loss_gap, m->lr,
+           m->images_per_sec, m->elapsed);
+    fflush(stdout);
+}
+
+static void print_diverged(Observer *o, long step, double loss)
+{
+    Printer *p = o->ctx;
+    if (p->progress) fprintf(stderr, "\r%*s\r", 80, "");
+    printf("diverged at step %ld: loss %g\n", step, loss);
+    fflush(stdout);
+}
+
+/* Strict number parsing: the whole argument must be a number in range. */
+static int parse_double(const char *flag, const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v)) {
+        fprintf(stderr, "bigbatch train: %s: '%s' is not a number\n", flag, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_long(const char *flag, const char *s, long min, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < min) {
+        fprintf(stderr, "bigbatch train: %s: '%s' is not an integer >= %ld\n", flag, s, min);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+enum {
+    OPT_MODEL = 256, OPT_DATA, OPT_DATA_ROOT, OPT_AUGMENT, OPT_TRAIN_SUBSET, OPT_TEST_SUBSET,
+    OPT_EPOCHS, OPT_STEPS, OPT_BATCH, OPT_EVAL_BATCH, OPT_LR, OPT_MOMENTUM, OPT_DAMPENING,
+    OPT_NESTEROV, OPT_WD, OPT_SMOOTHING, OPT_SEED, OPT_THREADS, OPT_SAVE, OPT_SAVE_EVERY,
+    OPT_RESUME, OPT_QUIET, OPT_HELP
+};
+
+static const struct option LONG_OPTS[] = {
+    {"model", required_argument, 0, OPT_MODEL},
+    {"data", required_argument, 0, OPT_DATA},
+    {"data-root", required_argument, 0, OPT_DATA_ROOT},
+    {"augment", required_argument, 0, OPT_AUGMENT},
+    {"train-subset", required_argument, 0, OPT_TRAIN_SUBSET},
+    {"test-subset", required_argument, 0, OPT_TEST_SUBSET},
+    {"epochs", required_argument, 0, OPT_EPOCHS},
+    {"steps", required_argument, 0, OPT_STEPS},
+    {"batch", required_argument, 0, OPT_BATCH},
+    {"eval-batch", required_argument, 0, OPT_EVAL_BATCH},
+    {"lr", required_argument, 0, OPT_LR},
+    {"momentum", required_argument, 0, OPT_MOMENTUM},
+    {"dampening", required_argument, 0, OPT_DAMPENING},
+    {"nesterov", no_argument, 0, OPT_NESTEROV},
+    {"weight-decay", required_argument, 0, OPT_WD},
+    {"label-smoothing", required_argument, 0, OPT_SMOOTHING},
+    {"seed", required_argument, 0, OPT_SEED},
+    {"threads", required_argument, 0, OPT_THREADS},
+    {"save", required_argument, 0, OPT_SAVE},
+    {"save-every", required_argument, 0, OPT_SAVE_EVERY},
+    {"resume", required_argument, 0, OPT_RESUME},
+    {"quiet", no_argument, 0, OPT_QUIET},
+    {"help", no_argument, 0, OPT_HELP},
+    {0, 0, 0, 0},
+};
+
+/* Fills cfg from argv; returns 0, 1 for --help, -1 on a bad flag. */
+static int parse_train_flags(int argc, char **argv, TrainConfig *cfg)
+{
+    optind = 1;
+    opterr = 0;
+    int c;
+    long v;
+    double x;
+    while ((c = getopt_long(argc, argv, "", LONG_OPTS, NULL)) != -1) {
+        const char *flag = optind > 1 ? argv[optind - 1] : "?";
+        switch (c) {
+        case OPT_MODEL: cfg->model = optarg; break;
+        case OPT_DATA: cfg->data = optarg; break;
+        case OPT_DATA_ROOT: cfg->data_root = optarg; break;
+        case OPT_AUGMENT:
+            if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
+                fprintf(stderr, "bigbatch train: --augment: '%s' is not on or off\n", optarg);
+                return -1;
+            }
+            cfg->augment = strcmp(optarg, "on") == 0;
+            break;
+        case OPT_TRAIN_SUBSET: if (parse_long("--train-subset", optarg, 1, &v)) return -1; cfg->train_subset = (int)v; break;
+        case OPT_TEST_SUBSET: if (parse_long("--test-subset", optarg, 1, &v)) return -1; cfg->test_subset = (int)v; break;
+        case OPT_EPOCHS: if (parse_long("--epochs", optarg, 1, &v)) return -1; cfg->epochs = (int)v; break;
+        case OPT_STEPS: if (parse_long("--steps", optarg, 1, &v)) return -1; cfg->steps = v; break;
+        case OPT_BATCH: if (parse_long("--batch", optarg, 1, &v)) return -1; cfg->batch = (int)v; break;
+        case OPT_EVAL_BATCH: if (parse_long("--eval-batch", optarg, 1, &v)) return -1; cfg->eval_batch = (int)v; break;
+        case OPT_LR: if (parse_double("--lr", optarg, &cfg->lr)) return -1; break;
+        case OPT_MOMENTUM: if (parse_double("--momentum", optarg, &cfg->opt.momentum)) return -1; break;
+        case OPT_DAMPENING: if (parse_double("--dampening", optarg, &cfg->opt.dampening)) return -1; break;
+        case OPT_NESTEROV: cfg->opt.nesterov = true; break;
+        case OPT_WD: if (parse_double("--weight-decay", optarg, &cfg->opt.weight_decay)) return -1; break;
+        case OPT_SMOOTHING:
+            if (parse_double("--label-smoothing", optarg, &x)) return -1;
+            if (x < 0 || x >= 1) {
+                fprintf(stderr, "bigbatch train: --label-smoothing: %g is not in [0, 1)\n", x);
+                return -1;
+            }
+            cfg->label_smoothing = x;
+            break;
+        case OPT_SEED: if (parse_long("--seed", optarg, 0, &v)) return -1; cfg->seed = (unsigned long long)v; break;
+        case OPT_THREADS: if (parse_long("--threads", optarg, 1, &v)) return -1; cfg->threads = (int)v; break;
+        case OPT_SAVE: cfg->save = optarg; break;
+        case OPT_SAVE_EVERY: if (parse_long("--save-every", optarg, 0, &v)) return -1; cfg->save_every = (int)v; break;
+        case OPT_RESUME: cfg->resume = optarg; break;
+        case OPT_QUIET: cfg->quiet = true; break;
+        case OPT_HELP: return 1;
+        case ':':
+            fprintf(stderr, "bigbatch train: %s needs a value\n", flag);
+            return -1;
+        default:
+            fprintf(stderr, "bigbatch train: unknown option '%s' (bigbatch train --help)\n", flag);
+            return -1;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "bigbatch train: unexpected argument '%s'\n", argv[optind]);
+        return -1;
+    }
+    if (cfg->lr < 0 || cfg->opt.momentum < 0 || cfg->opt.momentum >= 1 || cfg->opt.weight_decay < 0) {
+        fprintf(stderr, "bigbatch train: --lr and --weight-decay must be >= 0 and --momentum in [0, 1)\n");
+        return -1;
+    }
+    return 0;
+}
+
+int cli_train(int argc, char **argv)
+{
+    TrainConfig cfg;
+    train_config_defaults(&cfg);
+    int parsed = parse_train_flags(argc, argv, &cfg);
+    if (parsed == 1) {
+        TrainConfig d;
+        train_config_defaults(&d);
+        train_usage(stdout, &d);
+        return 0;
+    }
+    if (parsed < 0) return 2;
+    Printer printer = {!cfg.quiet && isatty(STDERR_FILENO), 0, false};
+    Observer obs = {print_start, print_progress, print_epoch, print_diverged, &printer};
+    TrainResult res;
+    Error err = {{0}};
+    if (train_run(&cfg, &obs, &res, &err) != 0) {
+        fprintf(stderr, "bigbatch train: %s\n", err.msg);
+        return 1;
+    }
+    printf("final test_acc=%.4f test_loss=%.4f train_loss=%.4f%s\n", res.test_acc, res.test_loss,
+           res.train_loss, res.diverged ? " status=diverged" : "");
+    return 0;
+}

@@ -44,6 +44,7 @@ void net_destroy(Net *net)
     tensor_free(&net->param_block);
     tensor_free(&net->grad_block);
     tensor_free(&net->input);
+    tensor_free(&net->input_grad);
     free(net->labels);
     free(net->layers);
     free(net->params);
@@ -152,6 +153,8 @@ void net_plan(Net *net, int batch_cap)
     tensor_free(&net->input);
     free(net->labels);
     tensor_alloc(&net->input, batch_cap, net->in_c, net->in_h, net->in_w);
+    tensor_free(&net->input_grad);
+    if (net->want_input_grad) tensor_alloc(&net->input_grad, batch_cap, net->in_c, net->in_h, net->in_w);
     net->labels = xcalloc((size_t)batch_cap, sizeof *net->labels, "labels");
     for (int i = 0; i < net->n_layers; i++) {
         Layer *l = &net->layers[i];
@@ -203,7 +206,8 @@ Tensor *net_layer_input(Net *net, Layer *l, int k)
 
 Tensor *net_layer_input_grad(Net *net, Layer *l, int k)
 {
-    return l->in[k] == NET_INPUT ? NULL : &net->layers[l->in[k]].dout;
+    if (l->in[k] == NET_INPUT) return net->want_input_grad ? &net->input_grad : NULL;
+    return &net->layers[l->in[k]].dout;
 }
 
 double net_forward(Net *net, int n, bool train)
@@ -225,6 +229,10 @@ double net_forward(Net *net, int n, bool train)
 void net_backward(Net *net, int n)
 {
     for (int i = 0; i < net->n_layers; i++) tensor_zero(&net->layers[i].dout);
+    if (net->want_input_grad) {
+        tensor_set_batch(&net->input_grad, n);
+        tensor_zero(&net->input_grad);
+    }
     for (int i = net->n_layers - 1; i >= 0; i--) {
         Layer *l = &net->layers[i];
         l->ops->backward(l, net, n);

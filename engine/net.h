@@ -90,6 +90,8 @@ struct Net {
     Tensor param_block, grad_block; /* own the parameter and gradient memory */
     size_t n_weights;               /* total parameter count */
     Tensor input;                   /* the batch, NCHW */
+    bool want_input_grad;           /* set before net_plan: gradient checks need d loss/d input */
+    Tensor input_grad;
     int32_t *labels;
     int batch_cap;
     Rng dropout_rng;

@@ -1,0 +1,28 @@
+/* Checkpoints as safetensors files (https://huggingface.co/docs/safetensors):
+ * an 8-byte little-endian header length, a JSON header, then raw little-endian
+ * tensor data. Parameters and buffers keep their PyTorch names (conv1.weight,
+ * bn1.running_mean) so torch/safetensors can read them; optimizer state is stored
+ * as "optimizer.<param>.<slot>" and the training position in __metadata__. */
+#ifndef BB_CHECKPOINT_H
+#define BB_CHECKPOINT_H
+#include "net.h"
+#include "optimizer.h"
+#include "util.h"
+
+typedef struct {
+    long step;           /* iterations done */
+    int epoch;           /* epochs fully done */
+    long epoch_step;     /* iterations done inside the current epoch */
+    unsigned long long seed;
+    char model[64];
+    char optimizer[16];
+} TrainPosition;
+
+/* Writes to path.tmp and renames, so a crash never leaves a half-written file. */
+int checkpoint_save(const char *path, const Net *net, const Optimizer *opt,
+                    const TrainPosition *pos, Error *err);
+/* Loads into an already built net and optimizer of the same model; every tensor
+ * must be present with the right shape (the error names the missing one). */
+int checkpoint_load(const char *path, Net *net, Optimizer *opt, TrainPosition *pos, Error *err);
+
+#endif

@@ -1,0 +1,263 @@
+/* The training loop. One iteration has visible stages: assemble the batch,
+ * forward, backward, reduce gradients (a no-op in one process; micro-batch
+ * accumulation and MPI allreduce belong here), update. Shuffling, augmentation
+ * and dropout draw from generators seeded by (seed, epoch) and (seed, step), so a
+ * run resumed from a checkpoint repeats an uninterrupted one exactly. */
+#include "train.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "checkpoint.h"
+#include "data/data.h"
+#include "models.h"
+
+void train_config_defaults(TrainConfig *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->model = "lenet";
+    cfg->data = "fashion-mnist";
+    cfg->epochs = 1;
+    cfg->batch = 128;
+    cfg->eval_batch = 500;
+    cfg->lr = 0.01;
+    opt_config_defaults(&cfg->opt);
+    cfg->seed = 1;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    cfg->threads = cpus > 0 ? (int)cpus : 1;
+    cfg->augment = -1;
+}
+
+typedef struct {
+    Dataset ds;
+    Net *net;
+    Optimizer *opt;
+    Backend *bk;
+    uint32_t *order;
+    Augment aug;
+    bool use_aug;
+} Run;
+
+static void run_free(Run *r)
+{
+    optimizer_destroy(r->opt);
+    net_destroy(r->net);
+    backend_destroy(r->bk);
+    dataset_free(&r->ds);
+    free(r->order);
+}
+
+/* Evaluates on the whole test set in inference mode. */
+static void evaluate(Run *r, int eval_batch, uint32_t *idx, double *loss, double *acc)
+{
+    const ImageSet *set = &r->ds.test;
+    double total = 0;
+    long right = 0;
+    for (int start = 0; start < set->count; start += eval_batch) {
+        int n = set->count - start < eval_batch ? set->count - start : eval_batch;
+        for (int i = 0; i < n; i++) idx[i] = (uint32_t)(start + i);
+        batch_assemble(set, idx, n, r->ds.mean, r->ds.std, NULL, NULL, r->net->input.data, r->net->labels);
+        total += net_forward(r->net, n, false) * n;
+        right += r->net->correct;
+    }
+    *loss = set->count ? total / set->count : 0;
+    *acc = set->count ? (double)right / set->count : 0;
+}
+
+static void epoch_order(const Run *r, unsigned long long seed, int epoch, uint32_t *order)
+{
+    int n = r->ds.train.count;
+    for (int i = 0; i < n; i++) order[i] = (uint32_t)i;
+    Rng rng;
+    rng_seed(&rng, seed, 0x5eed0000ULL + (uint64_t)epoch);
+    rng_shuffle(&rng, order, (uint32_t)n);
+}
+
+/* One iteration; returns the batch loss. */
+static double train_step(Run *r, const TrainConfig *cfg, const uint32_t *idx, long step, double lr,
+                         int *correct)
+{
+    Net *net = r->net;
+    Rng aug_rng;
+    rng_seed(&aug_rng, cfg->seed, 0xa09000000ULL + (uint64_t)step);
+    rng_seed(&net->dropout_rng, cfg->seed, 0xd00000000ULL + (uint64_t)step);
+    /* stage 1: data */
+    batch_assemble(&r->ds.train, idx, cfg->batch, r->ds.mean, r->ds.std, r->use_aug ? &r->aug : NULL,
+                   &aug_rng, net->input.data, net->labels);
+    /* stage 2-3: forward and backward */
+    net_zero_grad(net);
+    double loss = net_forward(net, cfg->batch, true);
+    *correct = net->correct;
+    if (!isfinite(loss)) return loss;
+    net_backward(net, cfg->batch);
+    /* stage 4: gradient reduction across workers (single process: nothing to do) */
+    /* stage 5: update */
+    optimizer_step(r->opt, net, lr);
+    return loss;
+}
+
+static int load_data(Run *r, const TrainConfig *cfg, const ModelInfo *info, Error *err)
+{
+    DataOptions dopt = {0};
+    dopt.name = cfg->data;
+    dopt.root = cfg->data_root;
+    dopt.seed = cfg->seed;
+    dopt.quiet = cfg->quiet;
+    dopt.synth_c = info->in_c;
+    dopt.synth_h = info->in_h;
+    dopt.synth_w = info->in_w;
+    dopt.synth_classes = info->classes > 100 ? 100 : info->classes;
+    if (info->in_h > 64) { /* full-size nets: a small synthetic set, enough for a few steps */
+        dopt.synth_train = 256;
+        dopt.synth_test = 64;
+    }
+    if (dataset_load(&dopt, &r->ds, err) != 0) return -1;
+    ImageSet *tr = &r->ds.train, *te = &r->ds.test;
+    if (tr->c != info->in_c || tr->h != info->in_h || tr->w != info->in_w) {
+        error_set(err, "model %s expects %dx%dx%d images but %s has %dx%dx%d", info->name, info->in_c,
+                  info->in_h, info->in_w, cfg->data, tr->c, tr->h, tr->w);
+        return -1;
+    }
+    if (cfg->train_subset > 0 && cfg->train_subset < tr->count) tr->count = cfg->train_subset;
+    if (cfg->test_subset > 0 && cfg->test_subset < te->count) te->count = cfg->test_subset;
+    if (cfg->batch > tr->count) {
+        error_set(err, "--batch %d is larger than the training set (%d images)", cfg->batch, tr->count);
+        return -1;
+    }
+    bool is_cifar_like = strcmp(cfg->data, "cifar10") == 0 || strcmp(cfg->data, "imagefolder") == 0;
+    r->use_aug = cfg->augment < 0 ? is_cifar_like : cfg->augment == 1;
+    r->aug = (Augment){true, info->in_h >= 32 && info->in_h < 64 ? 4 : info->in_h / 8, true};
+    return 0;
+}
+
+int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *err)
+{
+    memset(res, 0, sizeof *res);
+    if (cfg->batch < 1 || cfg->epochs < 1 || cfg->eval_batch < 1) {
+        error_set(err, "--batch, --epochs and --eval-batch must be positive");
+        return -1;
+    }
+    const ModelInfo *info = model_find(cfg->model);
+    Run r;
+    memset(&r, 0, sizeof r);
+    r.bk = backend_create(cfg->threads);
+    r.net = model_build(cfg->model, r.bk, 0, cfg->seed, err);
+    if (!r.net || load_data(&r, cfg, info, err) != 0) {
+        run_free(&r);
+        return -1;
+    }
+    if (r.ds.classes > r.net->classes) {
+        error_set(err, "%s has %d classes but model %s has %d outputs", cfg->data, r.ds.classes,
+                  cfg->model, r.net->classes);
+        run_free(&r);
+        return -1;
+    }
+    r.net->label_smoothing = (real)cfg->label_smoothing;
+    r.opt = optimizer_create(&cfg->opt, r.net, err);
+    if (!r.opt) {
+        run_free(&r);
+        return -1;
+    }
+    net_plan(r.net, cfg->batch > cfg->eval_batch ? cfg->batch : cfg->eval_batch);
+    r.order = xmalloc(sizeof *r.order * (size_t)(r.ds.train.count > cfg->eval_batch ? r.ds.train.count : cfg->eval_batch), "order");
+    uint32_t *eval_idx = xmalloc(sizeof *eval_idx * (size_t)cfg->eval_batch, "eval indices");
+
+    TrainPosition pos = {0};
+    pos.seed = cfg->seed;
+    if (cfg->resume) {
+        if (checkpoint_load(cfg->resume, r.net, r.opt, &pos, err) != 0) {
+            free(eval_idx);
+            run_free(&r);
+            return -1;
+        }
+        if (pos.seed != cfg->seed) {
+            error_set(err, "%s: checkpoint was trained with --seed %llu, not %llu", cfg->resume, pos.seed,
+                      cfg->seed);
+            free(eval_idx);
+            run_free(&r);
+            return -1;
+        }
+    }
+    snprintf(pos.model, sizeof pos.model, "%s", cfg->model);
+    snprintf(pos.optimizer, sizeof pos.optimizer, "%s", cfg->opt.name);
+
+    char summary[256];
+    snprintf(summary, sizeof summary, "%s on %s: %d train / %d test images, %zu parameters, %s, %d threads%s",
+             cfg->model, cfg->data, r.ds.train.count, r.ds.test.count, r.net->n_weights, REAL_NAME,
+             cfg->threads, r.use_aug ? ", augmentation: crop+flip" : "");
+    if (obs && obs->on_start) obs->on_start(obs, cfg, summary);
+
+    const long steps_per_epoch = r.ds.train.count / cfg->batch; /* the last partial batch is dropped */
+    const double t0 = now_seconds();
+    double last_train_loss = NAN;
+    int status = 0;
+    for (int epoch = pos.epoch; epoch < cfg->epochs && !res->diverged; epoch++) {
+        epoch_order(&r, cfg->seed, epoch, r.order);
+        double loss_sum = 0, epoch_t0 = now_seconds();
+        long hits = 0, done = 0;
+        long first = pos.epoch_step;
+        for (long s = first; s < steps_per_epoch; s++) {
+            if (cfg->steps > 0 && pos.step >= cfg->steps) break;
+            int correct = 0;
+            double lr = cfg->lr;
+            double loss = train_step(&r, cfg, r.order + s * cfg->batch, pos.step, lr, &correct);
+            pos.step++;
+            pos.epoch_step = s + 1;
+            done++;
+            if (!isfinite(loss)) {
+                res->diverged = true;
+                if (obs && obs->on_diverged) obs->on_diverged(obs, pos.step, loss);
+                last_train_loss = loss;
+                break;
+            }
+            loss_sum += loss;
+            hits += correct;
+            if (obs && obs->on_progress) {
+                double dt = now_seconds() - epoch_t0;
+                obs->on_progress(obs, epoch + 1, s + 1, steps_per_epoch, loss_sum / done,
+                                 dt > 0 ? done * cfg->batch / dt : 0);
+            }
+        }
+        if (res->diverged) break;
+        bool epoch_done = pos.epoch_step >= steps_per_epoch;
+        if (done == 0 && !epoch_done) break; /* --steps reached exactly at an epoch boundary */
+        double train_time = now_seconds() - epoch_t0;
+        EpochMetrics m = {0};
+        m.epoch = epoch + 1;
+        m.step = pos.step;
+        m.train_loss = done ? loss_sum / done : NAN;
+        m.train_acc = done ? (double)hits / ((double)done * cfg->batch) : NAN;
+        evaluate(&r, cfg->eval_batch, eval_idx, &m.test_loss, &m.test_acc);
+        m.loss_gap = m.test_loss - m.train_loss;
+        m.lr = cfg->lr;
+        m.images_per_sec = train_time > 0 ? done * cfg->batch / train_time : 0;
+        m.elapsed = now_seconds() - t0;
+        if (obs && obs->on_epoch) obs->on_epoch(obs, &m);
+        last_train_loss = m.train_loss;
+        res->test_acc = m.test_acc;
+        res->test_loss = m.test_loss;
+        if (epoch_done) {
+            pos.epoch = epoch + 1;
+            pos.epoch_step = 0;
+            if (cfg->save && cfg->save_every > 0 && pos.epoch % cfg->save_every == 0 &&
+                checkpoint_save(cfg->save, r.net, r.opt, &pos, err) != 0) {
+                status = -1;
+                break;
+            }
+        }
+        if (cfg->steps > 0 && pos.step >= cfg->steps) break;
+    }
+    res->train_loss = last_train_loss;
+    res->steps = pos.step;
+    if (res->diverged) {
+        res->test_acc = NAN;
+        res->test_loss = NAN;
+    }
+    if (status == 0 && cfg->save && !res->diverged && checkpoint_save(cfg->save, r.net, r.opt, &pos, err) != 0)
+        status = -1;
+    free(eval_idx);
+    run_free(&r);
+    return status;
+}

@@ -1,0 +1,59 @@
+/* One training run: data, model, optimizer, the loop, evaluation and reporting.
+ * The engine reports what happens through an Observer and knows nothing of how it
+ * is stored or printed (the CLI prints; `train --db` will store in SQLite). */
+#ifndef BB_TRAIN_H
+#define BB_TRAIN_H
+#include <stdbool.h>
+
+#include "optimizer.h"
+#include "util.h"
+
+typedef struct {
+    const char *model;
+    const char *data;       /* fashion-mnist, cifar10, imagefolder, synthetic */
+    const char *data_root;  /* NULL: the dataset's default */
+    int epochs;
+    long steps;             /* > 0: stop after this many iterations in total */
+    int batch;
+    int eval_batch;
+    double lr;
+    OptConfig opt;
+    double label_smoothing;
+    unsigned long long seed;
+    int threads;
+    int augment;            /* -1: the dataset's default (on for CIFAR-10), 0 off, 1 on */
+    int train_subset;       /* > 0: use only the first N training images */
+    int test_subset;
+    bool quiet;             /* no progress line */
+    const char *save;       /* checkpoint written at the end (and every save_every epochs) */
+    int save_every;
+    const char *resume;
+} TrainConfig;
+
+typedef struct {
+    int epoch;              /* 1-based; partial epochs (--steps) report too */
+    long step;
+    double train_loss, train_acc, test_loss, test_acc, loss_gap;
+    double lr, images_per_sec, elapsed;
+} EpochMetrics;
+
+typedef struct Observer Observer;
+struct Observer {
+    void (*on_start)(Observer *o, const TrainConfig *cfg, const char *summary);
+    void (*on_progress)(Observer *o, int epoch, long done, long total, double loss, double img_s);
+    void (*on_epoch)(Observer *o, const EpochMetrics *m);
+    void (*on_diverged)(Observer *o, long step, double loss);
+    void *ctx;
+};
+
+typedef struct {
+    double test_acc, test_loss, train_loss;
+    long steps;
+    bool diverged;
+} TrainResult;
+
+void train_config_defaults(TrainConfig *cfg);
+/* 0 on success (a diverged run is a success: its result says so); -1 with err. */
+int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *result, Error *err);
+
+#endif

@@ -1,0 +1,208 @@
+/* Finite-difference gradient checks in double precision for every layer.
+ * This file is linked against the engine compiled with -DBB_DOUBLE (same sources,
+ * real = double), so central differences agree with backprop to ~1e-8 and a
+ * tolerance of 1e-5 relative catches any real mistake in a backward pass.
+ * Each case builds: input -> layer(s) under test -> linear -> softmax xent, then
+ * checks d loss / d input and d loss / d every parameter. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "../engine/models.h"
+#include "../engine/net.h"
+
+typedef void (*BuildFn)(Net *net);
+
+static const Init GAUSS = {INIT_GAUSSIAN, 0.5};
+
+static double loss_at(Net *net, int n)
+{
+    rng_seed(&net->dropout_rng, 7, 7); /* same dropout mask for every evaluation */
+    return net_forward(net, n, true);
+}
+
+/* Compares analytic and numeric derivatives for up to `samples` entries of x. */
+static int check_tensor(Net *net, int n, real *x, const real *analytic, size_t count,
+                        const char *what, int samples)
+{
+    const double eps = 1e-6;
+    int bad = 0;
+    size_t stride = count > (size_t)samples ? count / (size_t)samples : 1;
+    for (size_t j = (stride > 1 ? stride / 2 : 0); j < count; j += stride) {
+        double saved = x[j];
+        x[j] = saved + eps;
+        double lp = loss_at(net, n);
+        x[j] = saved - eps;
+        double lm = loss_at(net, n);
+        x[j] = saved;
+        double numeric = (lp - lm) / (2 * eps), a = analytic[j];
+        double scale = fmax(1e-3, fmax(fabs(a), fabs(numeric)));
+        if (fabs(a - numeric) / scale > 1e-5) {
+            if (bad < 5)
+                cr_log_error("%s[%zu]: analytic %.10g numeric %.10g", what, j, a, numeric);
+            bad++;
+        }
+    }
+    return bad;
+}
+
+static void run_check(int c, int h, int w, int n, BuildFn build)
+{
+    Backend *bk = backend_create(2);
+    Net *net = net_create("gradcheck", bk, c, h, w);
+    build(net);
+    net_finalize(net);
+    /* Random parameters (not the layers' defaults) so that BN scale, biases etc.
+     * are all exercised with non-trivial values. */
+    Rng rng;
+    rng_seed(&rng, 42, 1);
+    for (size_t i = 0; i < net->n_weights; i++) net->param_block.data[i] = (real)(0.5 * rng_normal(&rng));
+    net->want_input_grad = true;
+    net_plan(net, n);
+    for (size_t i = 0; i < tensor_count(&net->input); i++) net->input.data[i] = (real)rng_normal(&rng);
+    for (int i = 0; i < n; i++) net->labels[i] = (int32_t)rng_below(&rng, (uint32_t)net->classes);
+
+    net_zero_grad(net);
+    loss_at(net, n);
+    net_backward(net, n);
+
+    int bad = check_tensor(net, n, net->input.data, net->input_grad.data, tensor_count(&net->input),
+                           "input", 60);
+    for (int p = 0; p < net->n_params; p++) {
+        Param *pr = &net->params[p];
+        bad += check_tensor(net, n, pr->value.data, pr->grad.data, tensor_count(&pr->value), pr->name, 40);
+    }
+    cr_expect_eq(bad, 0, "%d derivatives disagree with finite differences", bad);
+    net_destroy(net);
+    backend_destroy(bk);
+}
+
+static int head(Net *net, int x)
+{
+    x = nb_linear(net, "head", x, 5, true, GAUSS, GAUSS);
+    return nb_softmax_xent(net, x);
+}
+
+static void b_conv3(Net *net) { head(net, nb_conv(net, "conv", NET_INPUT, 4, 3, 1, 1, 1, true, GAUSS, GAUSS)); }
+static void b_conv_strided(Net *net) { head(net, nb_conv(net, "conv", NET_INPUT, 3, 5, 2, 2, 1, true, GAUSS, GAUSS)); }
+static void b_conv_grouped(Net *net) { head(net, nb_conv(net, "conv", NET_INPUT, 6, 3, 1, 0, 2, true, GAUSS, GAUSS)); }
+static void b_conv_pointwise(Net *net) { head(net, nb_conv(net, "conv", NET_INPUT, 5, 1, 1, 0, 1, false, GAUSS, GAUSS)); }
+static void b_conv_pointwise_s2(Net *net) { head(net, nb_conv(net, "conv", NET_INPUT, 5, 1, 2, 0, 1, false, GAUSS, GAUSS)); }
+static void b_linear(Net *net) { head(net, nb_linear(net, "fc", NET_INPUT, 7, true, GAUSS, GAUSS)); }
+static void b_relu(Net *net) { head(net, nb_relu(net, NET_INPUT)); }
+static void b_maxpool(Net *net) { head(net, nb_maxpool(net, NET_INPUT, 3, 2, 0)); }
+static void b_maxpool_pad(Net *net) { head(net, nb_maxpool(net, NET_INPUT, 3, 2, 1)); }
+static void b_avgpool(Net *net) { head(net, nb_avgpool(net, NET_INPUT, 3, 2, 1)); }
+static void b_gap(Net *net) { head(net, nb_global_avgpool(net, NET_INPUT)); }
+static void b_bn_affine(Net *net) { head(net, nb_batchnorm(net, "bn", NET_INPUT, true, 1e-5, 0.1)); }
+static void b_bn_plain(Net *net) { head(net, nb_batchnorm(net, "bn", NET_INPUT, false, 1e-4, 0.1)); }
+static void b_lrn(Net *net) { head(net, nb_lrn(net, "norm", NET_INPUT, 5, 1e-1, 0.75, 2)); }
+static void b_lrn_even(Net *net) { head(net, nb_lrn(net, "norm", NET_INPUT, 4, 0.3, 0.6, 1)); }
+static void b_dropout(Net *net) { head(net, nb_dropout(net, NET_INPUT, 0.4)); }
+static void b_add(Net *net)
+{
+    int a = nb_conv(net, "a", NET_INPUT, 3, 3, 1, 1, 1, false, GAUSS, GAUSS);
+    head(net, nb_add(net, a, nb_relu(net, a))); /* a feeds two consumers */
+}
+/* A ResNet basic block with a projection shortcut, as in the models. */
+static void b_residual(Net *net)
+{
+    int y = nb_conv(net, "conv1", NET_INPUT, 4, 3, 2, 1, 1, false, GAUSS, GAUSS);
+    y = nb_relu(net, nb_batchnorm(net, "bn1", y, true, 1e-5, 0.1));
+    y = nb_batchnorm(net, "bn2", nb_conv(net, "conv2", y, 4, 3, 1, 1, 1, false, GAUSS, GAUSS), true, 1e-5, 0.1);
+    int s = nb_batchnorm(net, "ds.1", nb_conv(net, "ds.0", NET_INPUT, 4, 1, 2, 0, 1, false, GAUSS, GAUSS), true, 1e-5, 0.1);
+    head(net, nb_relu(net, nb_add(net, y, s)));
+}
+static void b_smoothing(Net *net)
+{
+    net->label_smoothing = (real)0.1;
+    head(net, nb_relu(net, NET_INPUT));
+}
+
+Test(gradcheck, conv_3x3_padded) { run_check(3, 6, 6, 2, b_conv3); }
+Test(gradcheck, conv_5x5_stride2_pad2) { run_check(2, 9, 7, 2, b_conv_strided); }
+Test(gradcheck, conv_grouped) { run_check(4, 5, 5, 3, b_conv_grouped); }
+Test(gradcheck, conv_pointwise) { run_check(3, 4, 4, 2, b_conv_pointwise); }
+Test(gradcheck, conv_pointwise_stride2) { run_check(3, 5, 5, 2, b_conv_pointwise_s2); }
+Test(gradcheck, linear) { run_check(3, 2, 2, 4, b_linear); }
+Test(gradcheck, relu) { run_check(2, 3, 3, 3, b_relu); }
+Test(gradcheck, maxpool_3s2) { run_check(2, 7, 7, 2, b_maxpool); }
+Test(gradcheck, maxpool_padded) { run_check(2, 6, 6, 2, b_maxpool_pad); }
+Test(gradcheck, avgpool_padded) { run_check(2, 6, 6, 2, b_avgpool); }
+Test(gradcheck, global_avgpool) { run_check(3, 4, 4, 2, b_gap); }
+Test(gradcheck, batchnorm_train_affine) { run_check(3, 3, 3, 4, b_bn_affine); }
+Test(gradcheck, batchnorm_train_no_affine) { run_check(3, 3, 3, 4, b_bn_plain); }
+Test(gradcheck, lrn) { run_check(7, 3, 3, 2, b_lrn); }
+Test(gradcheck, lrn_even_size) { run_check(6, 2, 2, 2, b_lrn_even); }
+Test(gradcheck, dropout) { run_check(3, 3, 3, 3, b_dropout); }
+Test(gradcheck, residual_add) { run_check(3, 4, 4, 2, b_add); }
+Test(gradcheck, residual_block) { run_check(3, 6, 6, 3, b_residual); }
+Test(gradcheck, softmax_xent_label_smoothing) { run_check(4, 1, 1, 5, b_smoothing); }
+
+/* Evaluation-mode BN is a known affine map of the running statistics. */
+Test(known_answer, batchnorm_eval_uses_running_stats)
+{
+    Backend *bk = backend_create(1);
+    Net *net = net_create("bn", bk, 2, 1, 2);
+    int bn = nb_batchnorm(net, "bn", NET_INPUT, true, 0, 0.1);
+    nb_softmax_xent(net, bn);
+    net_finalize(net);
+    net->want_input_grad = true;
+    net_plan(net, 1);
+    real *rm = net->buffers[0].value.data, *rv = net->buffers[1].value.data;
+    rm[0] = 1; rm[1] = -2; rv[0] = 4; rv[1] = 0.25;
+    net->params[0].value.data[0] = 3; net->params[0].value.data[1] = 1;  /* gamma */
+    net->params[1].value.data[0] = 0.5; net->params[1].value.data[1] = 0; /* beta */
+    real in[4] = {3, 5, -2, -1.5};
+    for (int i = 0; i < 4; i++) net->input.data[i] = in[i];
+    net->labels[0] = 0;
+    net_forward(net, 1, false);
+    const real *y = net->layers[bn].out.data;
+    cr_expect(fabs(y[0] - (3 * (3 - 1) / 2.0 + 0.5)) < 1e-12);
+    cr_expect(fabs(y[1] - (3 * (5 - 1) / 2.0 + 0.5)) < 1e-12);
+    cr_expect(fabs(y[2] - (1 * (-2 + 2) / 0.5)) < 1e-12);
+    cr_expect(fabs(y[3] - (1 * (-1.5 + 2) / 0.5)) < 1e-12);
+    net_destroy(net);
+    backend_destroy(bk);
+}
+
+/* Training-mode BN updates running statistics as PyTorch: momentum 0.1, unbiased var. */
+Test(known_answer, batchnorm_running_update)
+{
+    Backend *bk = backend_create(1);
+    Net *net = net_create("bn", bk, 1, 1, 2);
+    int bn = nb_batchnorm(net, "bn", NET_INPUT, false, 1e-5, 0.1);
+    nb_softmax_xent(net, bn);
+    net_finalize(net);
+    net->want_input_grad = true;
+    net_plan(net, 2);
+    real in[4] = {1, 2, 3, 6}; /* mean 3, biased var 3.5, unbiased 14/3 */
+    for (int i = 0; i < 4; i++) net->input.data[i] = in[i];
+    net->labels[0] = net->labels[1] = 0;
+    net_forward(net, 2, true);
+    cr_expect(fabs(net->buffers[0].value.data[0] - 0.3) < 1e-12);
+    cr_expect(fabs(net->buffers[1].value.data[0] - (0.9 + 0.1 * 14.0 / 3.0)) < 1e-12);
+    net_destroy(net);
+    backend_destroy(bk);
+}
+
+/* The published sizes of the full networks. */
+Test(known_answer, published_parameter_counts)
+{
+    Backend *bk = backend_create(1);
+    struct { const char *name; size_t params; double gmacs_lo, gmacs_hi; } want[] = {
+        {"resnet50", 25557032, 4.08, 4.11},
+        {"alexnet", 60965224, 0.72, 0.73},
+        {"resnet20", 272474, 0.040, 0.042},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        Error err;
+        Net *net = model_build(want[i].name, bk, 0, 1, &err);
+        cr_assert(net, "%s", err.msg);
+        cr_expect_eq(net->n_weights, want[i].params, "%s: %zu parameters", want[i].name, net->n_weights);
+        double g = net_flops_per_image(net) / 2e9;
+        cr_expect(g >= want[i].gmacs_lo && g <= want[i].gmacs_hi, "%s: %.4f GMACs", want[i].name, g);
+        net_destroy(net);
+    }
+    backend_destroy(bk);
+}
