@@ -36,22 +36,26 @@ bin/bigbatch: $(ENGINE_OBJ) $(BUILD)/engine/main.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/%.o: %.c
+# Static pattern rules: each object and test has exactly one way to be built.
+$(ENGINE_OBJ) $(BUILD)/engine/main.o: $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
-$(BUILD)/double/%.o: %.c
+$(DOUBLE_OBJ): $(BUILD)/double/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -DBB_DOUBLE -MMD -MP -c -o $@ $<
 
 # Tests named test_grad* link the double-precision engine; the rest the float one.
-$(BUILD)/tests/test_grad%: tests/test_grad%.c $(DOUBLE_OBJ)
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -DBB_DOUBLE -o $@ $^ $(LDFLAGS) $(LDLIBS) -lcriterion
+GRAD_BIN  := $(filter $(BUILD)/tests/test_grad%,$(TEST_BIN))
+FLOAT_BIN := $(filter-out $(GRAD_BIN),$(TEST_BIN))
 
-$(BUILD)/tests/test_%: tests/test_%.c $(ENGINE_OBJ)
+$(GRAD_BIN): $(BUILD)/tests/%: tests/%.c $(DOUBLE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) -lcriterion
+	$(CC) $(CPPFLAGS) $(CFLAGS) -DBB_DOUBLE -o $@ $< $(DOUBLE_OBJ) $(LDFLAGS) $(LDLIBS) -lcriterion
+
+$(FLOAT_BIN): $(BUILD)/tests/%: tests/%.c $(ENGINE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(ENGINE_OBJ) $(LDFLAGS) $(LDLIBS) -lcriterion
 
 # Installs every Debian package the project needs; a no-op when all are present.
 deps:

@@ -76,18 +76,18 @@ typedef struct {
 } BatchNormShape;
 /* Training: batch statistics; saves mean and 1/sqrt(var+eps) for backward and
  * updates the running statistics (unbiased variance, as PyTorch and Caffe).
- * gamma/beta may be NULL (no affine: NVCaffe's AlexNet-BN). `xhat` keeps the
- * normalized input for backward. */
+ * gamma/beta may be NULL (no affine: NVCaffe's AlexNet-BN). Backward recomputes
+ * the normalized input from x and the saved statistics, as PyTorch does, instead
+ * of keeping another activation-sized tensor. */
 void bk_batchnorm_forward_train(Backend *bk, const BatchNormShape *s, int n, const real *x,
-                                const real *gamma, const real *beta, real *y, real *xhat,
-                                real *save_mean, real *save_invstd, real *running_mean,
-                                real *running_var);
+                                const real *gamma, const real *beta, real *y, real *save_mean,
+                                real *save_invstd, real *running_mean, real *running_var);
 void bk_batchnorm_forward_eval(Backend *bk, const BatchNormShape *s, int n, const real *x,
                                const real *gamma, const real *beta, const real *running_mean,
                                const real *running_var, real *y);
-void bk_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const real *xhat,
-                           const real *gamma, const real *save_invstd, const real *dy, real *dx,
-                           real *dgamma, real *dbeta);
+void bk_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const real *x,
+                           const real *gamma, const real *save_mean, const real *save_invstd,
+                           const real *dy, real *dx, real *dgamma, real *dbeta);
 
 /* Local response normalization across channels (Caffe ACROSS_CHANNELS, PyTorch
  * LocalResponseNorm): y = x / (k + alpha/size * sum_{window} x^2)^beta. `scale`

@@ -26,7 +26,7 @@ static void train_usage(FILE *f, const TrainConfig *d)
             "  --epochs N             epochs [%d]\n"
             "  --steps N              stop after N iterations in total [no limit]\n"
             "  --batch N              global batch size; the last partial batch of an epoch is dropped [%d]\n"
-            "  --eval-batch N         batch size for evaluation [%d]\n"
+            "  --eval-batch N         batch size for evaluation [min(batch, 500)]\n"
             "optimizer (SGD, as torch.optim.SGD):\n"
             "  --lr X                 learning rate [%g]\n"
             "  --momentum X           momentum [%g]\n"
@@ -41,7 +41,7 @@ static void train_usage(FILE *f, const TrainConfig *d)
             "  --save-every N         also every N epochs [0: only at the end]\n"
             "  --resume PATH          continue from a checkpoint (same flags)\n"
             "  --quiet                no progress line on stderr\n",
-            d->model, d->data, d->epochs, d->batch, d->eval_batch, d->lr, d->opt.momentum,
+            d->model, d->data, d->epochs, d->batch, d->lr, d->opt.momentum,
             d->opt.dampening, d->opt.weight_decay, d->label_smoothing, d->seed, d->threads);
 }
 

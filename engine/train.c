@@ -21,7 +21,7 @@ void train_config_defaults(TrainConfig *cfg)
     cfg->data = "fashion-mnist";
     cfg->epochs = 1;
     cfg->batch = 128;
-    cfg->eval_batch = 500;
+    cfg->eval_batch = 0; /* min(batch, 500): evaluation never needs more memory than training */
     cfg->lr = 0.01;
     opt_config_defaults(&cfg->opt);
     cfg->seed = 1;
@@ -135,6 +135,9 @@ static int load_data(Run *r, const TrainConfig *cfg, const ModelInfo *info, Erro
 int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *err)
 {
     memset(res, 0, sizeof *res);
+    TrainConfig resolved = *cfg;
+    if (resolved.eval_batch == 0) resolved.eval_batch = cfg->batch < 500 ? cfg->batch : 500;
+    cfg = &resolved;
     if (cfg->batch < 1 || cfg->epochs < 1 || cfg->eval_batch < 1) {
         error_set(err, "--batch, --epochs and --eval-batch must be positive");
         return -1;
@@ -181,7 +184,7 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
         }
     }
     snprintf(pos.model, sizeof pos.model, "%s", cfg->model);
-    snprintf(pos.optimizer, sizeof pos.optimizer, "%s", cfg->opt.name);
+    snprintf(pos.optimizer, sizeof pos.optimizer, "%.15s", cfg->opt.name);
 
     char summary[256];
     snprintf(summary, sizeof summary, "%s on %s: %d train / %d test images, %zu parameters, %s, %d threads%s",

@@ -28,7 +28,7 @@ typedef struct {
 /* Options for loading. `root` overrides the default location of the named dataset:
  *  fashion-mnist: /usr/share/datasets/fashion-mnist (the Debian package)
  *  cifar10:       ../shared/data/cifar10-jpeg.tar.gz unpacked beside it, or a folder
- *  imagefolder:   root/train/<class>/*.jpg and root/test/<class>/*.jpg
+ *  imagefolder:   root/train/<class>/<name>.jpg and root/test/<class>/<name>.jpg
  *  synthetic:     random images of shape synth_c x synth_h x synth_w, synth_classes classes
  */
 typedef struct {
@@ -40,19 +40,40 @@ typedef struct {
 } DataOptions;
 
 /* Returns 0 on success; on failure fills err with a message naming the file and
- * what is wrong (missing, wrong magic, truncated, bad JPEG) and returns -1. */
+ * what is wrong (missing, wrong magic, truncated, bad JPEG) and returns -1, leaving
+ * ds empty (zeroed; dataset_free on it is harmless). */
 int dataset_load(const DataOptions *opt, Dataset *ds, Error *err);
 void dataset_free(Dataset *ds);
 
 /* Readers behind dataset_load, usable on their own (tests use small fixtures). */
 int idx_read_images(const char *path, ImageSet *set, Error *err); /* gzip or raw IDX3 */
 int idx_read_labels(const char *path, ImageSet *set, Error *err); /* gzip or raw IDX1 */
-/* Reads dir/<class>/*.jpg|*.jpeg|*.JPEG with classes sorted by name; all images must
- * have the same size. If cache_path is non-NULL, a valid cache there is used instead
- * of decoding, and a fresh decode writes it (atomically: temp file + rename). */
+/* Reads dir/<class>/<name>.jpg (or .jpeg, any case) with classes sorted by name; all
+ * images must have the same size. If cache_path is non-NULL, a valid cache there is
+ * used instead of decoding, and a fresh decode writes it (atomically: temp file +
+ * rename; failing to write it is an error). Labels are uint8_t, so at most 256
+ * classes whatever max_classes says. class_names and classes may be NULL. */
 int imagefolder_read(const char *dir, const char *cache_path, ImageSet *set,
                      char (*class_names)[32], int max_classes, int *classes, Error *err);
+/* True when cache_path holds a cache imagefolder_read would use (header and size
+ * check only), so a caller can announce a slow first decode. */
+bool imagefolder_cache_valid(const char *cache_path, int max_classes);
 void imageset_free(ImageSet *set);
+
+/* Per-channel mean and std of set's pixels on the 0..1 scale (what dataset_load puts
+ * in Dataset.mean/std from the training set); channels beyond set->c get 0 and 1. */
+void imageset_stats(const ImageSet *set, float mean[3], float std[3]);
+
+/* Synthetic images (see synthetic.c for the rule): count images of c x h x w with
+ * label = the brightness band of channel 0's mean, synthetic_label(image, h, w, classes).
+ * Deterministic in (seed, stream); dataset_load uses stream 1 for train, 2 for test. */
+int synthetic_make(ImageSet *set, int count, int c, int h, int w, int classes, uint64_t seed,
+                   uint64_t stream, Error *err);
+int synthetic_label(const uint8_t *image, int h, int w, int classes);
+
+/* Unpacks a .tar.gz holding <top>/train/... (or train/... at its top) so that its
+ * dataset folder becomes `root`, via a temporary folder beside root and a rename. */
+int unpack_tarball(const char *tarball, const char *root, bool quiet, Error *err);
 
 typedef struct {
     bool random_crop; /* pad by crop_pad with zeros, then crop back to h x w at random */

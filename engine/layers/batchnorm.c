@@ -8,16 +8,8 @@
 typedef struct {
     BatchNormShape shape;
     bool affine;
-    Tensor xhat, mean, invstd;
+    Tensor mean, invstd;
 } BatchNormState;
-
-static void bn_plan(Layer *l, Net *net, int batch)
-{
-    (void)net;
-    BatchNormState *st = l->state;
-    tensor_free(&st->xhat);
-    tensor_alloc(&st->xhat, batch, l->c, l->h, l->w);
-}
 
 static void bn_forward(Layer *l, Net *net, int n, bool train)
 {
@@ -27,8 +19,8 @@ static void bn_forward(Layer *l, Net *net, int n, bool train)
     real *rm = net->buffers[l->buffer[0]].value.data, *rv = net->buffers[l->buffer[1]].value.data;
     const real *x = net_layer_input(net, l, 0)->data;
     if (train)
-        bk_batchnorm_forward_train(net->bk, &st->shape, n, x, g, b, l->out.data, st->xhat.data,
-                                   st->mean.data, st->invstd.data, rm, rv);
+        bk_batchnorm_forward_train(net->bk, &st->shape, n, x, g, b, l->out.data, st->mean.data,
+                                   st->invstd.data, rm, rv);
     else
         bk_batchnorm_forward_eval(net->bk, &st->shape, n, x, g, b, rm, rv, l->out.data);
 }
@@ -44,20 +36,19 @@ static void bn_backward(Layer *l, Net *net, int n)
     const real *g = st->affine ? net->params[l->param[0]].value.data : NULL;
     real *dg = st->affine ? net->params[l->param[0]].grad.data : NULL;
     real *db = st->affine ? net->params[l->param[1]].grad.data : NULL;
-    bk_batchnorm_backward(net->bk, &st->shape, n, st->xhat.data, g, st->invstd.data, l->dout.data,
-                          dx->data, dg, db);
+    bk_batchnorm_backward(net->bk, &st->shape, n, net_layer_input(net, l, 0)->data, g, st->mean.data,
+                          st->invstd.data, l->dout.data, dx->data, dg, db);
 }
 
 static void bn_destroy(Layer *l)
 {
     BatchNormState *st = l->state;
-    tensor_free(&st->xhat);
     tensor_free(&st->mean);
     tensor_free(&st->invstd);
     free(st);
 }
 
-static const LayerOps bn_ops = {"batchnorm", bn_plan, bn_forward, bn_backward, bn_destroy};
+static const LayerOps bn_ops = {"batchnorm", NULL, bn_forward, bn_backward, bn_destroy};
 
 int nb_batchnorm(Net *net, const char *name, int in, bool affine, double eps, double momentum)
 {

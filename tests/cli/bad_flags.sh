@@ -1,5 +1,5 @@
 # Bad input gets a clear error naming the flag, and a non-zero exit.
-. tests/cli/lib.sh
+. tests/cli/lib.inc
 expect_exit 2 $BB train --no-such-flag
 expect_output "unknown option '--no-such-flag'"
 expect_exit 2 $BB train --lr abc

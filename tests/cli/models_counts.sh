@@ -1,5 +1,5 @@
 # `bigbatch models` lists the published sizes of the papers' networks.
-. tests/cli/lib.sh
+. tests/cli/lib.inc
 expect_exit 0 $BB models
 expect_output 'resnet50 .* 25,557,032 *4.0892'
 expect_output 'alexnet  .* 60,965,224'

@@ -1,0 +1,274 @@
+/* dataset_load maps a dataset name to its files and readers, checks that what was
+ * read is consistent (label counts, label range, train and test alike), and computes
+ * the per-channel normalization from the training pixels, so every dataset is
+ * normalized the same way without hard-coded constants. */
+#include "data.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define FASHION_ROOT "/usr/share/datasets/fashion-mnist"
+#define FASHION_HINT "install the Debian package dataset-fashion-mnist: make deps"
+#define CIFAR_ROOT "data/cifar10-jpeg"
+#define CIFAR_TAR "../shared/data/cifar10-jpeg.tar.gz"
+#define MAX_CLASSES 1000 /* Dataset.class_names */
+
+static const char *const FASHION_CLASSES[10] = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+                                                "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
+
+void imageset_free(ImageSet *set)
+{
+    if (!set) return;
+    free(set->pixels);
+    free(set->labels);
+    *set = (ImageSet){0};
+}
+
+void dataset_free(Dataset *ds)
+{
+    if (!ds) return;
+    imageset_free(&ds->train);
+    imageset_free(&ds->test);
+}
+
+/* Per-channel mean and standard deviation of the pixels on the 0..1 scale, from exact
+ * integer sums (so the result does not depend on summation order). Channels beyond
+ * set->c get mean 0, std 1; a constant channel gets std 1 rather than a division by 0. */
+void imageset_stats(const ImageSet *set, float mean[3], float std[3])
+{
+    size_t hw = (size_t)set->h * (size_t)set->w, chw = (size_t)set->c * hw;
+    for (int ch = 0; ch < 3; ch++) {
+        mean[ch] = 0.0f, std[ch] = 1.0f;
+        if (ch >= set->c || set->count == 0) continue;
+        uint64_t sum = 0, sumsq = 0;
+        for (int i = 0; i < set->count; i++) {
+            const uint8_t *p = set->pixels + (size_t)i * chw + (size_t)ch * hw;
+            uint64_t s = 0, sq = 0;
+            for (size_t k = 0; k < hw; k++) s += p[k], sq += (uint32_t)p[k] * p[k];
+            sum += s, sumsq += sq;
+        }
+        double n = (double)set->count * (double)hw;
+        double m = (double)sum / n, var = (double)sumsq / n - m * m;
+        mean[ch] = (float)(m / 255.0);
+        double sd = var > 0 ? sqrt(var) / 255.0 : 0.0;
+        std[ch] = sd > 1e-6 ? (float)sd : 1.0f;
+    }
+}
+
+static char *join(const char *a, const char *b)
+{
+    char *p;
+    if (asprintf(&p, "%s/%s", a, b) < 0) {
+        fprintf(stderr, "bigbatch: out of memory building a path\n");
+        exit(3);
+    }
+    return p;
+}
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Prefixes err with the dataset name: "fashion-mnist: <what went wrong>". */
+static void prefix(Error *err, const char *name)
+{
+    Error inner = *err;
+    error_set(err, "%s: %s", name, inner.msg);
+}
+
+/* ---- Fashion-MNIST (IDX files) ---- */
+
+/* Reads root/<images>[.gz] and root/<labels>[.gz] into set (the .gz name is preferred
+ * and named in errors; an uncompressed copy is used when only that exists). */
+static int load_idx_split(const char *root, bool default_root, const char *images, const char *labels,
+                          int classes, ImageSet *set, Error *err)
+{
+    char *img_path = NULL, *lab_path = NULL;
+    const char *names[2] = {images, labels};
+    char **paths[2] = {&img_path, &lab_path};
+    for (int k = 0; k < 2; k++) {
+        char *raw = join(root, names[k]);
+        char *gz;
+        if (asprintf(&gz, "%s.gz", raw) < 0) {
+            fprintf(stderr, "bigbatch: out of memory building a path\n");
+            exit(3);
+        }
+        bool use_raw = !exists(gz) && exists(raw);
+        *paths[k] = use_raw ? raw : gz;
+        free(use_raw ? gz : raw);
+    }
+    ImageSet lab = {0};
+    int rc = 0;
+    for (int k = 0; k < 2 && rc == 0; k++) {
+        if (!exists(*paths[k])) {
+            error_set(err, "%s: %s%s%s%s", *paths[k], strerror(errno), default_root ? " (" : "",
+                      default_root ? FASHION_HINT : "", default_root ? ")" : "");
+            rc = -1;
+        }
+    }
+    if (rc == 0) rc = idx_read_images(img_path, set, err);
+    if (rc == 0) rc = idx_read_labels(lab_path, &lab, err);
+    if (rc == 0 && lab.count != set->count) {
+        error_set(err, "%s has %d labels, but %s has %d images", lab_path, lab.count, img_path, set->count);
+        rc = -1;
+    }
+    for (int i = 0; rc == 0 && i < lab.count; i++) {
+        if (lab.labels[i] >= classes) {
+            error_set(err, "%s: label %d of item %d is out of range (%d classes)", lab_path, lab.labels[i], i,
+                      classes);
+            rc = -1;
+        }
+    }
+    if (rc == 0) {
+        set->labels = lab.labels;
+        lab.labels = NULL;
+    } else {
+        imageset_free(set);
+    }
+    imageset_free(&lab);
+    free(img_path);
+    free(lab_path);
+    return rc;
+}
+
+static int load_fashion(const DataOptions *opt, Dataset *ds, Error *err)
+{
+    const char *root = opt->root ? opt->root : FASHION_ROOT;
+    ds->classes = 10;
+    for (int k = 0; k < 10; k++) snprintf(ds->class_names[k], sizeof ds->class_names[k], "%s", FASHION_CLASSES[k]);
+    if (load_idx_split(root, !opt->root, "train-images-idx3-ubyte", "train-labels-idx1-ubyte", 10, &ds->train,
+                       err) != 0 ||
+        load_idx_split(root, !opt->root, "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte", 10, &ds->test,
+                       err) != 0)
+        return -1;
+    return 0;
+}
+
+/* ---- image folders (CIFAR-10, ImageNet layout) ---- */
+
+/* Reads root/train and root/test, caching each beside them (root/train.cache) when
+ * root is writable. `what` names the data in the one-line "decoding" notice. */
+static int load_folders(const char *root, const char *what, bool quiet, Dataset *ds, Error *err)
+{
+    bool can_cache = access(root, W_OK) == 0;
+    if (!can_cache && !quiet) fprintf(stderr, "note: %s is not writable; decoding without a cache\n", root);
+    char(*test_names)[32] = xcalloc(MAX_CLASSES, 32, "class names");
+    const char *splits[2] = {"train", "test"};
+    ImageSet *sets[2] = {&ds->train, &ds->test};
+    char(*names[2])[32] = {ds->class_names, test_names};
+    int classes[2] = {0, 0};
+    int rc = 0;
+    for (int k = 0; k < 2 && rc == 0; k++) {
+        char *dir = join(root, splits[k]), *cache = NULL;
+        if (can_cache) {
+            if (asprintf(&cache, "%s.cache", dir) < 0) {
+                fprintf(stderr, "bigbatch: out of memory building a path\n");
+                exit(3);
+            }
+            if (!quiet && !imagefolder_cache_valid(cache, MAX_CLASSES))
+                fprintf(stderr, "decoding %s JPEGs once into %s ...\n", what, cache);
+        }
+        rc = imagefolder_read(dir, cache, sets[k], names[k], MAX_CLASSES, &classes[k], err);
+        free(dir);
+        free(cache);
+    }
+    if (rc == 0) {
+        bool same = classes[0] == classes[1];
+        for (int k = 0; same && k < classes[0]; k++) same = strcmp(names[0][k], names[1][k]) == 0;
+        if (!same) {
+            error_set(err, "%s/train and %s/test have different class folders (%d and %d classes)", root, root,
+                      classes[0], classes[1]);
+            rc = -1;
+        }
+    }
+    ds->classes = classes[0];
+    free(test_names);
+    return rc;
+}
+
+/* CIFAR-10 is an image folder that is unpacked from the shared tarball on first use. */
+static int load_cifar10(const DataOptions *opt, Dataset *ds, Error *err)
+{
+    const char *root = opt->root ? opt->root : CIFAR_ROOT;
+    char *train = join(root, "train");
+    bool present = exists(train);
+    if (!present) {
+        const char *env = getenv("BIGBATCH_CIFAR10_TAR");
+        const char *tar = env && *env ? env : CIFAR_TAR;
+        if (!exists(tar)) {
+            int e = errno;
+            error_set(err, "%s: %s, and there is no tarball to unpack at %s: %s (set BIGBATCH_CIFAR10_TAR)",
+                      train, strerror(ENOENT), tar, strerror(e));
+            free(train);
+            return -1;
+        }
+        if (unpack_tarball(tar, root, opt->quiet, err) != 0) {
+            free(train);
+            return -1;
+        }
+    }
+    free(train);
+    return load_folders(root, "CIFAR-10", opt->quiet, ds, err);
+}
+
+/* ---- synthetic ---- */
+
+static int load_synthetic(const DataOptions *opt, Dataset *ds, Error *err)
+{
+    int c = opt->synth_c ? opt->synth_c : 3, h = opt->synth_h ? opt->synth_h : 32;
+    int w = opt->synth_w ? opt->synth_w : 32, classes = opt->synth_classes ? opt->synth_classes : 10;
+    int ntrain = opt->synth_train ? opt->synth_train : 1024, ntest = opt->synth_test ? opt->synth_test : 256;
+    if (synthetic_make(&ds->train, ntrain, c, h, w, classes, opt->seed, 1, err) != 0 ||
+        synthetic_make(&ds->test, ntest, c, h, w, classes, opt->seed, 2, err) != 0)
+        return -1;
+    ds->classes = classes;
+    for (int k = 0; k < classes; k++) snprintf(ds->class_names[k], sizeof ds->class_names[k], "band%d", k);
+    return 0;
+}
+
+int dataset_load(const DataOptions *opt, Dataset *ds, Error *err)
+{
+    memset(ds, 0, sizeof *ds);
+    const char *name = opt->name ? opt->name : "";
+    snprintf(ds->name, sizeof ds->name, "%s", name);
+    int rc;
+    if (strcmp(name, "fashion-mnist") == 0) {
+        rc = load_fashion(opt, ds, err);
+    } else if (strcmp(name, "cifar10") == 0) {
+        rc = load_cifar10(opt, ds, err);
+    } else if (strcmp(name, "imagefolder") == 0) {
+        if (!opt->root) {
+            error_set(err, "imagefolder: needs a root folder holding train/<class>/*.jpg and test/<class>/*.jpg");
+            return -1;
+        }
+        rc = load_folders(opt->root, opt->root, opt->quiet, ds, err);
+    } else if (strcmp(name, "synthetic") == 0) {
+        rc = load_synthetic(opt, ds, err);
+    } else {
+        error_set(err, "unknown dataset '%s' (expected fashion-mnist, cifar10, imagefolder or synthetic)", name);
+        return -1;
+    }
+    if (rc == 0 && (ds->train.c != ds->test.c || ds->train.h != ds->test.h || ds->train.w != ds->test.w)) {
+        error_set(err, "train images are %dx%dx%d but test images are %dx%dx%d", ds->train.c, ds->train.h,
+                  ds->train.w, ds->test.c, ds->test.h, ds->test.w);
+        rc = -1;
+    }
+    if (rc == 0 && ds->train.c > 3) {
+        error_set(err, "%d channels, at most 3 supported", ds->train.c);
+        rc = -1;
+    }
+    if (rc != 0) {
+        prefix(err, name);
+        dataset_free(ds);
+        memset(ds, 0, sizeof *ds);
+        return -1;
+    }
+    imageset_stats(&ds->train, ds->mean, ds->std);
+    return 0;
+}
