@@ -1,6 +1,6 @@
 # bigbatch — build, test, benchmark. `make deps` installs what the project needs.
 CC      ?= cc
-OPT     ?= -O3 -march=x86-64-v2 -mtune=native
+OPT     ?= -O3 -march=native
 CFLAGS  ?= $(OPT)
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fopenmp -g
 # OpenBLAS' OpenMP build: single-threaded inside our parallel regions, threaded outside.

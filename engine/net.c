@@ -221,7 +221,9 @@ double net_forward(Net *net, int n, bool train)
         Layer *l = &net->layers[i];
         tensor_set_batch(&l->out, n);
         tensor_set_batch(&l->dout, n);
+        double t = net->profile ? now_seconds() : 0;
         l->ops->forward(l, net, n, train);
+        if (net->profile) l->fwd_seconds += now_seconds() - t;
     }
     return net->loss;
 }
@@ -235,7 +237,9 @@ void net_backward(Net *net, int n)
     }
     for (int i = net->n_layers - 1; i >= 0; i--) {
         Layer *l = &net->layers[i];
+        double t = net->profile ? now_seconds() : 0;
         l->ops->backward(l, net, n);
+        if (net->profile) l->bwd_seconds += now_seconds() - t;
     }
 }
 

@@ -74,6 +74,7 @@ struct Layer {
     int param[4], n_param;
     int buffer[3], n_buffer;
     double flops;        /* forward FLOPs per image, multiply-add = 2 */
+    double fwd_seconds, bwd_seconds; /* accumulated when net->profile is set */
     void *state;         /* layer-specific, freed by ops->destroy */
 };
 
@@ -100,6 +101,7 @@ struct Net {
     double loss;                    /* of the last forward */
     int correct;                    /* top-1 hits of the last forward */
     int loss_layer;
+    bool profile;                   /* time every layer (benchmarks) */
 };
 
 Net *net_create(const char *model, Backend *bk, int in_c, int in_h, int in_w);

@@ -20,7 +20,21 @@ size_t conv_workspace_elems(const ConvShape *s, size_t weight_elems)
     return 2 * conv_col_elems(s) + weight_elems;
 }
 
-/* col[(c*kh + ki)*kw + kj][oh*OW + ow] = x[c][oh*stride - pad + ki][ow*stride - pad + kj] */
+/* col[(c*kh + ki)*kw + kj][oh*OW + ow] = x[c][oh*stride - pad + ki][ow*stride - pad + kj]
+ * The valid output columns [lo, hi) of each kernel offset are computed once, so
+ * the inner loops have no bounds tests. */
+static void col_range(const ConvShape *s, int kj, int *lo, int *hi)
+{
+    int iw0 = kj - s->pad, st = s->stride;
+    int a = iw0 >= 0 ? 0 : (-iw0 + st - 1) / st;       /* first ow with iw >= 0 */
+    int b = (s->in_w - 1 - iw0) / st + 1;               /* first ow with iw >= W */
+    if (s->in_w - 1 - iw0 < 0) b = 0;
+    if (b > s->out_w) b = s->out_w;
+    if (a > b) a = b;
+    *lo = a;
+    *hi = b;
+}
+
 static void im2col(const ConvShape *s, int channels, const real *x, real *col)
 {
     const int H = s->in_h, W = s->in_w, OH = s->out_h, OW = s->out_w, st = s->stride;
@@ -29,28 +43,23 @@ static void im2col(const ConvShape *s, int channels, const real *x, real *col)
         for (int ki = 0; ki < s->k_h; ki++) {
             for (int kj = 0; kj < s->k_w; kj++) {
                 real *row = col + ((size_t)(c * s->k_h + ki) * s->k_w + kj) * OH * OW;
+                int lo, hi;
+                col_range(s, kj, &lo, &hi);
+                const int iw0 = kj - s->pad;
                 for (int oh = 0; oh < OH; oh++) {
                     int ih = oh * st - s->pad + ki;
                     real *out = row + (size_t)oh * OW;
                     if (ih < 0 || ih >= H) {
-                        memset(out, 0, sizeof(real) * OW);
+                        for (int ow = 0; ow < OW; ow++) out[ow] = 0;
                         continue;
                     }
                     const real *xr = xc + (size_t)ih * W;
-                    int iw0 = -s->pad + kj;
-                    if (st == 1) {
-                        int lo = iw0 < 0 ? -iw0 : 0;
-                        int hi = W - iw0 < OW ? W - iw0 : OW;
-                        if (hi < lo) hi = lo;
-                        memset(out, 0, sizeof(real) * lo);
-                        memcpy(out + lo, xr + iw0 + lo, sizeof(real) * (hi - lo));
-                        memset(out + hi, 0, sizeof(real) * (OW - hi));
-                    } else {
-                        for (int ow = 0; ow < OW; ow++) {
-                            int iw = iw0 + ow * st;
-                            out[ow] = (iw >= 0 && iw < W) ? xr[iw] : 0;
-                        }
-                    }
+                    for (int ow = 0; ow < lo; ow++) out[ow] = 0;
+                    if (st == 1)
+                        for (int ow = lo; ow < hi; ow++) out[ow] = xr[iw0 + ow];
+                    else
+                        for (int ow = lo; ow < hi; ow++) out[ow] = xr[iw0 + ow * st];
+                    for (int ow = hi; ow < OW; ow++) out[ow] = 0;
                 }
             }
         }
@@ -66,16 +75,18 @@ static void col2im_add(const ConvShape *s, int channels, const real *col, real *
         for (int ki = 0; ki < s->k_h; ki++) {
             for (int kj = 0; kj < s->k_w; kj++) {
                 const real *row = col + ((size_t)(c * s->k_h + ki) * s->k_w + kj) * OH * OW;
+                int lo, hi;
+                col_range(s, kj, &lo, &hi);
+                const int iw0 = kj - s->pad;
                 for (int oh = 0; oh < OH; oh++) {
                     int ih = oh * st - s->pad + ki;
                     if (ih < 0 || ih >= H) continue;
                     const real *in = row + (size_t)oh * OW;
                     real *dr = dxc + (size_t)ih * W;
-                    int iw0 = -s->pad + kj;
-                    for (int ow = 0; ow < OW; ow++) {
-                        int iw = iw0 + ow * st;
-                        if (iw >= 0 && iw < W) dr[iw] += in[ow];
-                    }
+                    if (st == 1)
+                        for (int ow = lo; ow < hi; ow++) dr[iw0 + ow] += in[ow];
+                    else
+                        for (int ow = lo; ow < hi; ow++) dr[iw0 + ow * st] += in[ow];
                 }
             }
         }

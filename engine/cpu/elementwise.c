@@ -10,8 +10,7 @@ void bk_relu_forward(Backend *bk, size_t count, const real *x, real *y)
 void bk_relu_backward(Backend *bk, size_t count, const real *y, const real *dy, real *dx)
 {
 #pragma omp parallel for schedule(static) num_threads(bk->threads)
-    for (size_t i = 0; i < count; i++)
-        if (y[i] > 0) dx[i] += dy[i];
+    for (size_t i = 0; i < count; i++) dx[i] += y[i] > 0 ? dy[i] : 0; /* branch-free: vectorizes */
 }
 
 void bk_add_forward(Backend *bk, size_t count, const real *a, const real *b, real *y)
