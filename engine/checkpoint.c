@@ -186,6 +186,10 @@ static cJSON *build_header(const Net *net, const Optimizer *opt, const TrainPosi
     cJSON_AddStringToObject(meta, "epoch_step", num);
     snprintf(num, sizeof num, "%llu", pos->seed);
     cJSON_AddStringToObject(meta, "seed", num);
+    snprintf(num, sizeof num, "%.17g", pos->epoch_loss_sum); /* round-trips exactly */
+    cJSON_AddStringToObject(meta, "epoch_loss_sum", num);
+    snprintf(num, sizeof num, "%ld", pos->epoch_hits);
+    cJSON_AddStringToObject(meta, "epoch_hits", num);
     snprintf(num, sizeof num, "%ld", opt ? opt->updates : 0L);
     cJSON_AddStringToObject(meta, "optimizer_updates", num);
     uint64_t off = 0;
@@ -513,10 +517,11 @@ int checkpoint_load(const char *path, Net *net, Optimizer *opt, TrainPosition *p
                   opt->cfg.name);
         goto done;
     }
-    long long step, epoch, epoch_step, updates;
+    long long step, epoch, epoch_step, updates, hits;
     if (parse_meta_long(path, meta, "step", 0, LONG_MAX, &step, err) != 0 ||
         parse_meta_long(path, meta, "epoch", 0, INT_MAX, &epoch, err) != 0 ||
         parse_meta_long(path, meta, "epoch_step", 0, LONG_MAX, &epoch_step, err) != 0 ||
+        parse_meta_long(path, meta, "epoch_hits", 0, LONG_MAX, &hits, err) != 0 ||
         parse_meta_long(path, meta, "optimizer_updates", 0, LONG_MAX, &updates, err) != 0)
         goto done;
     const char *seed_text = meta_string(path, meta, "seed", err);
@@ -526,6 +531,15 @@ int checkpoint_load(const char *path, Net *net, Optimizer *opt, TrainPosition *p
     unsigned long long seed = strtoull(seed_text, &end, 10);
     if (errno || end == seed_text || *end || seed_text[0] == '-') {
         error_set(err, "%s: metadata 'seed' is not a valid number: '%s'", path, seed_text);
+        goto done;
+    }
+
+    const char *loss_text = meta_string(path, meta, "epoch_loss_sum", err);
+    if (!loss_text) goto done;
+    errno = 0;
+    double loss_sum = strtod(loss_text, &end);
+    if (errno || end == loss_text || *end) {
+        error_set(err, "%s: metadata 'epoch_loss_sum' is not a valid number: '%s'", path, loss_text);
         goto done;
     }
 
@@ -575,6 +589,8 @@ int checkpoint_load(const char *path, Net *net, Optimizer *opt, TrainPosition *p
         pos->step = (long)step;
         pos->epoch = (int)epoch;
         pos->epoch_step = (long)epoch_step;
+        pos->epoch_loss_sum = loss_sum;
+        pos->epoch_hits = (long)hits;
         pos->seed = seed;
         snprintf(pos->model, sizeof pos->model, "%s", model);
         snprintf(pos->optimizer, sizeof pos->optimizer, "%s", optname);

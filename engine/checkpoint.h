@@ -13,6 +13,8 @@ typedef struct {
     long step;           /* iterations done */
     int epoch;           /* epochs fully done */
     long epoch_step;     /* iterations done inside the current epoch */
+    double epoch_loss_sum; /* sum of the batch losses of those iterations, so a */
+    long epoch_hits;       /* resumed epoch reports the same train loss/accuracy */
     unsigned long long seed;
     char model[64];
     char optimizer[16];

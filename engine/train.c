@@ -198,8 +198,9 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
     int status = 0;
     for (int epoch = pos.epoch; epoch < cfg->epochs && !res->diverged; epoch++) {
         epoch_order(&r, cfg->seed, epoch, r.order);
-        double loss_sum = 0, epoch_t0 = now_seconds();
-        long hits = 0, done = 0;
+        /* A resumed epoch carries on the sums of its first part. */
+        double loss_sum = pos.epoch_loss_sum, epoch_t0 = now_seconds();
+        long hits = pos.epoch_hits, done = 0;
         long first = pos.epoch_step;
         for (long s = first; s < steps_per_epoch; s++) {
             if (cfg->steps > 0 && pos.step >= cfg->steps) break;
@@ -217,9 +218,11 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
             }
             loss_sum += loss;
             hits += correct;
+            pos.epoch_loss_sum = loss_sum;
+            pos.epoch_hits = hits;
             if (obs && obs->on_progress) {
                 double dt = now_seconds() - epoch_t0;
-                obs->on_progress(obs, epoch + 1, s + 1, steps_per_epoch, loss_sum / done,
+                obs->on_progress(obs, epoch + 1, s + 1, steps_per_epoch, loss_sum / (s + 1),
                                  dt > 0 ? done * cfg->batch / dt : 0);
             }
         }
@@ -230,8 +233,9 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
         EpochMetrics m = {0};
         m.epoch = epoch + 1;
         m.step = pos.step;
-        m.train_loss = done ? loss_sum / done : NAN;
-        m.train_acc = done ? (double)hits / ((double)done * cfg->batch) : NAN;
+        long counted = pos.epoch_step; /* iterations of this epoch, before and after a resume */
+        m.train_loss = counted ? loss_sum / counted : NAN;
+        m.train_acc = counted ? (double)hits / ((double)counted * cfg->batch) : NAN;
         evaluate(&r, cfg->eval_batch, eval_idx, &m.test_loss, &m.test_acc);
         m.loss_gap = m.test_loss - m.train_loss;
         m.lr = cfg->lr;
@@ -244,6 +248,8 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
         if (epoch_done) {
             pos.epoch = epoch + 1;
             pos.epoch_step = 0;
+            pos.epoch_loss_sum = 0;
+            pos.epoch_hits = 0;
             if (cfg->save && cfg->save_every > 0 && pos.epoch % cfg->save_every == 0 &&
                 checkpoint_save(cfg->save, r.net, r.opt, &pos, err) != 0) {
                 status = -1;
