@@ -65,10 +65,26 @@ deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	else echo "deps: all packages present"; fi
 
-test: bin/bigbatch $(TEST_BIN)
+test: deps bin/bigbatch $(TEST_BIN)
 	@BUILD=$(BUILD) sh tests/run.sh $(TEST_BIN)
+
+# Throughput beside PyTorch (bench/run_bench.py). BENCH_REPEATS, BENCH_THREADS,
+# BENCH_BATCH, BENCH_STEPS, BENCH_MODELS pass through the environment. PyTorch runs
+# under Debian's /usr/bin/python3 with python3-torch, installed here if missing.
+BENCH_PYTHON ?= /usr/bin/python3
+bench: bin/bigbatch
+	@$(BENCH_PYTHON) -c 'import torch' 2>/dev/null || { \
+	  echo "bench: $(BENCH_PYTHON) cannot import torch; installing python3-torch"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch && $(BENCH_PYTHON) -c "import torch"; }
+	@BENCH_PYTHON=$(BENCH_PYTHON) $(BENCH_PYTHON) bench/run_bench.py
 
 clean:
 	rm -rf build bin
 
 -include $(shell find build -name '*.d' 2>/dev/null)
+
+# The headline job until the papers' experiments exist (issue 6 replaces it): LeNet on
+# Fashion-MNIST with the recipe from the README.
+demo: deps bin/bigbatch
+	bin/bigbatch train --model lenet --data fashion-mnist --epochs 3 --batch 128 \
+		--lr 0.05 --momentum 0.9 --weight-decay 5e-4 --seed 1

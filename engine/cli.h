@@ -4,5 +4,6 @@
 
 int cli_models(int argc, char **argv);
 int cli_train(int argc, char **argv);
+int cli_bench(int argc, char **argv);
 
 #endif

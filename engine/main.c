@@ -15,6 +15,7 @@ static void usage(FILE *f)
             "commands:\n"
             "  train     train one model from flags (bigbatch train --help)\n"
             "  models    list the models with parameter counts and GFLOPs per image\n"
+            "  bench     training throughput of one model, or the sgemm rate (bigbatch bench --help)\n"
             "  version   print the engine version\n",
             BIGBATCH_VERSION);
 }
@@ -28,6 +29,7 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (!strcmp(cmd, "train")) return cli_train(argc - 1, argv + 1);
     if (!strcmp(cmd, "models")) return cli_models(argc - 1, argv + 1);
+    if (!strcmp(cmd, "bench")) return cli_bench(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("bigbatch %s (%s)\n", BIGBATCH_VERSION, REAL_NAME);
         return 0;

@@ -258,6 +258,10 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
         }
         if (cfg->steps > 0 && pos.step >= cfg->steps) break;
     }
+    if (!res->diverged && status == 0 && isnan(last_train_loss)) {
+        /* Nothing left to train (resumed at the end): report the model as it is. */
+        evaluate(&r, cfg->eval_batch, eval_idx, &res->test_loss, &res->test_acc);
+    }
     res->train_loss = last_train_loss;
     res->steps = pos.step;
     if (res->diverged) {

@@ -1,0 +1,364 @@
+/* `bigbatch bench`: training throughput of one model on synthetic data, and the
+ * OpenBLAS sgemm rate its convolutions are measured against. Prints one
+ * machine-readable line of key=value pairs (bench/run_bench.py parses it).
+ *
+ * A step is what the training loop does per iteration minus data loading:
+ * net_zero_grad, net_forward (train), net_backward, optimizer_step. Images/s come
+ * from unprofiled steps; the convolution rate comes from a separate set of steps
+ * with net->profile on (per-layer timers), so the timers never touch img_s. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cblas.h>
+#include <omp.h>
+
+#include "cli.h"
+#include "models.h"
+#include "optimizer.h"
+
+typedef struct {
+    const char *model;
+    int batch, steps, warmup, profile_steps, threads;
+    unsigned long long seed;
+    double lr;
+    bool sgemm, list_params, layers;
+    int sgemm_n, sgemm_repeats;
+} BenchConfig;
+
+static void bench_defaults(BenchConfig *c)
+{
+    memset(c, 0, sizeof *c);
+    c->batch = 128;
+    c->steps = 20;
+    c->warmup = 3;
+    c->profile_steps = 10;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    c->threads = cpus > 0 ? (int)cpus : 1;
+    c->seed = 1;
+    c->lr = 0.01;
+    c->sgemm_n = 1024;
+    c->sgemm_repeats = 7;
+}
+
+static void bench_usage(FILE *f, const BenchConfig *d)
+{
+    fprintf(f,
+            "usage: bigbatch bench --model NAME [options]\n"
+            "       bigbatch bench --sgemm [--threads N]\n"
+            "       bigbatch bench --model NAME --list-params\n"
+            "\n"
+            "Training throughput of one model on synthetic data (normal inputs, random labels;\n"
+            "no dataset files). A step is net_zero_grad, forward (train), backward and an SGD\n"
+            "update (momentum 0.9, weight decay 5e-4): the training loop minus data loading.\n"
+            "After --warmup steps, --steps timed steps give img_s; then --profile-steps more\n"
+            "steps with per-layer timers give the convolutions' rate. Prints one line:\n"
+            "\n"
+            "  model=M batch=B threads=T img_s=X ms_per_step=Y peak_rss_mb=Z conv_gflops=G conv_fraction=F\n"
+            "\n"
+            "  peak_rss_mb    getrusage(RUSAGE_SELF).ru_maxrss of the whole process\n"
+            "  conv_gflops    convolution FLOPs (forward, backward-data, backward-weights: 3x the\n"
+            "                 forward count; 2x for a convolution of the net input, which has no\n"
+            "                 backward-data) over the time spent in convolution layers\n"
+            "  conv_fraction  convolution time / total time of the profiled steps\n"
+            "\n"
+            "options:\n"
+            "  --model NAME           model (bigbatch models lists them)\n"
+            "  --batch N              batch size [%d]\n"
+            "  --steps N              timed steps [%d]\n"
+            "  --warmup N             untimed steps first [%d]\n"
+            "  --profile-steps N      profiled steps for conv_gflops; 0 skips them [%d]\n"
+            "  --threads N            threads [%d: the number of CPUs]\n"
+            "  --lr X                 learning rate of the updates [%g]\n"
+            "  --seed N               seed of the parameters and the synthetic batch [%llu]\n"
+            "  --layers               also print the profiled time of every layer (on stderr)\n"
+            "  --list-params          print each parameter's name and shape (n c h w) and exit\n"
+            "  --sgemm                instead: OpenBLAS cblas_sgemm rate on square %d matrices\n"
+            "                         (median of %d), on 1 thread and on --threads threads:\n"
+            "                         sgemm_gflops_1thread=X sgemm_gflops_Nthreads=Y threads=N\n",
+            d->batch, d->steps, d->warmup, d->profile_steps, d->threads, d->lr, d->seed,
+            d->sgemm_n, d->sgemm_repeats);
+}
+
+static int parse_long(const char *flag, const char *s, long min, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < min) {
+        fprintf(stderr, "bigbatch bench: %s: '%s' is not an integer >= %ld\n", flag, s, min);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+enum {
+    OPT_MODEL = 256, OPT_BATCH, OPT_STEPS, OPT_WARMUP, OPT_PROFILE_STEPS, OPT_THREADS, OPT_LR,
+    OPT_SEED, OPT_LAYERS, OPT_LIST_PARAMS, OPT_SGEMM, OPT_HELP
+};
+
+static const struct option LONG_OPTS[] = {
+    {"model", required_argument, 0, OPT_MODEL},
+    {"batch", required_argument, 0, OPT_BATCH},
+    {"steps", required_argument, 0, OPT_STEPS},
+    {"warmup", required_argument, 0, OPT_WARMUP},
+    {"profile-steps", required_argument, 0, OPT_PROFILE_STEPS},
+    {"threads", required_argument, 0, OPT_THREADS},
+    {"lr", required_argument, 0, OPT_LR},
+    {"seed", required_argument, 0, OPT_SEED},
+    {"layers", no_argument, 0, OPT_LAYERS},
+    {"list-params", no_argument, 0, OPT_LIST_PARAMS},
+    {"sgemm", no_argument, 0, OPT_SGEMM},
+    {"help", no_argument, 0, OPT_HELP},
+    {0, 0, 0, 0},
+};
+
+/* 0 ok, 1 --help, -1 bad flag. */
+static int parse_bench_flags(int argc, char **argv, BenchConfig *c)
+{
+    optind = 1;
+    opterr = 0;
+    int opt;
+    long v;
+    while ((opt = getopt_long(argc, argv, "", LONG_OPTS, NULL)) != -1) {
+        const char *flag = optind > 1 ? argv[optind - 1] : "?";
+        switch (opt) {
+        case OPT_MODEL: c->model = optarg; break;
+        case OPT_BATCH: if (parse_long("--batch", optarg, 1, &v)) return -1; c->batch = (int)v; break;
+        case OPT_STEPS: if (parse_long("--steps", optarg, 1, &v)) return -1; c->steps = (int)v; break;
+        case OPT_WARMUP: if (parse_long("--warmup", optarg, 0, &v)) return -1; c->warmup = (int)v; break;
+        case OPT_PROFILE_STEPS: if (parse_long("--profile-steps", optarg, 0, &v)) return -1; c->profile_steps = (int)v; break;
+        case OPT_THREADS: if (parse_long("--threads", optarg, 1, &v)) return -1; c->threads = (int)v; break;
+        case OPT_SEED: if (parse_long("--seed", optarg, 0, &v)) return -1; c->seed = (unsigned long long)v; break;
+        case OPT_LR: {
+            char *end;
+            errno = 0;
+            c->lr = strtod(optarg, &end);
+            if (errno || end == optarg || *end || !isfinite(c->lr) || c->lr < 0) {
+                fprintf(stderr, "bigbatch bench: --lr: '%s' is not a number >= 0\n", optarg);
+                return -1;
+            }
+            break;
+        }
+        case OPT_LAYERS: c->layers = true; break;
+        case OPT_LIST_PARAMS: c->list_params = true; break;
+        case OPT_SGEMM: c->sgemm = true; break;
+        case OPT_HELP: return 1;
+        case ':':
+            fprintf(stderr, "bigbatch bench: %s needs a value\n", flag);
+            return -1;
+        default:
+            fprintf(stderr, "bigbatch bench: unknown option '%s' (bigbatch bench --help)\n", flag);
+            return -1;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "bigbatch bench: unexpected argument '%s'\n", argv[optind]);
+        return -1;
+    }
+    if (!c->sgemm && !c->model) {
+        fprintf(stderr, "bigbatch bench: --model or --sgemm is required (bigbatch bench --help)\n");
+        return -1;
+    }
+    if (c->sgemm && c->model) {
+        fprintf(stderr, "bigbatch bench: --sgemm and --model are separate measurements\n");
+        return -1;
+    }
+    return 0;
+}
+
+static double peak_rss_mb(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_maxrss / 1024.0; /* kilobytes on Linux */
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median GFLOP/s of `repeats` n x n x n sgemm calls after two untimed ones. */
+static double sgemm_rate(int n, int repeats, const float *a, const float *b, float *c)
+{
+    double *rates = xmalloc(sizeof *rates * (size_t)repeats, "sgemm rates");
+    for (int r = -2; r < repeats; r++) {
+        double t = now_seconds();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+        t = now_seconds() - t;
+        if (r >= 0) rates[r] = 2.0 * n * n * (double)n / t / 1e9;
+    }
+    qsort(rates, (size_t)repeats, sizeof *rates, cmp_double);
+    double med = repeats % 2 ? rates[repeats / 2] : 0.5 * (rates[repeats / 2 - 1] + rates[repeats / 2]);
+    free(rates);
+    return med;
+}
+
+static int bench_sgemm(const BenchConfig *cfg)
+{
+    Backend *bk = backend_create(cfg->threads); /* the engine's OpenMP/OpenBLAS thread setup */
+    int n = cfg->sgemm_n;
+    size_t count = (size_t)n * n;
+    float *a = xmalloc(sizeof *a * count, "sgemm A");
+    float *b = xmalloc(sizeof *b * count, "sgemm B");
+    float *c = xmalloc(sizeof *c * count, "sgemm C");
+    Rng rng;
+    rng_seed(&rng, cfg->seed, 0xb1a5);
+    for (size_t i = 0; i < count; i++) {
+        a[i] = (float)(2 * rng_uniform(&rng) - 1);
+        b[i] = (float)(2 * rng_uniform(&rng) - 1);
+        c[i] = 0;
+    }
+    /* One thread: the rate each thread gets inside the engine's parallel regions,
+     * where OpenBLAS runs single-threaded. */
+    openblas_set_num_threads(1);
+    omp_set_num_threads(1);
+    double one = sgemm_rate(n, cfg->sgemm_repeats, a, b, c);
+    openblas_set_num_threads(cfg->threads);
+    omp_set_num_threads(cfg->threads);
+    double many = sgemm_rate(n, cfg->sgemm_repeats, a, b, c);
+    printf("sgemm_gflops_1thread=%.2f sgemm_gflops_Nthreads=%.2f threads=%d n=%d\n", one, many,
+           cfg->threads, n);
+    free(a);
+    free(b);
+    free(c);
+    backend_destroy(bk);
+    return 0;
+}
+
+static void fill_synthetic(Net *net, int batch, uint64_t seed)
+{
+    Rng rng;
+    rng_seed(&rng, seed, 0xbe7c);
+    size_t count = (size_t)batch * net->in_c * net->in_h * net->in_w;
+    for (size_t i = 0; i < count; i++) net->input.data[i] = (real)rng_normal(&rng);
+    for (int i = 0; i < batch; i++) net->labels[i] = (int32_t)rng_below(&rng, (uint32_t)net->classes);
+}
+
+/* Per-layer profile of the profiled steps, per step, on stderr. */
+static void print_layers(const Net *net, int batch, int steps, double elapsed)
+{
+    fprintf(stderr, "%-24s %-10s %9s %9s %7s %9s\n", "layer", "kind", "fwd_ms", "bwd_ms", "step%",
+            "GFLOP/s");
+    double total = 0;
+    for (int i = 0; i < net->n_layers; i++) {
+        const Layer *l = &net->layers[i];
+        double t = l->fwd_seconds + l->bwd_seconds;
+        total += t;
+        double mult = l->in[0] == NET_INPUT && !net->want_input_grad ? 2.0 : 3.0;
+        double rate = l->flops > 0 && t > 0 ? mult * l->flops * batch * steps / t / 1e9 : 0;
+        fprintf(stderr, "%-24s %-10s %9.2f %9.2f %6.1f%% ", l->name, l->ops->kind,
+                1e3 * l->fwd_seconds / steps, 1e3 * l->bwd_seconds / steps, 100 * t / elapsed);
+        if (rate > 0) fprintf(stderr, "%9.2f\n", rate);
+        else fprintf(stderr, "%9s\n", "-");
+    }
+    fprintf(stderr, "%-24s %-10s %9s %9s %6.1f%%  (zero_grad, update, timers: the rest of %.2f ms/step)\n",
+            "all layers", "", "", "", 100 * total / elapsed, 1e3 * elapsed / steps);
+}
+
+static double step(Net *net, Optimizer *opt, int batch, double lr)
+{
+    net_zero_grad(net);
+    double loss = net_forward(net, batch, true);
+    net_backward(net, batch);
+    optimizer_step(opt, net, lr);
+    return loss;
+}
+
+static int bench_model(const BenchConfig *cfg)
+{
+    Error err = {{0}};
+    Backend *bk = backend_create(cfg->threads);
+    Net *net = model_build(cfg->model, bk, 0, cfg->seed, &err);
+    if (!net) {
+        fprintf(stderr, "bigbatch bench: %s\n", err.msg);
+        backend_destroy(bk);
+        return 1;
+    }
+    if (cfg->list_params) {
+        printf("model=%s parameters=%zu\n", cfg->model, net->n_weights);
+        for (int i = 0; i < net->n_params; i++) {
+            const Param *p = &net->params[i];
+            printf("%s %d %d %d %d\n", p->name, p->n, p->c, p->h, p->w);
+        }
+        net_destroy(net);
+        backend_destroy(bk);
+        return 0;
+    }
+    OptConfig oc;
+    opt_config_defaults(&oc);
+    oc.momentum = 0.9;
+    oc.weight_decay = 5e-4;
+    Optimizer *opt = optimizer_create(&oc, net, &err);
+    if (!opt) {
+        fprintf(stderr, "bigbatch bench: %s\n", err.msg);
+        net_destroy(net);
+        backend_destroy(bk);
+        return 1;
+    }
+    net_plan(net, cfg->batch);
+    fill_synthetic(net, cfg->batch, cfg->seed);
+
+    double loss = 0;
+    for (int s = 0; s < cfg->warmup; s++) loss = step(net, opt, cfg->batch, cfg->lr);
+    double t0 = now_seconds();
+    for (int s = 0; s < cfg->steps; s++) loss = step(net, opt, cfg->batch, cfg->lr);
+    double elapsed = now_seconds() - t0;
+
+    /* Profiled steps: per-layer timers, for the convolutions' share and rate. */
+    double conv_flops = 0, conv_seconds = 0, prof_elapsed = 0;
+    if (cfg->profile_steps > 0) {
+        for (int i = 0; i < net->n_layers; i++) net->layers[i].fwd_seconds = net->layers[i].bwd_seconds = 0;
+        net->profile = true;
+        double p0 = now_seconds();
+        for (int s = 0; s < cfg->profile_steps; s++) loss = step(net, opt, cfg->batch, cfg->lr);
+        prof_elapsed = now_seconds() - p0;
+        net->profile = false;
+        if (cfg->layers) print_layers(net, cfg->batch, cfg->profile_steps, prof_elapsed);
+        for (int i = 0; i < net->n_layers; i++) {
+            const Layer *l = &net->layers[i];
+            if (strcmp(l->ops->kind, "conv") != 0) continue;
+            /* forward + backward-weights, + backward-data unless the input is the net's */
+            bool has_dx = l->in[0] != NET_INPUT || net->want_input_grad;
+            conv_flops += (has_dx ? 3.0 : 2.0) * l->flops * cfg->batch * cfg->profile_steps;
+            conv_seconds += l->fwd_seconds + l->bwd_seconds;
+        }
+    }
+    if (!isfinite(loss)) fprintf(stderr, "bigbatch bench: warning: loss became %g\n", loss);
+
+    double img_s = (double)cfg->batch * cfg->steps / elapsed;
+    double conv_gflops = conv_seconds > 0 ? conv_flops / conv_seconds / 1e9 : 0;
+    double conv_fraction = prof_elapsed > 0 ? conv_seconds / prof_elapsed : 0;
+    printf("model=%s batch=%d threads=%d img_s=%.1f ms_per_step=%.3f peak_rss_mb=%.1f "
+           "conv_gflops=%.2f conv_fraction=%.3f\n",
+           cfg->model, cfg->batch, cfg->threads, img_s, 1e3 * elapsed / cfg->steps, peak_rss_mb(),
+           conv_gflops, conv_fraction);
+    fflush(stdout);
+    optimizer_destroy(opt);
+    net_destroy(net);
+    backend_destroy(bk);
+    return 0;
+}
+
+int cli_bench(int argc, char **argv)
+{
+    BenchConfig cfg;
+    bench_defaults(&cfg);
+    int parsed = parse_bench_flags(argc, argv, &cfg);
+    if (parsed == 1) {
+        BenchConfig d;
+        bench_defaults(&d);
+        bench_usage(stdout, &d);
+        return 0;
+    }
+    if (parsed < 0) return 2;
+    return cfg.sgemm ? bench_sgemm(&cfg) : bench_model(&cfg);
+}
