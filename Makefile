@@ -13,8 +13,10 @@ ifeq ($(SAN),1)
   CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
   LDFLAGS += -fsanitize=address,undefined
   BUILD   := build/san
+  BIN     := build/san/bigbatch
 else
   BUILD   := build/release
+  BIN     := bin/bigbatch
 endif
 
 ENGINE_SRC := $(shell find engine -name '*.c' ! -name main.c | sort)
@@ -30,9 +32,9 @@ DEB_PACKAGES := build-essential pkg-config libopenblas-dev libopenblas0-openmp l
 	dataset-fashion-mnist libcriterion-dev libcjson-dev sqlite3
 
 .PHONY: all deps test bench clean data demo
-all: bin/bigbatch
+all: $(BIN)
 
-bin/bigbatch: $(ENGINE_OBJ) $(BUILD)/engine/main.o
+$(BIN): $(ENGINE_OBJ) $(BUILD)/engine/main.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -65,8 +67,8 @@ deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	else echo "deps: all packages present"; fi
 
-test: deps bin/bigbatch $(TEST_BIN)
-	@BUILD=$(BUILD) sh tests/run.sh $(TEST_BIN)
+test: deps $(BIN) $(TEST_BIN)
+	@BB=$(BIN) sh tests/run.sh $(TEST_BIN)
 
 # Throughput beside PyTorch (bench/run_bench.py). BENCH_REPEATS, BENCH_THREADS,
 # BENCH_BATCH, BENCH_STEPS, BENCH_MODELS pass through the environment. PyTorch runs

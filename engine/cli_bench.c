@@ -19,6 +19,7 @@
 #include <omp.h>
 
 #include "cli.h"
+#include "cli_args.h"
 #include "models.h"
 #include "optimizer.h"
 
@@ -87,15 +88,7 @@ static void bench_usage(FILE *f, const BenchConfig *d)
 
 static int parse_long(const char *flag, const char *s, long min, long *out)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < min) {
-        fprintf(stderr, "bigbatch bench: %s: '%s' is not an integer >= %ld\n", flag, s, min);
-        return -1;
-    }
-    *out = v;
-    return 0;
+    return cli_parse_long("bench", flag, s, min, out);
 }
 
 enum {
@@ -136,16 +129,13 @@ static int parse_bench_flags(int argc, char **argv, BenchConfig *c)
         case OPT_PROFILE_STEPS: if (parse_long("--profile-steps", optarg, 0, &v)) return -1; c->profile_steps = (int)v; break;
         case OPT_THREADS: if (parse_long("--threads", optarg, 1, &v)) return -1; c->threads = (int)v; break;
         case OPT_SEED: if (parse_long("--seed", optarg, 0, &v)) return -1; c->seed = (unsigned long long)v; break;
-        case OPT_LR: {
-            char *end;
-            errno = 0;
-            c->lr = strtod(optarg, &end);
-            if (errno || end == optarg || *end || !isfinite(c->lr) || c->lr < 0) {
+        case OPT_LR:
+            if (cli_parse_double("bench", "--lr", optarg, &c->lr)) return -1;
+            if (c->lr < 0) {
                 fprintf(stderr, "bigbatch bench: --lr: '%s' is not a number >= 0\n", optarg);
                 return -1;
             }
             break;
-        }
         case OPT_LAYERS: c->layers = true; break;
         case OPT_LIST_PARAMS: c->list_params = true; break;
         case OPT_SGEMM: c->sgemm = true; break;

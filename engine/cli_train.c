@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_args.h"
 #include "train.h"
 
 static void train_usage(FILE *f, const TrainConfig *d)
@@ -94,31 +95,14 @@ static void print_diverged(Observer *o, long step, double loss)
     fflush(stdout);
 }
 
-/* Strict number parsing: the whole argument must be a number in range. */
 static int parse_double(const char *flag, const char *s, double *out)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v)) {
-        fprintf(stderr, "bigbatch train: %s: '%s' is not a number\n", flag, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
+    return cli_parse_double("train", flag, s, out);
 }
 
 static int parse_long(const char *flag, const char *s, long min, long *out)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < min) {
-        fprintf(stderr, "bigbatch train: %s: '%s' is not an integer >= %ld\n", flag, s, min);
-        return -1;
-    }
-    *out = v;
-    return 0;
+    return cli_parse_long("train", flag, s, min, out);
 }
 
 enum {
