@@ -54,72 +54,14 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+# LeNet and the CIFAR ResNet are the benchmark's definitions (one PyTorch mirror of
+# engine/models.c for both uses).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+from torch_models import CifarResNet, LeNet  # noqa: E402
+
 STEPS = 10
 MOMENTUM = 0.9
 WEIGHT_DECAY = 5e-4
-
-
-class LeNet(nn.Module):
-    def __init__(self, classes=10):
-        super().__init__()
-        self.conv1 = nn.Conv2d(1, 6, 5, padding=2)
-        self.conv2 = nn.Conv2d(6, 16, 5)
-        self.fc1 = nn.Linear(16 * 5 * 5, 120)
-        self.fc2 = nn.Linear(120, 84)
-        self.fc3 = nn.Linear(84, classes)
-
-    def forward(self, x):
-        x = F.max_pool2d(F.relu(self.conv1(x)), 2, 2)
-        x = F.max_pool2d(F.relu(self.conv2(x)), 2, 2)
-        x = torch.flatten(x, 1)
-        x = F.relu(self.fc1(x))
-        x = F.relu(self.fc2(x))
-        return self.fc3(x)
-
-
-class BasicBlock(nn.Module):
-    def __init__(self, in_c, out_c, stride):
-        super().__init__()
-        self.conv1 = nn.Conv2d(in_c, out_c, 3, stride, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(out_c, eps=1e-5, momentum=0.1)
-        self.conv2 = nn.Conv2d(out_c, out_c, 3, 1, 1, bias=False)
-        self.bn2 = nn.BatchNorm2d(out_c, eps=1e-5, momentum=0.1)
-        self.downsample = None
-        if stride != 1 or in_c != out_c:
-            self.downsample = nn.Sequential(
-                nn.Conv2d(in_c, out_c, 1, stride, 0, bias=False),
-                nn.BatchNorm2d(out_c, eps=1e-5, momentum=0.1))
-
-    def forward(self, x):
-        y = F.relu(self.bn1(self.conv1(x)))
-        y = self.bn2(self.conv2(y))
-        s = x if self.downsample is None else self.downsample(x)
-        return F.relu(y + s)
-
-
-class CifarResNet(nn.Module):
-    """engine/models.c build_cifar_resnet: 16/32/64 channels, `blocks` per stage."""
-
-    def __init__(self, blocks, classes=10):
-        super().__init__()
-        self.conv1 = nn.Conv2d(3, 16, 3, 1, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(16, eps=1e-5, momentum=0.1)
-        in_c = 16
-        for stage in range(3):
-            out_c = 16 << stage
-            layer = []
-            for b in range(blocks):
-                stride = 2 if stage > 0 and b == 0 else 1
-                layer.append(BasicBlock(in_c, out_c, stride))
-                in_c = out_c
-            setattr(self, "layer%d" % (stage + 1), nn.Sequential(*layer))
-        self.fc = nn.Linear(64, classes)
-
-    def forward(self, x):
-        x = F.relu(self.bn1(self.conv1(x)))
-        x = self.layer3(self.layer2(self.layer1(x)))
-        x = F.adaptive_avg_pool2d(x, 1).flatten(1)
-        return self.fc(x)
 
 
 class MiniAlexNet(nn.Module):
