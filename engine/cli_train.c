@@ -28,8 +28,22 @@ static void train_usage(FILE *f, const TrainConfig *d)
             "  --steps N              stop after N iterations in total [no limit]\n"
             "  --batch N              global batch size; the last partial batch of an epoch is dropped [%d]\n"
             "  --eval-batch N         batch size for evaluation [min(batch, 500)]\n"
+            "learning rate, evaluated every iteration:\n"
+            "  --lr X                 base learning rate, before --lr-scaling [%g]\n"
+            "  --lr-scaling RULE      none | linear (lr*batch/base) | sqrt (lr*sqrt(batch/base)) [none]\n"
+            "  --base-batch N         the batch the base LR belongs to [%d]\n"
+            "  --lr-policy P          fixed | step | multistep | poly | cosine [fixed]\n"
+            "  --lr-gamma X           step/multistep factor [%g]\n"
+            "  --lr-step-epochs X     step: multiply by gamma every X epochs [%g]\n"
+            "  --milestones E1,E2,..  multistep: epochs where the LR is multiplied by gamma\n"
+            "  --poly-power X         poly/cosine: (lr - end)*(1 - t/T)^power + end [%g]\n"
+            "  --end-lr X             poly/cosine: final LR [%g]\n"
+            "  --poly-horizon H       total (NVCaffe: warmup counts inside the horizon) |\n"
+            "                         after-warmup (MLPerf: decay starts after warmup) [total]\n"
+            "  --warmup-epochs X      ramp from --warmup-start-lr to the base LR [%g]\n"
+            "  --warmup-start-lr X    [%g]\n"
+            "  --warmup-shape S       linear | quadratic (NVCaffe rampup) [linear]\n"
             "optimizer (SGD, as torch.optim.SGD):\n"
-            "  --lr X                 learning rate [%g]\n"
             "  --momentum X           momentum [%g]\n"
             "  --dampening X          momentum dampening [%g]\n"
             "  --nesterov             Nesterov momentum [off]\n"
@@ -42,7 +56,9 @@ static void train_usage(FILE *f, const TrainConfig *d)
             "  --save-every N         also every N epochs [0: only at the end]\n"
             "  --resume PATH          continue from a checkpoint (same flags)\n"
             "  --quiet                no progress line on stderr\n",
-            d->model, d->data, d->epochs, d->batch, d->lr, d->opt.momentum,
+            d->model, d->data, d->epochs, d->batch, d->lr, d->base_batch, d->sched.gamma,
+            d->sched.step_epochs, d->sched.power, d->sched.end_lr, d->sched.warmup_epochs,
+            d->sched.warmup_start_lr, d->opt.momentum,
             d->opt.dampening, d->opt.weight_decay, d->label_smoothing, d->seed, d->threads);
 }
 
@@ -105,11 +121,36 @@ static int parse_long(const char *flag, const char *s, long min, long *out)
     return cli_parse_long("train", flag, s, min, out);
 }
 
+static int bad_choice(const char *flag, const char *value, const char *choices)
+{
+    fprintf(stderr, "bigbatch train: %s: '%s' is not one of %s\n", flag, value, choices);
+    return -1;
+}
+
+/* "30,60,80" -> milestones in epochs */
+static int parse_milestones(const char *s, ScheduleConfig *sched)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    sched->n_milestones = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (sched->n_milestones == SCHEDULE_MAX_MILESTONES) {
+            fprintf(stderr, "bigbatch train: --milestones: more than %d epochs\n", SCHEDULE_MAX_MILESTONES);
+            return -1;
+        }
+        if (parse_double("--milestones", tok, &sched->milestones[sched->n_milestones])) return -1;
+        sched->n_milestones++;
+    }
+    return 0;
+}
+
 enum {
     OPT_MODEL = 256, OPT_DATA, OPT_DATA_ROOT, OPT_AUGMENT, OPT_TRAIN_SUBSET, OPT_TEST_SUBSET,
     OPT_EPOCHS, OPT_STEPS, OPT_BATCH, OPT_EVAL_BATCH, OPT_LR, OPT_MOMENTUM, OPT_DAMPENING,
     OPT_NESTEROV, OPT_WD, OPT_SMOOTHING, OPT_SEED, OPT_THREADS, OPT_SAVE, OPT_SAVE_EVERY,
-    OPT_RESUME, OPT_QUIET, OPT_HELP
+    OPT_RESUME, OPT_QUIET, OPT_HELP, OPT_LR_SCALING, OPT_BASE_BATCH, OPT_LR_POLICY, OPT_LR_GAMMA,
+    OPT_LR_STEP_EPOCHS, OPT_MILESTONES, OPT_POLY_POWER, OPT_END_LR, OPT_POLY_HORIZON,
+    OPT_WARMUP_EPOCHS, OPT_WARMUP_START_LR, OPT_WARMUP_SHAPE
 };
 
 static const struct option LONG_OPTS[] = {
@@ -136,6 +177,18 @@ static const struct option LONG_OPTS[] = {
     {"resume", required_argument, 0, OPT_RESUME},
     {"quiet", no_argument, 0, OPT_QUIET},
     {"help", no_argument, 0, OPT_HELP},
+    {"lr-scaling", required_argument, 0, OPT_LR_SCALING},
+    {"base-batch", required_argument, 0, OPT_BASE_BATCH},
+    {"lr-policy", required_argument, 0, OPT_LR_POLICY},
+    {"lr-gamma", required_argument, 0, OPT_LR_GAMMA},
+    {"lr-step-epochs", required_argument, 0, OPT_LR_STEP_EPOCHS},
+    {"milestones", required_argument, 0, OPT_MILESTONES},
+    {"poly-power", required_argument, 0, OPT_POLY_POWER},
+    {"end-lr", required_argument, 0, OPT_END_LR},
+    {"poly-horizon", required_argument, 0, OPT_POLY_HORIZON},
+    {"warmup-epochs", required_argument, 0, OPT_WARMUP_EPOCHS},
+    {"warmup-start-lr", required_argument, 0, OPT_WARMUP_START_LR},
+    {"warmup-shape", required_argument, 0, OPT_WARMUP_SHAPE},
     {0, 0, 0, 0},
 };
 
@@ -186,6 +239,29 @@ static int parse_train_flags(int argc, char **argv, TrainConfig *cfg)
         case OPT_RESUME: cfg->resume = optarg; break;
         case OPT_QUIET: cfg->quiet = true; break;
         case OPT_HELP: return 1;
+        case OPT_LR_SCALING:
+            if (schedule_parse_scaling(optarg, &cfg->lr_scaling)) return bad_choice("--lr-scaling", optarg, "none, linear, sqrt");
+            break;
+        case OPT_BASE_BATCH: if (parse_long("--base-batch", optarg, 1, &v)) return -1; cfg->base_batch = (int)v; break;
+        case OPT_LR_POLICY:
+            if (schedule_parse_policy(optarg, &cfg->sched.policy))
+                return bad_choice("--lr-policy", optarg, "fixed, step, multistep, poly, cosine");
+            break;
+        case OPT_LR_GAMMA: if (parse_double("--lr-gamma", optarg, &cfg->sched.gamma)) return -1; break;
+        case OPT_LR_STEP_EPOCHS: if (parse_double("--lr-step-epochs", optarg, &cfg->sched.step_epochs)) return -1; break;
+        case OPT_MILESTONES: if (parse_milestones(optarg, &cfg->sched)) return -1; break;
+        case OPT_POLY_POWER: if (parse_double("--poly-power", optarg, &cfg->sched.power)) return -1; break;
+        case OPT_END_LR: if (parse_double("--end-lr", optarg, &cfg->sched.end_lr)) return -1; break;
+        case OPT_POLY_HORIZON:
+            if (schedule_parse_poly_horizon(optarg, &cfg->sched.poly_horizon))
+                return bad_choice("--poly-horizon", optarg, "total, after-warmup");
+            break;
+        case OPT_WARMUP_EPOCHS: if (parse_double("--warmup-epochs", optarg, &cfg->sched.warmup_epochs)) return -1; break;
+        case OPT_WARMUP_START_LR: if (parse_double("--warmup-start-lr", optarg, &cfg->sched.warmup_start_lr)) return -1; break;
+        case OPT_WARMUP_SHAPE:
+            if (schedule_parse_warmup_shape(optarg, &cfg->sched.warmup_shape))
+                return bad_choice("--warmup-shape", optarg, "linear, quadratic");
+            break;
         case ':':
             fprintf(stderr, "bigbatch train: %s needs a value\n", flag);
             return -1;

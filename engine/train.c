@@ -23,6 +23,9 @@ void train_config_defaults(TrainConfig *cfg)
     cfg->batch = 128;
     cfg->eval_batch = 0; /* min(batch, 500): evaluation never needs more memory than training */
     cfg->lr = 0.01;
+    schedule_defaults(&cfg->sched);
+    cfg->lr_scaling = LR_SCALING_NONE;
+    cfg->base_batch = 256;
     opt_config_defaults(&cfg->opt);
     cfg->seed = 1;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -138,6 +141,7 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
     TrainConfig resolved = *cfg;
     if (resolved.eval_batch == 0) resolved.eval_batch = cfg->batch < 500 ? cfg->batch : 500;
     cfg = &resolved;
+    resolved.sched.base_lr = lr_scale_rule(cfg->lr, cfg->lr_scaling, cfg->batch, cfg->base_batch);
     if (cfg->batch < 1 || cfg->epochs < 1 || cfg->eval_batch < 1) {
         error_set(err, "--batch, --epochs and --eval-batch must be positive");
         return -1;
@@ -154,6 +158,13 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
     if (r.ds.classes > r.net->classes) {
         error_set(err, "%s has %d classes but model %s has %d outputs", cfg->data, r.ds.classes,
                   cfg->model, r.net->classes);
+        run_free(&r);
+        return -1;
+    }
+    const long steps_per_epoch = r.ds.train.count / cfg->batch; /* the last partial batch is dropped */
+    const long total_steps = steps_per_epoch * cfg->epochs;    /* the schedule's horizon */
+    if (schedule_validate(&cfg->sched, err) != 0 ||
+        schedule_validate_run(&cfg->sched, steps_per_epoch, total_steps, err) != 0) {
         run_free(&r);
         return -1;
     }
@@ -192,9 +203,8 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
              cfg->threads, r.use_aug ? ", augmentation: crop+flip" : "");
     if (obs && obs->on_start) obs->on_start(obs, cfg, summary);
 
-    const long steps_per_epoch = r.ds.train.count / cfg->batch; /* the last partial batch is dropped */
     const double t0 = now_seconds();
-    double last_train_loss = NAN;
+    double last_train_loss = NAN, last_lr = cfg->sched.base_lr;
     int status = 0;
     for (int epoch = pos.epoch; epoch < cfg->epochs && !res->diverged; epoch++) {
         epoch_order(&r, cfg->seed, epoch, r.order);
@@ -205,7 +215,8 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
         for (long s = first; s < steps_per_epoch; s++) {
             if (cfg->steps > 0 && pos.step >= cfg->steps) break;
             int correct = 0;
-            double lr = cfg->lr;
+            double lr = schedule_lr(&cfg->sched, pos.step, steps_per_epoch, total_steps);
+            last_lr = lr;
             double loss = train_step(&r, cfg, r.order + s * cfg->batch, pos.step, lr, &correct);
             pos.step++;
             pos.epoch_step = s + 1;
@@ -238,7 +249,7 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
         m.train_acc = counted ? (double)hits / ((double)counted * cfg->batch) : NAN;
         evaluate(&r, cfg->eval_batch, eval_idx, &m.test_loss, &m.test_acc);
         m.loss_gap = m.test_loss - m.train_loss;
-        m.lr = cfg->lr;
+        m.lr = last_lr; /* at the epoch's last iteration */
         m.images_per_sec = train_time > 0 ? done * cfg->batch / train_time : 0;
         m.elapsed = now_seconds() - t0;
         if (obs && obs->on_epoch) obs->on_epoch(obs, &m);

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "optimizer.h"
+#include "schedule.h"
 #include "util.h"
 
 typedef struct {
@@ -16,7 +17,10 @@ typedef struct {
     long steps;             /* > 0: stop after this many iterations in total */
     int batch;
     int eval_batch;
-    double lr;
+    double lr;              /* base LR, before the scaling rule */
+    ScheduleConfig sched;   /* policy, warmup, ...; its base_lr is derived from lr */
+    LrScaling lr_scaling;   /* lr * batch/base_batch (linear) or its square root */
+    int base_batch;
     OptConfig opt;
     double label_smoothing;
     unsigned long long seed;

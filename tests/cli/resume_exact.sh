@@ -15,5 +15,5 @@ check() {
     [ -n "$full" ] && [ "$full" = "$resumed" ] || { cat "$TMP/$name.full" "$TMP/$name.resumed"; fail "$name: epoch 2 differs"; }
     [ "$(grep '^final' "$TMP/$name.full")" = "$(grep '^final' "$TMP/$name.resumed")" ] || fail "$name: final line differs"
 }
-check lenet --model lenet --data fashion-mnist --train-subset 1000 --test-subset 500 --batch 100 --lr 0.05 --momentum 0.9 --weight-decay 5e-4
+check lenet --model lenet --data fashion-mnist --train-subset 1000 --test-subset 500 --batch 100 --lr 0.05 --momentum 0.9 --weight-decay 5e-4 --lr-policy poly --warmup-epochs 0.5
 check alexbn --model alexnet-bn-cifar --data synthetic --augment on --train-subset 512 --test-subset 128 --batch 64 --lr 0.02 --momentum 0.9 --nesterov
