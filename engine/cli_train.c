@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "cli_args.h"
 #include "train.h"
+#include "util.h"
 
 static void train_usage(FILE *f, const TrainConfig *d)
 {
@@ -43,7 +44,21 @@ static void train_usage(FILE *f, const TrainConfig *d)
             "  --warmup-epochs X      ramp from --warmup-start-lr to the base LR [%g]\n"
             "  --warmup-start-lr X    [%g]\n"
             "  --warmup-shape S       linear | quadratic (NVCaffe rampup) [linear]\n"
-            "optimizer (SGD, as torch.optim.SGD):\n"
+            "optimizer:\n"
+            "  --opt NAME             sgd | lars | larc | adamw | lamb [sgd]\n"
+            "  --lars-variant V       preset of the LARS/LARC switches: paper | nvcaffe (= nvcaffe-scale) |\n"
+            "                         nvcaffe-clip | apex | tf | timm | mlperf | tf-garden | tf-garden-nc\n"
+            "                         [paper for lars, nvcaffe for larc]; the run prints what it set\n"
+            "  --larc-policy P        clip (min(lr, r), NVCaffe) | scale (lr*r) [the preset's]\n"
+            "  --eta X                trust coefficient [the preset's: 0.001, apex 0.02]\n"
+            "  --lars-eps X           added to the ratio's denominator [the preset's]\n"
+            "  --lars-exclude LIST    bias,bn | bias | bn | none: kinds without adaptation or weight\n"
+            "                         decay [the preset's: bias,bn for mlperf, else none]\n"
+            "  --decoupled-wd         sgd/lars: w -= lr*wd*w beside the step (adamw/lamb always are)\n"
+            "  --beta1 X, --beta2 X, --adam-eps X   adamw/lamb [0.9, 0.999, 1e-8]\n"
+            "  --layer-stats          print ||w||, ||g||, ratio, local and effective rate and\n"
+            "                         ||update||/||w|| of every parameter after the last step\n"
+            "  --layer-stats-every N  also collect them every N steps (and at steps 0, 1)\n"
             "  --momentum X           momentum [%g]\n"
             "  --dampening X          momentum dampening [%g]\n"
             "  --nesterov             Nesterov momentum [off]\n"
@@ -65,8 +80,55 @@ static void train_usage(FILE *f, const TrainConfig *d)
 typedef struct {
     bool progress;
     double last_progress;
-    bool header_done;
+    /* The last per-layer statistics, copied (the net is gone when they are printed). */
+    int n_stats;
+    long stats_step;
+    char (*names)[96];
+    ParamKind *kinds;
+    OptStats *stats;
 } Printer;
+
+static void keep_layer_stats(Observer *o, long step, const Net *net, const OptStats *stats)
+{
+    Printer *p = o->ctx;
+    if (!p->stats) { /* once, at the first collection */
+        p->names = xcalloc((size_t)net->n_params, sizeof *p->names, "stats names");
+        p->kinds = xcalloc((size_t)net->n_params, sizeof *p->kinds, "stats kinds");
+        p->stats = xcalloc((size_t)net->n_params, sizeof *p->stats, "stats");
+        for (int i = 0; i < net->n_params; i++) {
+            memcpy(p->names[i], net->params[i].name, sizeof p->names[i]);
+            p->kinds[i] = net->params[i].kind;
+        }
+    }
+    p->n_stats = net->n_params;
+    p->stats_step = step;
+    memcpy(p->stats, stats, sizeof *stats * (size_t)net->n_params);
+}
+
+/* The paper's Table 2 layout: every parameter tensor in network order. */
+static void print_layer_stats(const Printer *p)
+{
+    printf("\nper-layer statistics of the update at step %ld (after %ld iteration%s):\n", p->stats_step,
+           p->stats_step + 1, p->stats_step ? "s" : "");
+    printf("%-28s %-9s %11s %11s %11s %11s %11s %11s\n", "parameter", "kind", "||w||", "||g||",
+           "||w||/||g||", "local_rate", "eff_rate", "||dw||/||w||");
+    double lo = INFINITY, hi = 0;
+    int at_lo = -1, at_hi = -1;
+    for (int i = 0; i < p->n_stats; i++) {
+        const OptStats *s = &p->stats[i];
+        double ratio = s->g_norm > 0 ? s->w_norm / s->g_norm : NAN;
+        printf("%-28s %-9s %11.4g %11.4g %11.4g %11.4g %11.4g %11.4g\n", p->names[i],
+               param_kind_name(p->kinds[i]), s->w_norm, s->g_norm, ratio, s->local_rate, s->eff_rate,
+               s->update_ratio);
+        if (isfinite(ratio) && ratio > 0) {
+            if (ratio < lo) lo = ratio, at_lo = i;
+            if (ratio > hi) hi = ratio, at_hi = i;
+        }
+    }
+    if (at_lo >= 0)
+        printf("||w||/||g|| ranges from %.4g (%s) to %.4g (%s): a spread of %.0fx\n", lo, p->names[at_lo],
+               hi, p->names[at_hi], hi / lo);
+}
 
 static void print_start(Observer *o, const TrainConfig *cfg, const char *summary)
 {
@@ -150,7 +212,9 @@ enum {
     OPT_NESTEROV, OPT_WD, OPT_SMOOTHING, OPT_SEED, OPT_THREADS, OPT_SAVE, OPT_SAVE_EVERY,
     OPT_RESUME, OPT_QUIET, OPT_HELP, OPT_LR_SCALING, OPT_BASE_BATCH, OPT_LR_POLICY, OPT_LR_GAMMA,
     OPT_LR_STEP_EPOCHS, OPT_MILESTONES, OPT_POLY_POWER, OPT_END_LR, OPT_POLY_HORIZON,
-    OPT_WARMUP_EPOCHS, OPT_WARMUP_START_LR, OPT_WARMUP_SHAPE
+    OPT_WARMUP_EPOCHS, OPT_WARMUP_START_LR, OPT_WARMUP_SHAPE, OPT_OPT, OPT_LARS_VARIANT,
+    OPT_LARC_POLICY, OPT_ETA, OPT_LARS_EPS, OPT_LARS_EXCLUDE, OPT_DECOUPLED_WD, OPT_BETA1, OPT_BETA2,
+    OPT_ADAM_EPS, OPT_LAYER_STATS, OPT_LAYER_STATS_EVERY
 };
 
 static const struct option LONG_OPTS[] = {
@@ -189,11 +253,86 @@ static const struct option LONG_OPTS[] = {
     {"warmup-epochs", required_argument, 0, OPT_WARMUP_EPOCHS},
     {"warmup-start-lr", required_argument, 0, OPT_WARMUP_START_LR},
     {"warmup-shape", required_argument, 0, OPT_WARMUP_SHAPE},
+    {"opt", required_argument, 0, OPT_OPT},
+    {"lars-variant", required_argument, 0, OPT_LARS_VARIANT},
+    {"larc-policy", required_argument, 0, OPT_LARC_POLICY},
+    {"eta", required_argument, 0, OPT_ETA},
+    {"lars-eps", required_argument, 0, OPT_LARS_EPS},
+    {"lars-exclude", required_argument, 0, OPT_LARS_EXCLUDE},
+    {"decoupled-wd", no_argument, 0, OPT_DECOUPLED_WD},
+    {"beta1", required_argument, 0, OPT_BETA1},
+    {"beta2", required_argument, 0, OPT_BETA2},
+    {"adam-eps", required_argument, 0, OPT_ADAM_EPS},
+    {"layer-stats", no_argument, 0, OPT_LAYER_STATS},
+    {"layer-stats-every", required_argument, 0, OPT_LAYER_STATS_EVERY},
     {0, 0, 0, 0},
 };
 
+/* LARS/LARC flags given by hand: applied over the preset, whatever their order. */
+typedef struct {
+    const char *variant;
+    int larc_policy; /* -1: the preset's */
+    bool has_eta, has_eps, has_exclude;
+    double eta, eps;
+    unsigned exclude;
+} OptOverrides;
+
+static int parse_exclude(const char *s, unsigned *out)
+{
+    if (!strcmp(s, "none")) *out = 0;
+    else if (!strcmp(s, "bias")) *out = OPT_EXCLUDE_BIAS;
+    else if (!strcmp(s, "bn")) *out = OPT_EXCLUDE_BN;
+    else if (!strcmp(s, "bias,bn") || !strcmp(s, "bn,bias")) *out = OPT_EXCLUDE_BIAS | OPT_EXCLUDE_BN;
+    else return bad_choice("--lars-exclude", s, "bias,bn, bias, bn, none");
+    return 0;
+}
+
+/* Presets first, then the switches given by hand; `what` says what the preset set. */
+static int resolve_optimizer(OptConfig *opt, const OptOverrides *ov, char *what, size_t len)
+{
+    what[0] = 0;
+    const char *variant = ov->variant ? ov->variant : optimizer_default_preset(opt->name);
+    if (ov->variant && strcmp(opt->name, "lars") && strcmp(opt->name, "larc")) {
+        fprintf(stderr, "bigbatch train: --lars-variant needs --opt lars or --opt larc\n");
+        return -1;
+    }
+    if (variant) {
+        Error err = {{0}};
+        if (optimizer_apply_preset(opt, variant, what, len, &err) != 0) {
+            fprintf(stderr, "bigbatch train: --lars-variant: %s\n", err.msg);
+            return -1;
+        }
+    }
+    size_t used = strlen(what);
+    const char *sep = used ? "; then by hand:" : "set by hand:";
+    if (ov->larc_policy >= 0) {
+        opt->larc_policy = ov->larc_policy;
+        used += (size_t)snprintf(what + used, used < len ? len - used : 0, "%s larc-policy=%s", sep,
+                                 ov->larc_policy == LARC_SCALE ? "scale" : "clip");
+        sep = "";
+    }
+    if (ov->has_eta) {
+        opt->eta = ov->eta;
+        used += (size_t)snprintf(what + used, used < len ? len - used : 0, "%s eta=%g", sep, ov->eta);
+        sep = "";
+    }
+    if (ov->has_eps) {
+        opt->lars_eps = ov->eps;
+        used += (size_t)snprintf(what + used, used < len ? len - used : 0, "%s lars-eps=%g", sep, ov->eps);
+        sep = "";
+    }
+    if (ov->has_exclude) {
+        opt->lars_exclude = ov->exclude;
+        snprintf(what + used, used < len ? len - used : 0, "%s lars-exclude=%s%s%s", sep,
+                 ov->exclude & OPT_EXCLUDE_BIAS ? "bias" : "",
+                 (ov->exclude & OPT_EXCLUDE_BIAS) && (ov->exclude & OPT_EXCLUDE_BN) ? "," : "",
+                 ov->exclude ? (ov->exclude & OPT_EXCLUDE_BN ? "bn" : "") : "none");
+    }
+    return 0;
+}
+
 /* Fills cfg from argv; returns 0, 1 for --help, -1 on a bad flag. */
-static int parse_train_flags(int argc, char **argv, TrainConfig *cfg)
+static int parse_train_flags(int argc, char **argv, TrainConfig *cfg, OptOverrides *ov)
 {
     optind = 1;
     opterr = 0;
@@ -262,6 +401,27 @@ static int parse_train_flags(int argc, char **argv, TrainConfig *cfg)
             if (schedule_parse_warmup_shape(optarg, &cfg->sched.warmup_shape))
                 return bad_choice("--warmup-shape", optarg, "linear, quadratic");
             break;
+        case OPT_OPT: snprintf(cfg->opt.name, sizeof cfg->opt.name, "%s", optarg); break;
+        case OPT_LARS_VARIANT: ov->variant = optarg; break;
+        case OPT_LARC_POLICY:
+            if (strcmp(optarg, "clip") && strcmp(optarg, "scale")) return bad_choice("--larc-policy", optarg, "clip, scale");
+            ov->larc_policy = strcmp(optarg, "clip") == 0 ? LARC_CLIP_NVCAFFE : LARC_SCALE;
+            break;
+        case OPT_ETA: if (parse_double("--eta", optarg, &ov->eta)) return -1; ov->has_eta = true; break;
+        case OPT_LARS_EPS: if (parse_double("--lars-eps", optarg, &ov->eps)) return -1; ov->has_eps = true; break;
+        case OPT_LARS_EXCLUDE:
+            if (parse_exclude(optarg, &ov->exclude)) return -1;
+            ov->has_exclude = true;
+            break;
+        case OPT_DECOUPLED_WD: cfg->opt.decoupled_wd = true; break;
+        case OPT_BETA1: if (parse_double("--beta1", optarg, &cfg->opt.beta1)) return -1; break;
+        case OPT_BETA2: if (parse_double("--beta2", optarg, &cfg->opt.beta2)) return -1; break;
+        case OPT_ADAM_EPS: if (parse_double("--adam-eps", optarg, &cfg->opt.adam_eps)) return -1; break;
+        case OPT_LAYER_STATS: cfg->layer_stats = true; break;
+        case OPT_LAYER_STATS_EVERY:
+            if (parse_long("--layer-stats-every", optarg, 1, &v)) return -1;
+            cfg->layer_stats_every = (int)v;
+            break;
         case ':':
             fprintf(stderr, "bigbatch train: %s needs a value\n", flag);
             return -1;
@@ -285,7 +445,8 @@ int cli_train(int argc, char **argv)
 {
     TrainConfig cfg;
     train_config_defaults(&cfg);
-    int parsed = parse_train_flags(argc, argv, &cfg);
+    OptOverrides ov = {NULL, -1, false, false, false, 0, 0, 0};
+    int parsed = parse_train_flags(argc, argv, &cfg, &ov);
     if (parsed == 1) {
         TrainConfig d;
         train_config_defaults(&d);
@@ -293,15 +454,24 @@ int cli_train(int argc, char **argv)
         return 0;
     }
     if (parsed < 0) return 2;
-    Printer printer = {!cfg.quiet && isatty(STDERR_FILENO), 0, false};
-    Observer obs = {print_start, print_progress, print_epoch, print_diverged, &printer};
+    char preset_said[768];
+    if (resolve_optimizer(&cfg.opt, &ov, preset_said, sizeof preset_said) != 0) return 2;
+    if (preset_said[0]) printf("%s\n", preset_said);
+    Printer printer = {!cfg.quiet && isatty(STDERR_FILENO), 0, 0, 0, NULL, NULL, NULL};
+    Observer obs = {print_start, print_progress, print_epoch, print_diverged, keep_layer_stats, &printer};
     TrainResult res;
     Error err = {{0}};
+    int status = 0;
     if (train_run(&cfg, &obs, &res, &err) != 0) {
         fprintf(stderr, "bigbatch train: %s\n", err.msg);
-        return 1;
+        status = 1;
+    } else {
+        if (cfg.layer_stats && printer.stats) print_layer_stats(&printer);
+        printf("final test_acc=%.4f test_loss=%.4f train_loss=%.4f%s\n", res.test_acc, res.test_loss,
+               res.train_loss, res.diverged ? " status=diverged" : "");
     }
-    printf("final test_acc=%.4f test_loss=%.4f train_loss=%.4f%s\n", res.test_acc, res.test_loss,
-           res.train_loss, res.diverged ? " status=diverged" : "");
-    return 0;
+    free(printer.names);
+    free(printer.kinds);
+    free(printer.stats);
+    return status;
 }

@@ -1,40 +1,215 @@
-/* Optimizer construction by name and the shared state bookkeeping. */
+/* Optimizer construction by name, LARS/LARC presets and the shared state
+ * bookkeeping (slots, per-parameter statistics). */
 #include "optimizer.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 void sgd_update(Optimizer *opt, Net *net, double lr);
+void lars_update(Optimizer *opt, Net *net, double lr);
+void adamw_update(Optimizer *opt, Net *net, double lr);
+void lamb_update(Optimizer *opt, Net *net, double lr);
 
 void opt_config_defaults(OptConfig *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     snprintf(cfg->name, sizeof cfg->name, "sgd");
+    /* LARS switches at the paper form (used only by name "lars"/"larc"). */
+    cfg->lars_denom = LARS_DENOM_G_WD;
+    cfg->lars_wd_in_update = true;
+    cfg->lars_momentum = LARS_LR_INSIDE;
+    cfg->larc_policy = LARC_SCALE;
+    cfg->lars_guard = LARS_GUARD_RATIO_ONE;
+    cfg->eta = 0.001;
+    cfg->beta1 = 0.9;
+    cfg->beta2 = 0.999;
+    cfg->adam_eps = 1e-8;
+}
+
+/* One row per preset; see ../shared/papers.md section 2h. */
+typedef struct {
+    const char *variant, *name;
+    int denom;
+    bool wd_in_update;
+    int momentum;
+    int policy;
+    int guard;
+    bool adapt_if_wd;
+    unsigned exclude;
+    double eta, eps;
+    const char *source;
+} LarsPreset;
+
+static const LarsPreset presets[] = {
+    {"paper", "lars", LARS_DENOM_G_WD, true, LARS_LR_INSIDE, LARC_SCALE, LARS_GUARD_RATIO_ONE, false, 0,
+     0.001, 0, "You et al. 2017 / NVCaffe Aug 2017"},
+    {"nvcaffe", "larc", LARS_DENOM_G, true, LARS_LR_INSIDE, LARC_SCALE, LARS_GUARD_RATIO_ONE, false, 0,
+     0.001, 0, "NVCaffe 0.16/0.17.0 LARC, policy scale (proto default)"},
+    {"nvcaffe-scale", "larc", LARS_DENOM_G, true, LARS_LR_INSIDE, LARC_SCALE, LARS_GUARD_RATIO_ONE, false,
+     0, 0.001, 0, "NVCaffe 0.16/0.17.0 LARC, policy scale"},
+    {"nvcaffe-clip", "larc", LARS_DENOM_G, true, LARS_LR_INSIDE, LARC_CLIP_NVCAFFE, LARS_GUARD_RATIO_ONE,
+     false, 0, 0.001, 0, "NVCaffe 0.16/0.17.0 LARC, policy clip"},
+    {"apex", "larc", LARS_DENOM_G_WD, true, LARS_LR_AFTER, LARC_CLIP_APEX, LARS_GUARD_APEX, false, 0, 0.02,
+     1e-8, "apex.parallel.LARC (clip=True) around torch SGD"},
+    {"tf", "lars", LARS_DENOM_G_WD, false, LARS_TRUST_AFTER, LARC_SCALE, LARS_GUARD_RATIO_ONE, false, 0,
+     0.001, 0, "TF contrib LARSOptimizer (skip_list None; wd expected in the loss)"},
+    {"timm", "lars", LARS_DENOM_G_WD, true, LARS_LR_AFTER, LARC_SCALE, LARS_GUARD_RATIO_ONE, true, 0, 0.001,
+     1e-8, "timm Lars (trust_clip False, always_adapt False)"},
+    {"mlperf", "lars", LARS_DENOM_G_WD, true, LARS_LR_INSIDE, LARC_SCALE, LARS_GUARD_RATIO_ONE, false,
+     OPT_EXCLUDE_BIAS | OPT_EXCLUDE_BN, 0.001, 1e-7, "MLPerf TF2 reference (eps 0 -> keras 1e-7)"},
+    {"tf-garden", "lars", LARS_DENOM_DECAYED, true, LARS_LR_INSIDE, LARC_SCALE, LARS_GUARD_RATIO_ONE, false,
+     0, 0.001, 0, "TF Model Garden LARS, classic_momentum True"},
+    {"tf-garden-nc", "lars", LARS_DENOM_UPDATE, true, LARS_TRUST_AFTER, LARC_SCALE, LARS_GUARD_RATIO_ONE,
+     false, 0, 0.001, 0, "TF Model Garden LARS, classic_momentum False"},
+};
+
+static const char *denom_name(int d)
+{
+    switch (d) {
+    case LARS_DENOM_G_WD: return "|g|+wd|w|+eps";
+    case LARS_DENOM_G: return "|g|+eps";
+    case LARS_DENOM_DECAYED: return "|g+wd w|+eps";
+    case LARS_DENOM_UPDATE: return "|update|+eps";
+    }
+    return "?";
+}
+
+static const char *momentum_name(int m)
+{
+    switch (m) {
+    case LARS_LR_INSIDE: return "lr-inside (v=m v+lr r g'; w-=v)";
+    case LARS_LR_AFTER: return "lr-after (b=m b+r g'; w-=lr b)";
+    case LARS_TRUST_AFTER: return "trust-after (b=m b+g'; w-=lr r b)";
+    }
+    return "?";
+}
+
+static const char *policy_name(int p)
+{
+    switch (p) {
+    case LARC_SCALE: return "scale";
+    case LARC_CLIP_NVCAFFE: return "clip min(lr,r)";
+    case LARC_CLIP_APEX: return "clip min(r/lr,1)";
+    }
+    return "?";
+}
+
+const char *optimizer_default_preset(const char *name)
+{
+    if (strcmp(name, "lars") == 0) return "paper";
+    if (strcmp(name, "larc") == 0) return "nvcaffe";
+    return NULL;
+}
+
+int optimizer_apply_preset(OptConfig *cfg, const char *variant, char *what_it_set, size_t len,
+                           Error *err)
+{
+    const LarsPreset *ps = NULL;
+    for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
+        if (strcmp(presets[i].variant, variant) == 0) ps = &presets[i];
+    if (!ps) {
+        char known[256] = "";
+        for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++) {
+            size_t n = strlen(known);
+            snprintf(known + n, sizeof known - n, "%s%s", i ? ", " : "", presets[i].variant);
+        }
+        error_set(err, "unknown LARS variant '%s' (known: %s)", variant, known);
+        return -1;
+    }
+    snprintf(cfg->name, sizeof cfg->name, "%s", ps->name);
+    snprintf(cfg->lars_variant, sizeof cfg->lars_variant, "%s", ps->variant);
+    cfg->lars_denom = ps->denom;
+    cfg->lars_wd_in_update = ps->wd_in_update;
+    cfg->lars_momentum = ps->momentum;
+    cfg->larc_policy = ps->policy;
+    cfg->lars_guard = ps->guard;
+    cfg->lars_adapt_if_wd = ps->adapt_if_wd;
+    cfg->lars_exclude = ps->exclude;
+    cfg->eta = ps->eta;
+    cfg->lars_eps = ps->eps;
+    if (what_it_set && len)
+        snprintf(what_it_set, len,
+                 "%s [%s]: opt=%s eta=%g eps=%g ratio=eta|w|/(%s) wd-in-update=%s momentum=%s "
+                 "policy=%s zero-guard=%s adapt-only-if-wd=%s exclude=%s",
+                 ps->variant, ps->source, ps->name, ps->eta, ps->eps, denom_name(ps->denom),
+                 ps->wd_in_update ? "yes" : "no", momentum_name(ps->momentum), policy_name(ps->policy),
+                 ps->guard == LARS_GUARD_APEX ? "r=1,grad untouched,no wd" : "r=1",
+                 ps->adapt_if_wd ? "yes" : "no", ps->exclude ? "bias,bn (no ratio, no wd)" : "none");
+    return 0;
+}
+
+bool optimizer_excluded(const OptConfig *c, const Param *p)
+{
+    return (c->lars_exclude & OPT_EXCLUDE_KIND(p->kind)) != 0;
 }
 
 Optimizer *optimizer_create(const OptConfig *cfg, const Net *net, Error *err)
 {
-    if (strcmp(cfg->name, "sgd") != 0) {
-        error_set(err, "unknown optimizer '%s' (known: sgd)", cfg->name);
+    void (*update)(Optimizer *, Net *, double) = NULL;
+    int n_slots = 0;
+    const char *slot_names[2] = {"momentum_buffer", NULL};
+    bool lars = strcmp(cfg->name, "lars") == 0 || strcmp(cfg->name, "larc") == 0;
+    if (strcmp(cfg->name, "sgd") == 0 || lars) {
+        update = lars ? lars_update : sgd_update;
+        n_slots = cfg->momentum > 0 ? 1 : 0;
+        if (cfg->nesterov && (cfg->momentum <= 0 || cfg->dampening != 0)) {
+            error_set(err, "--nesterov needs --momentum > 0 and zero dampening");
+            return NULL;
+        }
+    } else if (strcmp(cfg->name, "adamw") == 0 || strcmp(cfg->name, "lamb") == 0) {
+        update = cfg->name[0] == 'a' ? adamw_update : lamb_update;
+        n_slots = 2;
+        slot_names[0] = "exp_avg";
+        slot_names[1] = "exp_avg_sq";
+        if (!(cfg->beta1 >= 0 && cfg->beta1 < 1 && cfg->beta2 >= 0 && cfg->beta2 < 1)) {
+            error_set(err, "%s needs betas in [0, 1) (got %g, %g)", cfg->name, cfg->beta1, cfg->beta2);
+            return NULL;
+        }
+    } else {
+        error_set(err, "unknown optimizer '%s' (known: sgd, lars, larc, adamw, lamb)", cfg->name);
         return NULL;
     }
-    if (cfg->nesterov && (cfg->momentum <= 0 || cfg->dampening != 0)) {
-        error_set(err, "--nesterov needs --momentum > 0 and zero dampening");
-        return NULL;
+    if (lars) {
+        if (cfg->lars_denom < LARS_DENOM_G_WD || cfg->lars_denom > LARS_DENOM_UPDATE ||
+            cfg->lars_momentum < LARS_LR_INSIDE || cfg->lars_momentum > LARS_TRUST_AFTER ||
+            cfg->larc_policy < LARC_SCALE || cfg->larc_policy > LARC_CLIP_APEX ||
+            cfg->lars_guard < LARS_GUARD_RATIO_ONE || cfg->lars_guard > LARS_GUARD_APEX) {
+            error_set(err, "LARS switches out of range");
+            return NULL;
+        }
+        if (cfg->lars_denom == LARS_DENOM_UPDATE && cfg->lars_momentum != LARS_TRUST_AFTER) {
+            error_set(err, "the |update| ratio denominator needs the ratio applied after momentum");
+            return NULL;
+        }
+        if (cfg->dampening != 0 && cfg->lars_momentum != LARS_LR_AFTER) {
+            error_set(err, "LARS dampening exists only with the LR applied after momentum (apex, timm)");
+            return NULL;
+        }
+        if (!(cfg->eta > 0)) {
+            error_set(err, "LARS needs eta > 0 (got %g)", cfg->eta);
+            return NULL;
+        }
     }
     Optimizer *opt = xcalloc(1, sizeof *opt, "optimizer");
     opt->cfg = *cfg;
-    opt->update = sgd_update;
+    opt->update = update;
     opt->n_params = net->n_params;
-    opt->n_slots = cfg->momentum > 0 ? 1 : 0;
-    opt->slot_names[0] = "momentum_buffer";
+    opt->n_slots = n_slots;
+    opt->slot_names[0] = slot_names[0];
+    opt->slot_names[1] = slot_names[1];
     opt->slots = xcalloc((size_t)net->n_params * (opt->n_slots ? opt->n_slots : 1), sizeof *opt->slots,
                          "optimizer slots");
+    opt->stats = xcalloc((size_t)(net->n_params ? net->n_params : 1), sizeof *opt->stats, "optimizer stats");
+    int largest = 1;
     for (int p = 0; p < net->n_params; p++) {
         const Param *pr = &net->params[p];
+        if ((int)tensor_count(&pr->value) > largest) largest = (int)tensor_count(&pr->value);
         for (int s = 0; s < opt->n_slots; s++)
             tensor_alloc(optimizer_slot(opt, p, s), pr->n, pr->c, pr->h, pr->w);
     }
+    tensor_alloc(&opt->scratch, 1, 1, 1, largest);
     return opt;
 }
 
@@ -43,6 +218,8 @@ void optimizer_destroy(Optimizer *opt)
     if (!opt) return;
     for (int i = 0; i < opt->n_params * opt->n_slots; i++) tensor_free(&opt->slots[i]);
     free(opt->slots);
+    free(opt->stats);
+    tensor_free(&opt->scratch);
     free(opt);
 }
 
@@ -50,4 +227,26 @@ void optimizer_step(Optimizer *opt, Net *net, double lr)
 {
     opt->update(opt, net, lr);
     opt->updates++;
+}
+
+void optimizer_stats_before(Optimizer *opt, Backend *bk, int p, const Param *pr)
+{
+    (void)p;
+    if (opt->collect_stats) bk_copy(bk, tensor_count(&pr->value), pr->value.data, opt->scratch.data);
+}
+
+void optimizer_stats_after(Optimizer *opt, Backend *bk, int p, const Param *pr, double w_norm,
+                           double g_norm, double local_rate, double eff_rate)
+{
+    if (!opt->collect_stats) return;
+    size_t count = tensor_count(&pr->value);
+    /* scratch = w_before - w_after */
+    bk_axpy(bk, count, (real)-1, pr->value.data, opt->scratch.data);
+    double u = sqrt(bk_sum_squares(bk, count, opt->scratch.data));
+    OptStats *s = &opt->stats[p];
+    s->w_norm = w_norm;
+    s->g_norm = g_norm;
+    s->local_rate = local_rate;
+    s->eff_rate = eff_rate;
+    s->update_ratio = w_norm > 0 ? u / w_norm : 0;
 }

@@ -78,6 +78,15 @@ static void epoch_order(const Run *r, unsigned long long seed, int epoch, uint32
     rng_shuffle(&rng, order, (uint32_t)n);
 }
 
+/* Per-layer statistics are taken at steps 0 and 1 (the papers' tables are "after
+ * one iteration"), every layer_stats_every steps, and at the last step. */
+static bool stats_wanted(const TrainConfig *cfg, long step, long last_step)
+{
+    if (!cfg->layer_stats && cfg->layer_stats_every <= 0) return false;
+    if (step <= 1 || step == last_step) return true;
+    return cfg->layer_stats_every > 0 && step % cfg->layer_stats_every == 0;
+}
+
 /* One iteration; returns the batch loss. */
 static double train_step(Run *r, const TrainConfig *cfg, const uint32_t *idx, long step, double lr,
                          int *correct)
@@ -163,6 +172,7 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
     }
     const long steps_per_epoch = r.ds.train.count / cfg->batch; /* the last partial batch is dropped */
     const long total_steps = steps_per_epoch * cfg->epochs;    /* the schedule's horizon */
+    const long last_step = (cfg->steps > 0 && cfg->steps < total_steps ? cfg->steps : total_steps) - 1;
     if (schedule_validate(&cfg->sched, err) != 0 ||
         schedule_validate_run(&cfg->sched, steps_per_epoch, total_steps, err) != 0) {
         run_free(&r);
@@ -217,7 +227,10 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
             int correct = 0;
             double lr = schedule_lr(&cfg->sched, pos.step, steps_per_epoch, total_steps);
             last_lr = lr;
+            r.opt->collect_stats = stats_wanted(cfg, pos.step, last_step);
             double loss = train_step(&r, cfg, r.order + s * cfg->batch, pos.step, lr, &correct);
+            if (r.opt->collect_stats && isfinite(loss) && obs && obs->on_layer_stats)
+                obs->on_layer_stats(obs, pos.step, r.net, r.opt->stats);
             pos.step++;
             pos.epoch_step = s + 1;
             done++;

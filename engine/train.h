@@ -32,6 +32,8 @@ typedef struct {
     const char *save;       /* checkpoint written at the end (and every save_every epochs) */
     int save_every;
     const char *resume;
+    int layer_stats_every;  /* > 0: per-layer statistics every N steps (and at steps 0, 1, last) */
+    bool layer_stats;       /* collect at steps 0, 1 and the last (the CLI prints the last) */
 } TrainConfig;
 
 typedef struct {
@@ -47,6 +49,8 @@ struct Observer {
     void (*on_progress)(Observer *o, int epoch, long done, long total, double loss, double img_s);
     void (*on_epoch)(Observer *o, const EpochMetrics *m);
     void (*on_diverged)(Observer *o, long step, double loss);
+    /* Per-parameter statistics of the update at `step` (0-based), in network order. */
+    void (*on_layer_stats)(Observer *o, long step, const Net *net, const OptStats *stats);
     void *ctx;
 };
 
