@@ -56,6 +56,11 @@ static void train_usage(FILE *f, const TrainConfig *d)
             "                         decay [the preset's: bias,bn for mlperf, else none]\n"
             "  --decoupled-wd         sgd/lars: w -= lr*wd*w beside the step (adamw/lamb always are)\n"
             "  --beta1 X, --beta2 X, --adam-eps X   adamw/lamb [0.9, 0.999, 1e-8]\n"
+            "  --micro-batch M        accumulate the gradient over micro-batches of M images; BN\n"
+            "                         statistics per micro-batch (ghost BN, NVCaffe iter_size) [off]\n"
+            "  --workers-emulated K   behave like K workers of batch/K each: --micro-batch batch/K\n"
+            "  --noise-scale          estimate the gradient noise scale B_simple (McCandlish et al.\n"
+            "                         2018) from the micro-batch and batch gradients; printed per epoch\n"
             "  --layer-stats          print ||w||, ||g||, ratio, local and effective rate and\n"
             "                         ||update||/||w|| of every parameter after the last step\n"
             "  --layer-stats-every N  also collect them every N steps (and at steps 0, 1)\n"
@@ -132,11 +137,10 @@ static void print_layer_stats(const Printer *p)
 
 static void print_start(Observer *o, const TrainConfig *cfg, const char *summary)
 {
-    (void)cfg;
     (void)o;
     printf("%s\n", summary);
-    printf("%5s %8s %10s %9s %10s %9s %8s %10s %9s %9s\n", "epoch", "step", "train_loss", "train_acc",
-           "test_loss", "test_acc", "gap", "lr", "img/s", "elapsed");
+    printf("%5s %8s %10s %9s %10s %9s %8s %10s %9s %9s%s\n", "epoch", "step", "train_loss", "train_acc",
+           "test_loss", "test_acc", "gap", "lr", "img/s", "elapsed", cfg->noise_scale ? "  B_simple" : "");
     fflush(stdout);
 }
 
@@ -159,9 +163,11 @@ static void print_epoch(Observer *o, const EpochMetrics *m)
 {
     Printer *p = o->ctx;
     if (p->progress) fprintf(stderr, "\r%*s\r", 80, "");
-    printf("%5d %8ld %10.4f %9.4f %10.4f %9.4f %8.4f %10.5g %9.0f %8.1fs\n", m->epoch, m->step,
+    printf("%5d %8ld %10.4f %9.4f %10.4f %9.4f %8.4f %10.5g %9.0f %8.1fs", m->epoch, m->step,
            m->train_loss, m->train_acc, m->test_loss, m->test_acc, m->loss_gap, m->lr,
            m->images_per_sec, m->elapsed);
+    if (!isnan(m->noise_scale)) printf(" %9.1f", m->noise_scale);
+    printf("\n");
     fflush(stdout);
 }
 
@@ -214,7 +220,8 @@ enum {
     OPT_LR_STEP_EPOCHS, OPT_MILESTONES, OPT_POLY_POWER, OPT_END_LR, OPT_POLY_HORIZON,
     OPT_WARMUP_EPOCHS, OPT_WARMUP_START_LR, OPT_WARMUP_SHAPE, OPT_OPT, OPT_LARS_VARIANT,
     OPT_LARC_POLICY, OPT_ETA, OPT_LARS_EPS, OPT_LARS_EXCLUDE, OPT_DECOUPLED_WD, OPT_BETA1, OPT_BETA2,
-    OPT_ADAM_EPS, OPT_LAYER_STATS, OPT_LAYER_STATS_EVERY
+    OPT_ADAM_EPS, OPT_LAYER_STATS, OPT_LAYER_STATS_EVERY, OPT_MICRO_BATCH, OPT_WORKERS_EMULATED,
+    OPT_NOISE_SCALE
 };
 
 static const struct option LONG_OPTS[] = {
@@ -265,6 +272,9 @@ static const struct option LONG_OPTS[] = {
     {"adam-eps", required_argument, 0, OPT_ADAM_EPS},
     {"layer-stats", no_argument, 0, OPT_LAYER_STATS},
     {"layer-stats-every", required_argument, 0, OPT_LAYER_STATS_EVERY},
+    {"micro-batch", required_argument, 0, OPT_MICRO_BATCH},
+    {"workers-emulated", required_argument, 0, OPT_WORKERS_EMULATED},
+    {"noise-scale", no_argument, 0, OPT_NOISE_SCALE},
     {0, 0, 0, 0},
 };
 
@@ -337,7 +347,7 @@ static int parse_train_flags(int argc, char **argv, TrainConfig *cfg, OptOverrid
     optind = 1;
     opterr = 0;
     int c;
-    long v;
+    long v, workers = 0;
     double x;
     while ((c = getopt_long(argc, argv, "", LONG_OPTS, NULL)) != -1) {
         const char *flag = optind > 1 ? argv[optind - 1] : "?";
@@ -418,6 +428,9 @@ static int parse_train_flags(int argc, char **argv, TrainConfig *cfg, OptOverrid
         case OPT_BETA2: if (parse_double("--beta2", optarg, &cfg->opt.beta2)) return -1; break;
         case OPT_ADAM_EPS: if (parse_double("--adam-eps", optarg, &cfg->opt.adam_eps)) return -1; break;
         case OPT_LAYER_STATS: cfg->layer_stats = true; break;
+        case OPT_MICRO_BATCH: if (parse_long("--micro-batch", optarg, 1, &v)) return -1; cfg->micro_batch = (int)v; break;
+        case OPT_WORKERS_EMULATED: if (parse_long("--workers-emulated", optarg, 1, &v)) return -1; workers = v; break;
+        case OPT_NOISE_SCALE: cfg->noise_scale = true; break;
         case OPT_LAYER_STATS_EVERY:
             if (parse_long("--layer-stats-every", optarg, 1, &v)) return -1;
             cfg->layer_stats_every = (int)v;
@@ -433,6 +446,18 @@ static int parse_train_flags(int argc, char **argv, TrainConfig *cfg, OptOverrid
     if (optind < argc) {
         fprintf(stderr, "bigbatch train: unexpected argument '%s'\n", argv[optind]);
         return -1;
+    }
+    if (workers > 0) {
+        if (cfg->micro_batch > 0) {
+            fprintf(stderr, "bigbatch train: give --micro-batch or --workers-emulated, not both\n");
+            return -1;
+        }
+        if (cfg->batch % workers != 0) {
+            fprintf(stderr, "bigbatch train: --batch %d is not divisible by --workers-emulated %ld\n",
+                    cfg->batch, workers);
+            return -1;
+        }
+        cfg->micro_batch = cfg->batch / (int)workers;
     }
     if (cfg->lr < 0 || cfg->opt.momentum < 0 || cfg->opt.momentum >= 1 || cfg->opt.weight_decay < 0) {
         fprintf(stderr, "bigbatch train: --lr and --weight-decay must be >= 0 and --momentum in [0, 1)\n");

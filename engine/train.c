@@ -13,6 +13,7 @@
 #include "checkpoint.h"
 #include "data/data.h"
 #include "models.h"
+#include "noise_scale.h"
 
 void train_config_defaults(TrainConfig *cfg)
 {
@@ -41,10 +42,13 @@ typedef struct {
     uint32_t *order;
     Augment aug;
     bool use_aug;
+    NoiseScale noise;
+    Tensor grad_before;  /* the accumulated gradient before a micro-batch (noise scale) */
 } Run;
 
 static void run_free(Run *r)
 {
+    tensor_free(&r->grad_before);
     optimizer_destroy(r->opt);
     net_destroy(r->net);
     backend_destroy(r->bk);
@@ -87,27 +91,45 @@ static bool stats_wanted(const TrainConfig *cfg, long step, long last_step)
     return cfg->layer_stats_every > 0 && step % cfg->layer_stats_every == 0;
 }
 
-/* One iteration; returns the batch loss. */
+/* One iteration; returns the batch loss. The batch is processed in micro-batches
+ * (one when micro_batch is 0) whose gradients add up to the gradient of the mean
+ * loss over the whole batch. */
 static double train_step(Run *r, const TrainConfig *cfg, const uint32_t *idx, long step, double lr,
                          int *correct)
 {
     Net *net = r->net;
+    Backend *bk = net->bk;
+    const int B = cfg->batch, m = cfg->micro_batch > 0 ? cfg->micro_batch : B, parts = B / m;
     Rng aug_rng;
     rng_seed(&aug_rng, cfg->seed, 0xa09000000ULL + (uint64_t)step);
     rng_seed(&net->dropout_rng, cfg->seed, 0xd00000000ULL + (uint64_t)step);
-    /* stage 1: data */
-    batch_assemble(&r->ds.train, idx, cfg->batch, r->ds.mean, r->ds.std, r->use_aug ? &r->aug : NULL,
-                   &aug_rng, net->input.data, net->labels);
-    /* stage 2-3: forward and backward */
     net_zero_grad(net);
-    double loss = net_forward(net, cfg->batch, true);
-    *correct = net->correct;
-    if (!isfinite(loss)) return loss;
-    net_backward(net, cfg->batch);
+    net->loss_scale = (real)1 / (real)B;
+    double loss_sum = 0, small_g2 = 0;
+    *correct = 0;
+    for (int j = 0; j < parts; j++) {
+        /* stage 1: data (augmentation draws continue across micro-batches) */
+        batch_assemble(&r->ds.train, idx + (size_t)j * m, m, r->ds.mean, r->ds.std,
+                       r->use_aug ? &r->aug : NULL, &aug_rng, net->input.data, net->labels);
+        /* stage 2-3: forward and backward, accumulating into the gradient */
+        double loss = net_forward(net, m, true);
+        *correct += net->correct;
+        if (!isfinite(loss)) return loss;
+        loss_sum += loss * m;
+        if (cfg->noise_scale) bk_copy(bk, net->n_weights, net->grad_block.data, r->grad_before.data);
+        net_backward(net, m);
+        if (cfg->noise_scale) { /* |g_j|^2 of this micro-batch's own mean gradient */
+            bk_axpy(bk, net->n_weights, -1, net->grad_block.data, r->grad_before.data);
+            double scale = (double)B / m;
+            small_g2 += bk_sum_squares(bk, net->n_weights, r->grad_before.data) * scale * scale / parts;
+        }
+    }
+    if (cfg->noise_scale)
+        noise_scale_add(&r->noise, small_g2, m, bk_sum_squares(bk, net->n_weights, net->grad_block.data), B);
     /* stage 4: gradient reduction across workers (single process: nothing to do) */
     /* stage 5: update */
     optimizer_step(r->opt, net, lr);
-    return loss;
+    return loss_sum / B;
 }
 
 static int load_data(Run *r, const TrainConfig *cfg, const ModelInfo *info, Error *err)
@@ -151,6 +173,14 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
     if (resolved.eval_batch == 0) resolved.eval_batch = cfg->batch < 500 ? cfg->batch : 500;
     cfg = &resolved;
     resolved.sched.base_lr = lr_scale_rule(cfg->lr, cfg->lr_scaling, cfg->batch, cfg->base_batch);
+    if (cfg->micro_batch > 0 && cfg->batch % cfg->micro_batch != 0) {
+        error_set(err, "--batch %d is not divisible by --micro-batch %d", cfg->batch, cfg->micro_batch);
+        return -1;
+    }
+    if (cfg->noise_scale && (cfg->micro_batch <= 0 || cfg->micro_batch == cfg->batch)) {
+        error_set(err, "--noise-scale needs --micro-batch (or --workers-emulated) smaller than --batch");
+        return -1;
+    }
     if (cfg->batch < 1 || cfg->epochs < 1 || cfg->eval_batch < 1) {
         error_set(err, "--batch, --epochs and --eval-batch must be positive");
         return -1;
@@ -184,7 +214,10 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
         run_free(&r);
         return -1;
     }
-    net_plan(r.net, cfg->batch > cfg->eval_batch ? cfg->batch : cfg->eval_batch);
+    const int micro = cfg->micro_batch > 0 ? cfg->micro_batch : cfg->batch;
+    net_plan(r.net, micro > cfg->eval_batch ? micro : cfg->eval_batch);
+    noise_scale_init(&r.noise, 0.95);
+    if (cfg->noise_scale) tensor_alloc(&r.grad_before, 1, 1, 1, (int)r.net->n_weights);
     r.order = xmalloc(sizeof *r.order * (size_t)(r.ds.train.count > cfg->eval_batch ? r.ds.train.count : cfg->eval_batch), "order");
     uint32_t *eval_idx = xmalloc(sizeof *eval_idx * (size_t)cfg->eval_batch, "eval indices");
 
@@ -263,6 +296,7 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
         evaluate(&r, cfg->eval_batch, eval_idx, &m.test_loss, &m.test_acc);
         m.loss_gap = m.test_loss - m.train_loss;
         m.lr = last_lr; /* at the epoch's last iteration */
+        m.noise_scale = cfg->noise_scale ? noise_scale_bsimple(&r.noise) : NAN;
         m.images_per_sec = train_time > 0 ? done * cfg->batch / train_time : 0;
         m.elapsed = now_seconds() - t0;
         if (obs && obs->on_epoch) obs->on_epoch(obs, &m);

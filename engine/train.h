@@ -32,6 +32,9 @@ typedef struct {
     const char *save;       /* checkpoint written at the end (and every save_every epochs) */
     int save_every;
     const char *resume;
+    int micro_batch;        /* > 0: accumulate gradients over micro-batches of this size
+                             * (BN statistics per micro-batch: ghost BN, NVCaffe's iter_size) */
+    bool noise_scale;       /* estimate the gradient noise scale from the micro-batches */
     int layer_stats_every;  /* > 0: per-layer statistics every N steps (and at steps 0, 1, last) */
     bool layer_stats;       /* collect at steps 0, 1 and the last (the CLI prints the last) */
 } TrainConfig;
@@ -41,6 +44,7 @@ typedef struct {
     long step;
     double train_loss, train_acc, test_loss, test_acc, loss_gap;
     double lr, images_per_sec, elapsed;
+    double noise_scale;     /* B_simple (McCandlish et al.), NAN when not measured */
 } EpochMetrics;
 
 typedef struct Observer Observer;
