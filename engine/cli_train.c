@@ -49,7 +49,15 @@ static void train_usage(FILE *f, const TrainConfig *d)
             "  --lars-variant V       preset of the LARS/LARC switches: paper | nvcaffe (= nvcaffe-scale) |\n"
             "                         nvcaffe-clip | apex | tf | timm | mlperf | tf-garden | tf-garden-nc\n"
             "                         [paper for lars, nvcaffe for larc]; the run prints what it set\n"
-            "  --larc-policy P        clip (min(lr, r), NVCaffe) | scale (lr*r) [the preset's]\n"
+            "  --larc-policy P        clip (min(lr, r), NVCaffe) | apex-clip (lr*min(r/lr, 1)) |\n"
+            "                         scale (lr*r) [the preset's]\n"
+            "  --lars-denom D         ratio eta*||w||/D: g-wd (||g||+wd||w||) | g | decayed (||g+wd w||) |\n"
+            "                         update (||update after momentum||) [the preset's]\n"
+            "  --lars-wd-in-update B  yes | no: add wd*w to the update direction [the preset's]\n"
+            "  --lars-momentum M      inside (v=m v+lr r g') | after (b=m b+r g'; w-=lr b) |\n"
+            "                         trust-after (b=m b+g'; w-=lr r b) [the preset's]\n"
+            "  --lars-guard G         one (r=1 at a zero norm) | apex (also skip scaling and wd) [the preset's]\n"
+            "  --lars-adapt-if-wd B   yes | no: adapt only parameters with weight decay (timm) [the preset's]\n"
             "  --eta X                trust coefficient [the preset's: 0.001, apex 0.02]\n"
             "  --lars-eps X           added to the ratio's denominator [the preset's]\n"
             "  --lars-exclude LIST    bias,bn | bias | bn | none: kinds without adaptation or weight\n"
@@ -195,6 +203,14 @@ static int bad_choice(const char *flag, const char *value, const char *choices)
     return -1;
 }
 
+/* Index of s in a NULL-terminated list of names (in the order of the enum it maps to), or -1. */
+static int choice(const char *s, const char *const *names)
+{
+    for (int i = 0; names[i]; i++)
+        if (!strcmp(s, names[i])) return i;
+    return -1;
+}
+
 /* "30,60,80" -> milestones in epochs */
 static int parse_milestones(const char *s, ScheduleConfig *sched)
 {
@@ -221,7 +237,8 @@ enum {
     OPT_WARMUP_EPOCHS, OPT_WARMUP_START_LR, OPT_WARMUP_SHAPE, OPT_OPT, OPT_LARS_VARIANT,
     OPT_LARC_POLICY, OPT_ETA, OPT_LARS_EPS, OPT_LARS_EXCLUDE, OPT_DECOUPLED_WD, OPT_BETA1, OPT_BETA2,
     OPT_ADAM_EPS, OPT_LAYER_STATS, OPT_LAYER_STATS_EVERY, OPT_MICRO_BATCH, OPT_WORKERS_EMULATED,
-    OPT_NOISE_SCALE
+    OPT_NOISE_SCALE, OPT_LARS_DENOM, OPT_LARS_WD_IN_UPDATE, OPT_LARS_MOMENTUM, OPT_LARS_GUARD,
+    OPT_LARS_ADAPT_IF_WD
 };
 
 static const struct option LONG_OPTS[] = {
@@ -275,13 +292,19 @@ static const struct option LONG_OPTS[] = {
     {"micro-batch", required_argument, 0, OPT_MICRO_BATCH},
     {"workers-emulated", required_argument, 0, OPT_WORKERS_EMULATED},
     {"noise-scale", no_argument, 0, OPT_NOISE_SCALE},
+    {"lars-denom", required_argument, 0, OPT_LARS_DENOM},
+    {"lars-wd-in-update", required_argument, 0, OPT_LARS_WD_IN_UPDATE},
+    {"lars-momentum", required_argument, 0, OPT_LARS_MOMENTUM},
+    {"lars-guard", required_argument, 0, OPT_LARS_GUARD},
+    {"lars-adapt-if-wd", required_argument, 0, OPT_LARS_ADAPT_IF_WD},
     {0, 0, 0, 0},
 };
 
 /* LARS/LARC flags given by hand: applied over the preset, whatever their order. */
 typedef struct {
     const char *variant;
-    int larc_policy; /* -1: the preset's */
+    int larc_policy; /* -1 here and below: the preset's */
+    int denom, wd_in_update, momentum, guard, adapt_if_wd;
     bool has_eta, has_eps, has_exclude;
     double eta, eps;
     unsigned exclude;
@@ -315,10 +338,25 @@ static int resolve_optimizer(OptConfig *opt, const OptOverrides *ov, char *what,
     }
     size_t used = strlen(what);
     const char *sep = used ? "; then by hand:" : "set by hand:";
-    if (ov->larc_policy >= 0) {
-        opt->larc_policy = ov->larc_policy;
-        used += (size_t)snprintf(what + used, used < len ? len - used : 0, "%s larc-policy=%s", sep,
-                                 ov->larc_policy == LARC_SCALE ? "scale" : "clip");
+    static const char *const policy_names[] = {"scale", "clip", "apex-clip"};
+    static const char *const denom_names[] = {"g-wd", "g", "decayed", "update"};
+    static const char *const momentum_names[] = {"inside", "after", "trust-after"};
+    static const char *const guard_names[] = {"one", "apex"};
+    static const char *const yes_no[] = {"no", "yes"};
+    struct { int value; int *field; bool *flag; const char *name; const char *const *names; } sw[] = {
+        {ov->larc_policy, &opt->larc_policy, NULL, "larc-policy", policy_names},
+        {ov->denom, &opt->lars_denom, NULL, "lars-denom", denom_names},
+        {ov->wd_in_update, NULL, &opt->lars_wd_in_update, "lars-wd-in-update", yes_no},
+        {ov->momentum, &opt->lars_momentum, NULL, "lars-momentum", momentum_names},
+        {ov->guard, &opt->lars_guard, NULL, "lars-guard", guard_names},
+        {ov->adapt_if_wd, NULL, &opt->lars_adapt_if_wd, "lars-adapt-if-wd", yes_no},
+    };
+    for (size_t i = 0; i < sizeof sw / sizeof sw[0]; i++) {
+        if (sw[i].value < 0) continue;
+        if (sw[i].field) *sw[i].field = sw[i].value;
+        else *sw[i].flag = sw[i].value == 1;
+        used += (size_t)snprintf(what + used, used < len ? len - used : 0, "%s %s=%s", sep, sw[i].name,
+                                 sw[i].names[sw[i].value]);
         sep = "";
     }
     if (ov->has_eta) {
@@ -414,8 +452,28 @@ static int parse_train_flags(int argc, char **argv, TrainConfig *cfg, OptOverrid
         case OPT_OPT: snprintf(cfg->opt.name, sizeof cfg->opt.name, "%s", optarg); break;
         case OPT_LARS_VARIANT: ov->variant = optarg; break;
         case OPT_LARC_POLICY:
-            if (strcmp(optarg, "clip") && strcmp(optarg, "scale")) return bad_choice("--larc-policy", optarg, "clip, scale");
-            ov->larc_policy = strcmp(optarg, "clip") == 0 ? LARC_CLIP_NVCAFFE : LARC_SCALE;
+            if ((ov->larc_policy = choice(optarg, (const char *[]){"scale", "clip", "apex-clip", NULL})) < 0)
+                return bad_choice("--larc-policy", optarg, "clip, apex-clip, scale");
+            break;
+        case OPT_LARS_DENOM:
+            if ((ov->denom = choice(optarg, (const char *[]){"g-wd", "g", "decayed", "update", NULL})) < 0)
+                return bad_choice("--lars-denom", optarg, "g-wd, g, decayed, update");
+            break;
+        case OPT_LARS_WD_IN_UPDATE:
+            if ((ov->wd_in_update = choice(optarg, (const char *[]){"no", "yes", NULL})) < 0)
+                return bad_choice("--lars-wd-in-update", optarg, "yes, no");
+            break;
+        case OPT_LARS_MOMENTUM:
+            if ((ov->momentum = choice(optarg, (const char *[]){"inside", "after", "trust-after", NULL})) < 0)
+                return bad_choice("--lars-momentum", optarg, "inside, after, trust-after");
+            break;
+        case OPT_LARS_GUARD:
+            if ((ov->guard = choice(optarg, (const char *[]){"one", "apex", NULL})) < 0)
+                return bad_choice("--lars-guard", optarg, "one, apex");
+            break;
+        case OPT_LARS_ADAPT_IF_WD:
+            if ((ov->adapt_if_wd = choice(optarg, (const char *[]){"no", "yes", NULL})) < 0)
+                return bad_choice("--lars-adapt-if-wd", optarg, "yes, no");
             break;
         case OPT_ETA: if (parse_double("--eta", optarg, &ov->eta)) return -1; ov->has_eta = true; break;
         case OPT_LARS_EPS: if (parse_double("--lars-eps", optarg, &ov->eps)) return -1; ov->has_eps = true; break;
@@ -470,7 +528,7 @@ int cli_train(int argc, char **argv)
 {
     TrainConfig cfg;
     train_config_defaults(&cfg);
-    OptOverrides ov = {NULL, -1, false, false, false, 0, 0, 0};
+    OptOverrides ov = {NULL, -1, -1, -1, -1, -1, -1, false, false, false, 0, 0, 0};
     int parsed = parse_train_flags(argc, argv, &cfg, &ov);
     if (parsed == 1) {
         TrainConfig d;

@@ -27,3 +27,13 @@ expect_exit 2 $BB train --opt lars --lars-exclude weights
 expect_output "\-\-lars-exclude: 'weights' is not one of"
 expect_exit 1 $BB train --opt nosuchopt --data synthetic --model lenet
 expect_output "nosuchopt"
+# Every switch is also a flag: the paper preset with NVCaffe's denominator is NVCaffe's
+# LARC (scale policy) exactly, and differs from the paper form.
+A="--model lenet --data fashion-mnist --train-subset 2048 --test-subset 500 --epochs 1 --batch 128 --lr 2 --momentum 0.9 --weight-decay 5e-4 --quiet"
+nv=$($BB train $A --opt larc --lars-variant nvcaffe | grep '^final')
+hand=$($BB train $A --opt lars --lars-variant paper --lars-denom g | grep '^final')
+paper=$($BB train $A --opt lars --lars-variant paper | grep '^final')
+[ -n "$nv" ] && [ "$nv" = "$hand" ] || fail "paper + --lars-denom g ($hand) is not nvcaffe ($nv)"
+[ "$nv" != "$paper" ] || fail "--lars-denom changed nothing"
+expect_exit 2 $BB train --opt lars --lars-momentum bogus
+expect_output "\-\-lars-momentum: 'bogus' is not one of inside, after, trust-after"
