@@ -291,3 +291,54 @@ Test(optimizer_stats, lars_paper_one_update)
     net_destroy(net);
     backend_destroy(bk);
 }
+
+/* One NVCaffe LARC update of conv.bias w = (3, 4), g = (0, 0.5), eta 0.01, no wd, no
+ * momentum: r = 0.01*5/0.5 = 0.1. Returns the effective rate. */
+static double larc_effective_rate(const char *variant, double lr, double *w0, double *w1)
+{
+    Backend *bk = backend_create(1);
+    Net *net = build_tiny(bk);
+    OptConfig c;
+    opt_config_defaults(&c);
+    Error err = {0};
+    cr_assert_eq(optimizer_apply_preset(&c, variant, NULL, 0, &err), 0, "%s", err.msg);
+    c.eta = 0.01;
+    Optimizer *o = optimizer_create(&c, net, &err);
+    cr_assert_not_null(o, "%s", err.msg);
+    o->collect_stats = true;
+    for (int p = 0; p < net->n_params; p++) {
+        Param *pr = &net->params[p];
+        for (size_t i = 0; i < tensor_count(&pr->value); i++) pr->value.data[i] = pr->grad.data[i] = 0;
+    }
+    Param *pr = &net->params[1];
+    pr->value.data[0] = 3;
+    pr->value.data[1] = 4;
+    pr->grad.data[1] = 0.5;
+    optimizer_step(o, net, lr);
+    double eff = o->stats[1].eff_rate;
+    *w0 = pr->value.data[0];
+    *w1 = pr->value.data[1];
+    optimizer_destroy(o);
+    net_destroy(net);
+    backend_destroy(bk);
+    return eff;
+}
+
+/* Clip (min(lr, r)) and scale (lr * r) differ for lr = 0.5 (0.1 against 0.05) and
+ * coincide for lr = 1 (min(1, r) = r = 1 * r). */
+Test(optimizer_larc, clip_versus_scale)
+{
+    double a0, a1, b0, b1;
+    double clip = larc_effective_rate("nvcaffe-clip", 0.5, &a0, &a1);
+    double scale = larc_effective_rate("nvcaffe-scale", 0.5, &b0, &b1);
+    cr_expect_float_eq(clip, 0.1, 1e-9, "clip: %g", clip);
+    cr_expect_float_eq(scale, 0.05, 1e-9, "scale: %g", scale);
+    cr_expect_float_eq(a1, 4 - 0.1 * 0.5, 1e-6);
+    cr_expect_float_eq(b1, 4 - 0.05 * 0.5, 1e-6);
+    clip = larc_effective_rate("nvcaffe-clip", 1.0, &a0, &a1);
+    scale = larc_effective_rate("nvcaffe-scale", 1.0, &b0, &b1);
+    cr_expect_float_eq(clip, 0.1, 1e-9);
+    cr_expect_float_eq(scale, 0.1, 1e-9);
+    cr_expect_float_eq(a1, b1, 1e-9);
+    cr_expect_float_eq(a0, b0, 1e-9);
+}
