@@ -132,6 +132,22 @@ static double train_step(Run *r, const TrainConfig *cfg, const uint32_t *idx, lo
     return loss_sum / B;
 }
 
+/* Keeps `keep` images spread evenly over the set (image k*count/keep for k < keep),
+ * in place. Not the first `keep`: image folders are sorted by class, so the first
+ * images of CIFAR-10 are all airplanes. */
+static void imageset_keep_spread(ImageSet *set, int keep)
+{
+    if (keep <= 0 || keep >= set->count) return;
+    size_t item = (size_t)set->c * set->h * set->w;
+    for (int k = 0; k < keep; k++) {
+        size_t src = (size_t)k * (size_t)set->count / (size_t)keep; /* >= k: safe in place */
+        if (src == (size_t)k) continue;
+        memcpy(set->pixels + (size_t)k * item, set->pixels + src * item, item);
+        set->labels[k] = set->labels[src];
+    }
+    set->count = keep;
+}
+
 static int load_data(Run *r, const TrainConfig *cfg, const ModelInfo *info, Error *err)
 {
     DataOptions dopt = {0};
@@ -154,8 +170,8 @@ static int load_data(Run *r, const TrainConfig *cfg, const ModelInfo *info, Erro
                   info->in_h, info->in_w, cfg->data, tr->c, tr->h, tr->w);
         return -1;
     }
-    if (cfg->train_subset > 0 && cfg->train_subset < tr->count) tr->count = cfg->train_subset;
-    if (cfg->test_subset > 0 && cfg->test_subset < te->count) te->count = cfg->test_subset;
+    imageset_keep_spread(tr, cfg->train_subset);
+    imageset_keep_spread(te, cfg->test_subset);
     if (cfg->batch > tr->count) {
         error_set(err, "--batch %d is larger than the training set (%d images)", cfg->batch, tr->count);
         return -1;
