@@ -234,7 +234,7 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
     net_plan(r.net, micro > cfg->eval_batch ? micro : cfg->eval_batch);
     noise_scale_init(&r.noise, 0.95);
     if (cfg->noise_scale) tensor_alloc(&r.grad_before, 1, 1, 1, (int)r.net->n_weights);
-    r.order = xmalloc(sizeof *r.order * (size_t)(r.ds.train.count > cfg->eval_batch ? r.ds.train.count : cfg->eval_batch), "order");
+    r.order = xmalloc(sizeof *r.order * (size_t)r.ds.train.count, "order");
     uint32_t *eval_idx = xmalloc(sizeof *eval_idx * (size_t)cfg->eval_batch, "eval indices");
 
     TrainPosition pos = {0};

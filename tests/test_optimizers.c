@@ -251,6 +251,20 @@ Test(optimizer_config, sgd_decoupled_weight_decay)
     backend_destroy(bk);
 }
 
+/* Every parameter and gradient zero except conv.bias: w = (3, 4, 0), g = (0, 0.5, 0). */
+static Param *hand_made_bias(Net *net)
+{
+    for (int p = 0; p < net->n_params; p++) {
+        Param *pr = &net->params[p];
+        for (size_t i = 0; i < tensor_count(&pr->value); i++) pr->value.data[i] = pr->grad.data[i] = 0;
+    }
+    Param *pr = &net->params[1]; /* conv.bias, 3 values */
+    pr->value.data[0] = 3;
+    pr->value.data[1] = 4;
+    pr->grad.data[1] = 0.5;
+    return pr;
+}
+
 /* Per-layer statistics of one paper-LARS update on hand-made values:
  * w = (3, 4), g = (0, 0.5), wd 0.1, eta 0.01, lr 2, no momentum:
  * r = 0.01*5 / (0.5 + 0.1*5) = 0.05, eff = 0.1, update = 0.1*(g + 0.1 w) = 0.1*(0.3, 0.9). */
@@ -267,14 +281,7 @@ Test(optimizer_stats, lars_paper_one_update)
     Optimizer *o = optimizer_create(&c, net, &err);
     cr_assert_not_null(o, "%s", err.msg);
     o->collect_stats = true;
-    for (int p = 0; p < net->n_params; p++) {
-        Param *pr = &net->params[p];
-        for (size_t i = 0; i < tensor_count(&pr->value); i++) pr->value.data[i] = pr->grad.data[i] = 0;
-    }
-    Param *pr = &net->params[1]; /* conv.bias, 3 values */
-    pr->value.data[0] = 3;
-    pr->value.data[1] = 4;
-    pr->grad.data[1] = 0.5;
+    Param *pr = hand_made_bias(net);
     optimizer_step(o, net, 2.0);
     const OptStats *s = &o->stats[1];
     cr_expect_float_eq(s->w_norm, 5.0, 1e-9);
@@ -306,14 +313,7 @@ static double larc_effective_rate(const char *variant, double lr, double *w0, do
     Optimizer *o = optimizer_create(&c, net, &err);
     cr_assert_not_null(o, "%s", err.msg);
     o->collect_stats = true;
-    for (int p = 0; p < net->n_params; p++) {
-        Param *pr = &net->params[p];
-        for (size_t i = 0; i < tensor_count(&pr->value); i++) pr->value.data[i] = pr->grad.data[i] = 0;
-    }
-    Param *pr = &net->params[1];
-    pr->value.data[0] = 3;
-    pr->value.data[1] = 4;
-    pr->grad.data[1] = 0.5;
+    Param *pr = hand_made_bias(net);
     optimizer_step(o, net, lr);
     double eff = o->stats[1].eff_rate;
     *w0 = pr->value.data[0];
