@@ -88,7 +88,10 @@ static void bench_usage(FILE *f, const BenchConfig *d)
 
 static int parse_long(const char *flag, const char *s, long min, long *out)
 {
-    return cli_parse_long("bench", flag, s, min, out);
+    Error err = {{0}};
+    if (cli_parse_long(flag, s, min, out, &err) == 0) return 0;
+    fprintf(stderr, "bigbatch bench: %s\n", err.msg);
+    return -1;
 }
 
 enum {
@@ -130,8 +133,7 @@ static int parse_bench_flags(int argc, char **argv, BenchConfig *c)
         case OPT_THREADS: if (parse_long("--threads", optarg, 1, &v)) return -1; c->threads = (int)v; break;
         case OPT_SEED: if (parse_long("--seed", optarg, 0, &v)) return -1; c->seed = (unsigned long long)v; break;
         case OPT_LR:
-            if (cli_parse_double("bench", "--lr", optarg, &c->lr)) return -1;
-            if (c->lr < 0) {
+            if (cli_parse_double("--lr", optarg, &c->lr, &(Error){{0}}) || c->lr < 0) {
                 fprintf(stderr, "bigbatch bench: --lr: '%s' is not a number >= 0\n", optarg);
                 return -1;
             }

@@ -32,6 +32,7 @@ void train_config_defaults(TrainConfig *cfg)
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     cfg->threads = cpus > 0 ? (int)cpus : 1;
     cfg->augment = -1;
+    cfg->diverge_factor = 10;
 }
 
 typedef struct {
@@ -182,13 +183,29 @@ static int load_data(Run *r, const TrainConfig *cfg, const ModelInfo *info, Erro
     return 0;
 }
 
-int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *err)
+int train_config_check(const TrainConfig *cfg, Error *err)
 {
-    memset(res, 0, sizeof *res);
-    TrainConfig resolved = *cfg;
-    if (resolved.eval_batch == 0) resolved.eval_batch = cfg->batch < 500 ? cfg->batch : 500;
-    cfg = &resolved;
-    resolved.sched.base_lr = lr_scale_rule(cfg->lr, cfg->lr_scaling, cfg->batch, cfg->base_batch);
+    static const char *const datasets[] = {"fashion-mnist", "cifar10", "imagefolder", "synthetic"};
+    static const char *const optimizers[] = {"sgd", "lars", "larc", "adamw", "lamb"};
+    bool data_known = false, opt_known = false;
+    for (size_t i = 0; i < sizeof datasets / sizeof datasets[0]; i++) data_known |= !strcmp(cfg->data, datasets[i]);
+    for (size_t i = 0; i < sizeof optimizers / sizeof optimizers[0]; i++) opt_known |= !strcmp(cfg->opt.name, optimizers[i]);
+    if (!model_find(cfg->model)) {
+        error_set(err, "unknown model '%s' (bigbatch models lists them)", cfg->model);
+        return -1;
+    }
+    if (!data_known) {
+        error_set(err, "unknown dataset '%s' (expected fashion-mnist, cifar10, imagefolder or synthetic)", cfg->data);
+        return -1;
+    }
+    if (!opt_known) {
+        error_set(err, "unknown optimizer '%s' (known: sgd, lars, larc, adamw, lamb)", cfg->opt.name);
+        return -1;
+    }
+    if (cfg->batch < 1 || cfg->epochs < 1 || cfg->eval_batch < 0) {
+        error_set(err, "--batch, --epochs and --eval-batch must be positive");
+        return -1;
+    }
     if (cfg->micro_batch > 0 && cfg->batch % cfg->micro_batch != 0) {
         error_set(err, "--batch %d is not divisible by --micro-batch %d", cfg->batch, cfg->micro_batch);
         return -1;
@@ -197,10 +214,19 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
         error_set(err, "--noise-scale needs --micro-batch (or --workers-emulated) smaller than --batch");
         return -1;
     }
-    if (cfg->batch < 1 || cfg->epochs < 1 || cfg->eval_batch < 1) {
-        error_set(err, "--batch, --epochs and --eval-batch must be positive");
-        return -1;
-    }
+    ScheduleConfig sched = cfg->sched;
+    sched.base_lr = lr_scale_rule(cfg->lr, cfg->lr_scaling, cfg->batch, cfg->base_batch);
+    return schedule_validate(&sched, err);
+}
+
+int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *err)
+{
+    memset(res, 0, sizeof *res);
+    TrainConfig resolved = *cfg;
+    if (resolved.eval_batch == 0) resolved.eval_batch = cfg->batch < 500 ? cfg->batch : 500;
+    cfg = &resolved;
+    resolved.sched.base_lr = lr_scale_rule(cfg->lr, cfg->lr_scaling, cfg->batch, cfg->base_batch);
+    if (train_config_check(cfg, err) != 0) return -1;
     const ModelInfo *info = model_find(cfg->model);
     Run r;
     memset(&r, 0, sizeof r);
@@ -264,6 +290,7 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
 
     const double t0 = now_seconds();
     double last_train_loss = NAN, last_lr = cfg->sched.base_lr;
+    double first_loss = NAN; /* the divergence test's reference: the first step of this process */
     int status = 0;
     for (int epoch = pos.epoch; epoch < cfg->epochs && !res->diverged; epoch++) {
         epoch_order(&r, cfg->seed, epoch, r.order);
@@ -278,12 +305,15 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
             last_lr = lr;
             r.opt->collect_stats = stats_wanted(cfg, pos.step, last_step);
             double loss = train_step(&r, cfg, r.order + s * cfg->batch, pos.step, lr, &correct);
+            if (obs && obs->on_step) obs->on_step(obs, epoch + 1, pos.step, loss, lr);
+            if (isnan(first_loss)) first_loss = loss;
             if (r.opt->collect_stats && isfinite(loss) && obs && obs->on_layer_stats)
                 obs->on_layer_stats(obs, pos.step, r.net, r.opt->stats);
             pos.step++;
             pos.epoch_step = s + 1;
             done++;
-            if (!isfinite(loss)) {
+            if (!isfinite(loss) || (cfg->diverge_factor > 0 && isfinite(first_loss) &&
+                                    loss > cfg->diverge_factor * first_loss)) {
                 res->diverged = true;
                 if (obs && obs->on_diverged) obs->on_diverged(obs, pos.step, loss);
                 last_train_loss = loss;

@@ -37,6 +37,8 @@ typedef struct {
     bool noise_scale;       /* estimate the gradient noise scale from the micro-batches */
     int layer_stats_every;  /* > 0: per-layer statistics every N steps (and at steps 0, 1, last) */
     bool layer_stats;       /* collect at steps 0, 1 and the last (the CLI prints the last) */
+    double diverge_factor;  /* > 0: a step loss above this multiple of the first step's loss
+                             * ends the run as diverged (as NaN and Inf always do) */
 } TrainConfig;
 
 typedef struct {
@@ -52,6 +54,8 @@ struct Observer {
     void (*on_start)(Observer *o, const TrainConfig *cfg, const char *summary);
     void (*on_progress)(Observer *o, int epoch, long done, long total, double loss, double img_s);
     void (*on_epoch)(Observer *o, const EpochMetrics *m);
+    /* Every iteration's loss and LR; `step` is 0-based. */
+    void (*on_step)(Observer *o, int epoch, long step, double loss, double lr);
     void (*on_diverged)(Observer *o, long step, double loss);
     /* Per-parameter statistics of the update at `step` (0-based), in network order. */
     void (*on_layer_stats)(Observer *o, long step, const Net *net, const OptStats *stats);
@@ -65,6 +69,8 @@ typedef struct {
 } TrainResult;
 
 void train_config_defaults(TrainConfig *cfg);
+/* The checks that need no data: names exist, sizes divide, the schedule is consistent. */
+int train_config_check(const TrainConfig *cfg, Error *err);
 /* 0 on success (a diverged run is a success: its result says so); -1 with err. */
 int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *result, Error *err);
 

@@ -1,0 +1,19 @@
+/* The flags of `bigbatch train` (also the keys of experiment files). */
+#ifndef BB_TRAIN_FLAGS_H
+#define BB_TRAIN_FLAGS_H
+#include "train.h"
+#include "util.h"
+
+typedef struct {
+    TrainConfig cfg;          /* points into argv: keep argv alive */
+    char preset_said[768];    /* what a LARS/LARC preset and the switches by hand set */
+    const char *db;           /* --db: store the run in this SQLite database */
+    const char *run_id;       /* --run-id: the run's row (a sweep's claim); default: hash of the config */
+} TrainFlags;
+
+/* Parses and checks argv (argv[0] is skipped): 0, 1 for --help, -1 with err. */
+int train_flags_parse(int argc, char **argv, TrainFlags *out, Error *err);
+/* 1: `--name VALUE`, 0: a switch without a value, -1: not a train flag. */
+int train_flag_takes_value(const char *name);
+
+#endif
