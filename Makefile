@@ -5,7 +5,7 @@ CFLAGS  ?= $(OPT)
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fopenmp -g
 # OpenBLAS' OpenMP build: single-threaded inside our parallel regions, threaded outside.
 BLAS_DIR := /usr/lib/x86_64-linux-gnu/openblas-openmp
-CPPFLAGS += -I/usr/include/x86_64-linux-gnu/openblas-pthread
+CPPFLAGS += -I/usr/include/x86_64-linux-gnu/openblas-pthread -Iengine
 LDLIBS  += -L$(BLAS_DIR) -Wl,-rpath,$(BLAS_DIR) -l:libopenblas.so.0 -lz -ljpeg -lsqlite3 -linih -lcjson -lm
 LDFLAGS += -fopenmp
 
@@ -19,7 +19,8 @@ else
   BIN     := bin/bigbatch
 endif
 
-ENGINE_SRC := $(shell find engine -name '*.c' ! -name main.c | sort)
+# The engine and the sweep runner (experiment files, SQLite store, reports) link into one binary.
+ENGINE_SRC := $(shell find engine sweeps -name '*.c' ! -name main.c | sort)
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
 # The same engine in double precision, for the finite-difference gradient checks.
 DOUBLE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/double/%.o)

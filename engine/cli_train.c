@@ -11,6 +11,7 @@
 #include "cli_args.h"
 #include "train.h"
 #include "train_flags.h"
+#include "../sweeps/run_record.h"
 #include "util.h"
 
 static void train_usage(FILE *f, const TrainConfig *d)
@@ -84,11 +85,16 @@ static void train_usage(FILE *f, const TrainConfig *d)
             "  --save PATH            write a safetensors checkpoint at the end\n"
             "  --save-every N         also every N epochs [0: only at the end]\n"
             "  --resume PATH          continue from a checkpoint (same flags)\n"
-            "  --quiet                no progress line on stderr\n",
+            "  --quiet                no progress line on stderr\n"
+            "  --diverge-factor X     end the run as diverged when a step's loss exceeds X times the\n"
+            "                         first step's (NaN and Inf always do; 0: off) [%g]\n"
+            "  --db PATH              also store the run (epochs, step losses, layer statistics) in this\n"
+            "                         SQLite results database (results/SCHEMA.md)\n"
+            "  --run-id ID            the run's row, claimed by `bigbatch sweep` [the hash of the flags]\n",
             d->model, d->data, d->epochs, d->batch, d->lr, d->base_batch, d->sched.gamma,
             d->sched.step_epochs, d->sched.power, d->sched.end_lr, d->sched.warmup_epochs,
             d->sched.warmup_start_lr, d->opt.momentum,
-            d->opt.dampening, d->opt.weight_decay, d->label_smoothing, d->seed, d->threads);
+            d->opt.dampening, d->opt.weight_decay, d->label_smoothing, d->seed, d->threads, d->diverge_factor);
 }
 
 typedef struct {
@@ -100,11 +106,13 @@ typedef struct {
     char (*names)[96];
     ParamKind *kinds;
     OptStats *stats;
+    RunRecord *record;  /* --db: the run's rows in the results store, or NULL */
 } Printer;
 
 static void keep_layer_stats(Observer *o, long step, const Net *net, const OptStats *stats)
 {
     Printer *p = o->ctx;
+    if (p->record) run_record_on_layer_stats(p->record, o, step, net, stats);
     if (!p->stats) { /* once, at the first collection */
         p->names = xcalloc((size_t)net->n_params, sizeof *p->names, "stats names");
         p->kinds = xcalloc((size_t)net->n_params, sizeof *p->kinds, "stats kinds");
@@ -171,6 +179,7 @@ static void print_progress(Observer *o, int epoch, long done, long total, double
 static void print_epoch(Observer *o, const EpochMetrics *m)
 {
     Printer *p = o->ctx;
+    if (p->record) run_record_on_epoch(p->record, o, m);
     if (p->progress) fprintf(stderr, "\r%*s\r", 80, "");
     printf("%5d %8ld %10.4f %9.4f %10.4f %9.4f %8.4f %10.5g %9.0f %8.1fs", m->epoch, m->step,
            m->train_loss, m->train_acc, m->test_loss, m->test_acc, m->loss_gap, m->lr,
@@ -183,9 +192,40 @@ static void print_epoch(Observer *o, const EpochMetrics *m)
 static void print_diverged(Observer *o, long step, double loss)
 {
     Printer *p = o->ctx;
+    if (p->record) run_record_on_diverged(p->record, o, step, loss);
     if (p->progress) fprintf(stderr, "\r%*s\r", 80, "");
     printf("diverged at step %ld: loss %g\n", step, loss);
     fflush(stdout);
+}
+
+static void record_step(Observer *o, int epoch, long step, double loss, double lr)
+{
+    Printer *p = o->ctx;
+    if (p->record) run_record_on_step(p->record, o, epoch, step, loss, lr);
+}
+
+/* The command line as one string, for the runs table (arguments with spaces quoted). */
+static char *join_args(int argc, char **argv)
+{
+    size_t len = 16;
+    for (int i = 0; i < argc; i++) len += strlen(argv[i]) + 3;
+    char *s = xmalloc(len, "command line");
+    size_t used = (size_t)snprintf(s, len, "bigbatch");
+    for (int i = 0; i < argc; i++)
+        used += (size_t)snprintf(s + used, len - used, strchr(argv[i], ' ') ? " '%s'" : " %s", argv[i]);
+    return s;
+}
+
+/* --db: opens the store and claims the run; 0, or -1 with err. */
+static int open_record(RunRecord *rec, const TrainFlags *flags, int argc, char **argv, Error *err)
+{
+    char *config = run_config_from_argv(argc, argv, err);
+    if (!config) return -1;
+    char *args = join_args(argc, argv);
+    int rc = run_record_begin(rec, flags->db, flags->run_id, config, args, err);
+    free(config);
+    free(args);
+    return rc;
 }
 
 int cli_train(int argc, char **argv)
@@ -204,20 +244,40 @@ int cli_train(int argc, char **argv)
         return 2;
     }
     TrainConfig cfg = flags.cfg;
+    if (flags.run_id && !flags.db) {
+        fprintf(stderr, "bigbatch train: --run-id needs --db\n");
+        return 2;
+    }
+    RunRecord record;
+    if (flags.db && open_record(&record, &flags, argc, argv, &err) != 0) {
+        fprintf(stderr, "bigbatch train: %s\n", err.msg);
+        return 1;
+    }
+    if (flags.db) printf("run %s (attempt %d) in %s\n", record.run_id, record.attempt, flags.db);
     if (flags.preset_said[0]) printf("%s\n", flags.preset_said);
-    Printer printer = {!cfg.quiet && isatty(STDERR_FILENO), 0, 0, 0, NULL, NULL, NULL};
+    Printer printer = {!cfg.quiet && isatty(STDERR_FILENO), 0, 0, 0, NULL, NULL, NULL, flags.db ? &record : NULL};
     Observer obs = {.on_start = print_start, .on_progress = print_progress, .on_epoch = print_epoch,
-                    .on_diverged = print_diverged, .on_layer_stats = keep_layer_stats, .ctx = &printer};
+                    .on_step = record_step, .on_diverged = print_diverged, .on_layer_stats = keep_layer_stats,
+                    .ctx = &printer};
     TrainResult res;
     int status = 0;
     if (train_run(&cfg, &obs, &res, &err) != 0) {
+        if (flags.db && record.broken) err = record.err; /* the store's failure is the cause */
         fprintf(stderr, "bigbatch train: %s\n", err.msg);
         status = 1;
+        Error ferr = {{0}};
+        if (flags.db) run_record_finish(&record, NULL, err.msg, &ferr);
     } else {
+        Error ferr = {{0}};
+        if (flags.db && run_record_finish(&record, &res, NULL, &ferr) != 0) {
+            fprintf(stderr, "bigbatch train: %s\n", ferr.msg);
+            status = 1;
+        }
         if (cfg.layer_stats && printer.stats) print_layer_stats(&printer);
         printf("final test_acc=%.4f test_loss=%.4f train_loss=%.4f%s\n", res.test_acc, res.test_loss,
                res.train_loss, res.diverged ? " status=diverged" : "");
     }
+    if (flags.db) run_record_close(&record);
     free(printer.names);
     free(printer.kinds);
     free(printer.stats);

@@ -312,6 +312,11 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
             pos.step++;
             pos.epoch_step = s + 1;
             done++;
+            if (obs && obs->stop) {
+                error_set(err, "stopped after step %ld by the run's observer", pos.step);
+                status = -1;
+                break;
+            }
             if (!isfinite(loss) || (cfg->diverge_factor > 0 && isfinite(first_loss) &&
                                     loss > cfg->diverge_factor * first_loss)) {
                 res->diverged = true;
@@ -329,7 +334,7 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
                                  dt > 0 ? done * cfg->batch / dt : 0);
             }
         }
-        if (res->diverged) break;
+        if (res->diverged || status != 0) break;
         bool epoch_done = pos.epoch_step >= steps_per_epoch;
         if (done == 0 && !epoch_done) break; /* --steps reached exactly at an epoch boundary */
         double train_time = now_seconds() - epoch_t0;
@@ -346,6 +351,11 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
         m.images_per_sec = train_time > 0 ? done * cfg->batch / train_time : 0;
         m.elapsed = now_seconds() - t0;
         if (obs && obs->on_epoch) obs->on_epoch(obs, &m);
+        if (obs && obs->stop) {
+            error_set(err, "stopped after epoch %d by the run's observer", m.epoch);
+            status = -1;
+            break;
+        }
         last_train_loss = m.train_loss;
         res->test_acc = m.test_acc;
         res->test_loss = m.test_loss;

@@ -60,6 +60,7 @@ struct Observer {
     /* Per-parameter statistics of the update at `step` (0-based), in network order. */
     void (*on_layer_stats)(Observer *o, long step, const Net *net, const OptStats *stats);
     void *ctx;
+    bool stop;              /* set by a callback: the run ends after this step with an error */
 };
 
 typedef struct {

@@ -1,0 +1,207 @@
+/* Opening the results database and owning its schema (documented in results/SCHEMA.md). */
+#include "store.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Every table in one place. Real columns that can be NaN/Inf get NULL plus a note in
+ * `nonfinite` ("train_loss=nan"), because SQLite stores a NaN as NULL. */
+static const char SCHEMA[] =
+    "CREATE TABLE IF NOT EXISTS meta(\n"
+    "  key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
+    "CREATE TABLE IF NOT EXISTS experiments(\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  name TEXT NOT NULL, scale TEXT NOT NULL,\n"
+    "  title TEXT, source TEXT, file TEXT, text TEXT, metric TEXT,\n"
+    "  paper TEXT,\n"                       /* JSON: {columns: [...], rows: [[...]], notes: [...]} */
+    "  created REAL NOT NULL, updated REAL NOT NULL,\n"
+    "  UNIQUE(name, scale));\n"
+    "CREATE TABLE IF NOT EXISTS runs(\n"
+    "  id TEXT PRIMARY KEY,\n"              /* 16 hex digits: FNV-1a 64 of config */
+    "  config TEXT NOT NULL,\n"             /* canonical JSON of the train flags */
+    "  args TEXT NOT NULL,\n"               /* the train command line */
+    "  status TEXT NOT NULL CHECK(status IN\n"
+    "    ('pending','running','complete','diverged','failed','stale')),\n"
+    "  attempt INTEGER NOT NULL DEFAULT 0,\n"
+    "  created REAL NOT NULL, started REAL, finished REAL, heartbeat REAL,\n"
+    "  host TEXT, pid INTEGER, engine_version TEXT,\n"
+    "  exit_code INTEGER, error TEXT, log TEXT,\n"
+    "  steps INTEGER, test_acc REAL, test_loss REAL, train_loss REAL,\n"
+    "  diverged_step INTEGER, diverged_loss REAL, nonfinite TEXT);\n"
+    "CREATE INDEX IF NOT EXISTS runs_status ON runs(status);\n"
+    "CREATE TABLE IF NOT EXISTS experiment_runs(\n"
+    "  experiment_id INTEGER NOT NULL REFERENCES experiments(id),\n"
+    "  run_id TEXT NOT NULL REFERENCES runs(id),\n"
+    "  seq INTEGER NOT NULL,\n"             /* order in the grid */
+    "  cell TEXT NOT NULL,\n"               /* JSON of the cell's grid values */
+    "  label TEXT NOT NULL,\n"
+    "  repeat INTEGER NOT NULL,\n"
+    "  PRIMARY KEY(experiment_id, run_id));\n"
+    "CREATE TABLE IF NOT EXISTS epochs(\n"
+    "  run_id TEXT NOT NULL REFERENCES runs(id), epoch INTEGER NOT NULL, step INTEGER NOT NULL,\n"
+    "  train_loss REAL, train_acc REAL, test_loss REAL, test_acc REAL, loss_gap REAL,\n"
+    "  lr REAL, images_per_sec REAL, elapsed REAL, noise_scale REAL, nonfinite TEXT,\n"
+    "  PRIMARY KEY(run_id, epoch));\n"
+    "CREATE TABLE IF NOT EXISTS steps(\n"
+    "  run_id TEXT NOT NULL REFERENCES runs(id), step INTEGER NOT NULL, epoch INTEGER NOT NULL,\n"
+    "  loss REAL, lr REAL, nonfinite TEXT,\n"
+    "  PRIMARY KEY(run_id, step)) WITHOUT ROWID;\n"
+    "CREATE TABLE IF NOT EXISTS layer_stats(\n"
+    "  run_id TEXT NOT NULL REFERENCES runs(id), step INTEGER NOT NULL, param INTEGER NOT NULL,\n"
+    "  name TEXT NOT NULL, kind TEXT NOT NULL,\n"
+    "  w_norm REAL, g_norm REAL, ratio REAL, local_rate REAL, eff_rate REAL, update_ratio REAL,\n"
+    "  nonfinite TEXT,\n"
+    "  PRIMARY KEY(run_id, step, param)) WITHOUT ROWID;\n";
+
+int store_exec(Store *s, const char *sql, Error *err)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        error_set(err, "%s: %s", s->path, msg ? msg : sqlite3_errmsg(s->db));
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+int store_prepare(Store *s, sqlite3_stmt **st, const char *sql, Error *err)
+{
+    if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK) {
+        error_set(err, "%s: %s (preparing: %.80s)", s->path, sqlite3_errmsg(s->db), sql);
+        *st = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+int store_step_done(Store *s, sqlite3_stmt *st, const char *what, Error *err)
+{
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+        error_set(err, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+        return -1;
+    }
+    return 0;
+}
+
+int store_begin(Store *s, Error *err) { return store_exec(s, "BEGIN IMMEDIATE", err); }
+int store_commit(Store *s, Error *err) { return store_exec(s, "COMMIT", err); }
+
+void store_rollback(Store *s)
+{
+    if (!sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+void store_bind_real(sqlite3_stmt *st, int i, double x)
+{
+    if (isfinite(x)) sqlite3_bind_double(st, i, x);
+    else sqlite3_bind_null(st, i);
+}
+
+void store_nonfinite_note(char *buf, size_t len, const char *name, double x)
+{
+    if (isfinite(x)) return;
+    size_t used = strlen(buf);
+    if (used >= len) return;
+    snprintf(buf + used, len - used, "%s%s=%s", used ? "," : "", name,
+             isnan(x) ? "nan" : x > 0 ? "inf" : "-inf");
+}
+
+const char *store_hostname(char *buf, size_t len)
+{
+    if (gethostname(buf, len) != 0) snprintf(buf, len, "unknown");
+    buf[len - 1] = 0;
+    return buf;
+}
+
+/* mkdir -p of the directory part of path. */
+static int make_parent_dirs(const char *path, Error *err)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir) return 0;
+    *slash = 0;
+    for (char *p = dir + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(dir, 0777) != 0 && errno != EEXIST) goto fail;
+        *p = '/';
+    }
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) goto fail;
+    return 0;
+fail:
+    error_set(err, "%s: cannot create directory %s: %s", path, dir, strerror(errno));
+    return -1;
+}
+
+/* The schema version this file was written with; refuses a newer one. */
+static int check_version(Store *s, bool read_only, Error *err)
+{
+    sqlite3_stmt *st;
+    if (store_prepare(s, &st, "SELECT value FROM meta WHERE key='schema_version'", err)) return -1;
+    int have = -1;
+    if (sqlite3_step(st) == SQLITE_ROW) have = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    if (have > STORE_SCHEMA_VERSION) {
+        error_set(err, "%s: schema version %d is newer than this bigbatch's %d", s->path, have,
+                  STORE_SCHEMA_VERSION);
+        return -1;
+    }
+    if (have < 0 && read_only) {
+        error_set(err, "%s: not a bigbatch results database (no schema_version)", s->path);
+        return -1;
+    }
+    if (have < 0) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "INSERT OR IGNORE INTO meta VALUES('schema_version','%d')",
+                 STORE_SCHEMA_VERSION);
+        return store_exec(s, sql, err);
+    }
+    return 0;
+}
+
+int store_open(Store *s, const char *path, bool read_only, Error *err)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->path, sizeof s->path, "%s", path);
+    if (read_only && access(path, R_OK) != 0) {
+        error_set(err, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (!read_only && make_parent_dirs(path, err) != 0) return -1;
+    int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
+        error_set(err, "%s: cannot open: %s", path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        store_close(s);
+        return -1;
+    }
+    /* Writers wait for each other instead of failing with "database is locked". */
+    sqlite3_busy_timeout(s->db, 60000);
+    if (store_exec(s, "PRAGMA foreign_keys=ON", err)) goto fail;
+    if (!read_only) {
+        if (store_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", err)) goto fail;
+        if (store_begin(s, err)) goto fail;
+        if (store_exec(s, SCHEMA, err) || check_version(s, false, err) || store_commit(s, err)) {
+            store_rollback(s);
+            goto fail;
+        }
+    } else if (check_version(s, true, err)) {
+        goto fail;
+    }
+    return 0;
+fail:
+    store_close(s);
+    return -1;
+}
+
+void store_close(Store *s)
+{
+    if (s->db) sqlite3_close(s->db);
+    s->db = NULL;
+}

@@ -1,0 +1,45 @@
+/* The results store: one SQLite database per experiment (results/<name>.db), whose schema
+ * (results/SCHEMA.md) is created and checked here and nowhere else. Used by `train --db`
+ * (one run's metrics), by the sweep runner (claiming runs) and by the reports.
+ *
+ * Concurrency: WAL, a busy timeout and short write transactions, so several sweep
+ * processes and their runs share one file. A run is claimed by one UPDATE that moves it
+ * from pending/stale to running and bumps its attempt; every later write of that run
+ * checks the attempt, so a process that lost its claim (declared stale) writes nothing. */
+#ifndef BB_STORE_H
+#define BB_STORE_H
+#include <stdbool.h>
+#include <sqlite3.h>
+
+#include "util.h"
+
+#define STORE_SCHEMA_VERSION 1
+
+typedef struct {
+    sqlite3 *db;
+    char path[1024];
+} Store;
+
+/* Opens (creating the file, its directory and the schema when absent). read_only: the
+ * file must exist and nothing is created. */
+int store_open(Store *s, const char *path, bool read_only, Error *err);
+void store_close(Store *s);
+
+/* Statement helpers: every call that can fail names the database and what it did. */
+int store_exec(Store *s, const char *sql, Error *err);
+int store_prepare(Store *s, sqlite3_stmt **st, const char *sql, Error *err);
+int store_step_done(Store *s, sqlite3_stmt *st, const char *what, Error *err);
+/* BEGIN IMMEDIATE (takes the write lock now, so the busy timeout applies) / COMMIT. */
+int store_begin(Store *s, Error *err);
+int store_commit(Store *s, Error *err);
+void store_rollback(Store *s);
+
+/* Binds x, or NULL when x is NaN/Inf (SQLite stores NaN as NULL); the value's class is
+ * then recorded by store_nonfinite_note in the row's `nonfinite` column. */
+void store_bind_real(sqlite3_stmt *st, int i, double x);
+/* Appends "name=nan" / "name=inf" / "name=-inf" to buf (comma-separated) when x is not finite. */
+void store_nonfinite_note(char *buf, size_t len, const char *name, double x);
+
+const char *store_hostname(char *buf, size_t len);
+
+#endif
