@@ -5,5 +5,9 @@
 int cli_models(int argc, char **argv);
 int cli_train(int argc, char **argv);
 int cli_bench(int argc, char **argv);
+/* sweeps/cli_sweep.c */
+int cli_sweep(int argc, char **argv);
+int cli_runs(int argc, char **argv);
+int cli_report(int argc, char **argv);
 
 #endif

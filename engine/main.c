@@ -15,6 +15,9 @@ static void usage(FILE *f)
             "commands:\n"
             "  train     train one model from flags (bigbatch train --help)\n"
             "  models    list the models with parameter counts and GFLOPs per image\n"
+            "  sweep     run an experiment file's grid into a results database (bigbatch sweep --help)\n"
+            "  report    the paper-style table of an experiment from its database\n"
+            "  runs      list the runs in a results database and their status\n"
             "  bench     training throughput of one model, or the sgemm rate (bigbatch bench --help)\n"
             "  version   print the engine version\n",
             BIGBATCH_VERSION);
@@ -30,6 +33,9 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "train")) return cli_train(argc - 1, argv + 1);
     if (!strcmp(cmd, "models")) return cli_models(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench")) return cli_bench(argc - 1, argv + 1);
+    if (!strcmp(cmd, "sweep")) return cli_sweep(argc - 1, argv + 1);
+    if (!strcmp(cmd, "report")) return cli_report(argc - 1, argv + 1);
+    if (!strcmp(cmd, "runs")) return cli_runs(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("bigbatch %s (%s)\n", BIGBATCH_VERSION, REAL_NAME);
         return 0;

@@ -166,6 +166,25 @@ static int check_version(Store *s, bool read_only, Error *err)
     return 0;
 }
 
+/* Switching to WAL needs a moment without other connections' transactions; the busy
+ * handler does not cover it, so wait and retry (sweeps starting together on a new file). */
+static int enable_wal(Store *s, Error *err)
+{
+    for (int tries = 0;; tries++) {
+        sqlite3_stmt *st;
+        if (store_prepare(s, &st, "PRAGMA journal_mode=WAL", err)) return -1;
+        int rc = sqlite3_step(st);
+        bool wal = rc == SQLITE_ROW && !strcmp((const char *)sqlite3_column_text(st, 0), "wal");
+        sqlite3_finalize(st);
+        if (wal) return 0;
+        if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED && rc != SQLITE_ROW) || tries == 600) {
+            error_set(err, "%s: cannot switch to WAL mode: %s", s->path, sqlite3_errmsg(s->db));
+            return -1;
+        }
+        sqlite3_sleep(100);
+    }
+}
+
 int store_open(Store *s, const char *path, bool read_only, Error *err)
 {
     memset(s, 0, sizeof *s);
@@ -185,7 +204,7 @@ int store_open(Store *s, const char *path, bool read_only, Error *err)
     sqlite3_busy_timeout(s->db, 60000);
     if (store_exec(s, "PRAGMA foreign_keys=ON", err)) goto fail;
     if (!read_only) {
-        if (store_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", err)) goto fail;
+        if (enable_wal(s, err) || store_exec(s, "PRAGMA synchronous=NORMAL", err)) goto fail;
         if (store_begin(s, err)) goto fail;
         if (store_exec(s, SCHEMA, err) || check_version(s, false, err) || store_commit(s, err)) {
             store_rollback(s);

@@ -1,0 +1,303 @@
+/* Claiming runs in the results store: one UPDATE moves a run to running, so two sweep
+ * processes can never take the same one (SQLite serializes writers). */
+#include "claims.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const RUN_STATUS_NAMES[RUN_N_STATUS] = {"pending", "running", "complete", "diverged", "failed", "stale"};
+
+/* {"columns": [...], "rows": [[...], ...], "notes": [...]}: the paper's numbers as filed. */
+static char *paper_json(const Experiment *exp)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON *cols = cJSON_AddArrayToObject(o, "columns");
+    cJSON *rows = cJSON_AddArrayToObject(o, "rows");
+    cJSON *notes = cJSON_AddArrayToObject(o, "notes");
+    if (!cols || !rows || !notes) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    for (int c = 0; c < exp->n_paper_cols; c++) cJSON_AddItemToArray(cols, cJSON_CreateString(exp->paper_cols[c]));
+    for (int r = 0; r < exp->n_paper_rows; r++) {
+        cJSON *row = cJSON_CreateArray();
+        for (int c = 0; c < exp->n_paper_cols; c++) cJSON_AddItemToArray(row, cJSON_CreateString(exp->paper_rows[r][c]));
+        cJSON_AddItemToArray(rows, row);
+    }
+    for (int i = 0; i < exp->n_paper_notes; i++) cJSON_AddItemToArray(notes, cJSON_CreateString(exp->paper_notes[i]));
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return s;
+}
+
+static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
+{
+    if (s) sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+    else sqlite3_bind_null(st, i);
+}
+
+static int upsert_experiment(Store *s, const Experiment *exp, long long *exp_id, Error *err)
+{
+    char *paper = paper_json(exp);
+    if (!paper) {
+        error_set(err, "out of memory");
+        return -1;
+    }
+    sqlite3_stmt *st;
+    int rc = store_prepare(s, &st,
+                           "INSERT INTO experiments(name, scale, title, source, file, text, metric, paper, created, updated)"
+                           " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9) ON CONFLICT(name, scale) DO UPDATE SET"
+                           " title=?3, source=?4, file=?5, text=?6, metric=?7, paper=?8, updated=?9"
+                           " RETURNING id",
+                           err);
+    if (rc == 0) {
+        const char *vals[] = {exp->name, exp->scale, exp->title, exp->source, exp->path, exp->text, exp->metric, paper};
+        for (int i = 0; i < 8; i++) bind_text_or_null(st, i + 1, vals[i]);
+        sqlite3_bind_double(st, 9, now_seconds());
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            *exp_id = sqlite3_column_int64(st, 0);
+        } else {
+            error_set(err, "%s: registering experiment %s: %s", s->path, exp->name, sqlite3_errmsg(s->db));
+            rc = -1;
+        }
+        sqlite3_finalize(st);
+    }
+    free(paper);
+    return rc;
+}
+
+static int insert_runs(Store *s, long long exp_id, const RunSpec *runs, int n_runs, Error *err)
+{
+    sqlite3_stmt *del, *run, *link;
+    if (store_prepare(s, &del, "DELETE FROM experiment_runs WHERE experiment_id=?1", err)) return -1;
+    sqlite3_bind_int64(del, 1, exp_id);
+    int rc = store_step_done(s, del, "resetting the experiment's runs", err);
+    sqlite3_finalize(del);
+    if (rc) return -1;
+    if (store_prepare(s, &run,
+                      "INSERT INTO runs(id, config, args, status, created) VALUES(?1, ?2, ?3, 'pending', ?4)"
+                      " ON CONFLICT(id) DO NOTHING",
+                      err))
+        return -1;
+    if (store_prepare(s, &link,
+                      "INSERT INTO experiment_runs(experiment_id, run_id, seq, cell, label, repeat)"
+                      " VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
+                      err)) {
+        sqlite3_finalize(run);
+        return -1;
+    }
+    double t = now_seconds();
+    for (int i = 0; i < n_runs && rc == 0; i++) {
+        const RunSpec *r = &runs[i];
+        char **argv = runspec_train_argv(r, "bigbatch", NULL, 0);
+        size_t len = 1;
+        for (char **a = argv; *a; a++) len += strlen(*a) + 1;
+        char *args = xmalloc(len, "run arguments");
+        args[0] = 0;
+        for (char **a = argv; *a; a++) {
+            if (a != argv) strcat(args, " ");
+            strcat(args, *a);
+        }
+        free(argv);
+        sqlite3_bind_text(run, 1, r->id, -1, SQLITE_STATIC);
+        sqlite3_bind_text(run, 2, r->config_json, -1, SQLITE_STATIC);
+        sqlite3_bind_text(run, 3, args, -1, SQLITE_STATIC);
+        sqlite3_bind_double(run, 4, t);
+        rc = store_step_done(s, run, "registering a run", err);
+        sqlite3_reset(run);
+        free(args);
+        if (rc) break;
+        sqlite3_bind_int64(link, 1, exp_id);
+        sqlite3_bind_text(link, 2, r->id, -1, SQLITE_STATIC);
+        sqlite3_bind_int(link, 3, r->seq);
+        sqlite3_bind_text(link, 4, r->cell_json, -1, SQLITE_STATIC);
+        sqlite3_bind_text(link, 5, r->label, -1, SQLITE_STATIC);
+        sqlite3_bind_int(link, 6, r->repeat);
+        rc = store_step_done(s, link, "linking a run to its experiment", err);
+        sqlite3_reset(link);
+    }
+    sqlite3_finalize(run);
+    sqlite3_finalize(link);
+    return rc;
+}
+
+int claims_register(Store *s, const Experiment *exp, const RunSpec *runs, int n_runs, long long *exp_id, Error *err)
+{
+    if (store_begin(s, err)) return -1;
+    if (upsert_experiment(s, exp, exp_id, err) || insert_runs(s, *exp_id, runs, n_runs, err) ||
+        store_commit(s, err)) {
+        store_rollback(s);
+        return -1;
+    }
+    return 0;
+}
+
+/* One UPDATE over the experiment's runs; *n = rows changed. */
+static int update_runs(Store *s, const char *sql, long long exp_id, int *n, Error *err)
+{
+    sqlite3_stmt *st;
+    if (store_prepare(s, &st, sql, err)) return -1;
+    sqlite3_bind_int64(st, 1, exp_id);
+    int rc = store_step_done(s, st, "updating runs", err);
+    sqlite3_finalize(st);
+    if (n) *n = rc ? 0 : sqlite3_changes(s->db);
+    return rc;
+}
+
+int claims_retry_failed(Store *s, long long exp_id, int *n, Error *err)
+{
+    return update_runs(s,
+                       "UPDATE runs SET status='pending' WHERE status='failed' AND id IN"
+                       " (SELECT run_id FROM experiment_runs WHERE experiment_id=?1)",
+                       exp_id, n, err);
+}
+
+static bool process_gone(int pid)
+{
+    return pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH);
+}
+
+int claims_mark_stale(Store *s, long long exp_id, double stale_after, int *n, Error *err)
+{
+    *n = 0;
+    char host[256];
+    store_hostname(host, sizeof host);
+    sqlite3_stmt *sel, *upd;
+    if (store_prepare(s, &sel,
+                      "SELECT r.id, r.attempt, r.host, r.pid, r.heartbeat FROM runs r JOIN experiment_runs e"
+                      " ON e.run_id = r.id WHERE e.experiment_id=?1 AND r.status='running'",
+                      err))
+        return -1;
+    if (store_prepare(s, &upd,
+                      "UPDATE runs SET status='stale', error=?3 WHERE id=?1 AND attempt=?2 AND status='running'",
+                      err)) {
+        sqlite3_finalize(sel);
+        return -1;
+    }
+    /* Collect first: the SELECT must be finished before this connection writes. */
+    typedef struct { char id[65]; int attempt; char why[400]; } Stale;
+    Stale found[64];
+    int n_found = 0;
+    sqlite3_bind_int64(sel, 1, exp_id);
+    double t = now_seconds();
+    while (sqlite3_step(sel) == SQLITE_ROW && n_found < 64) {
+        const char *h = (const char *)sqlite3_column_text(sel, 2);
+        int pid = sqlite3_column_int(sel, 3);
+        double beat = sqlite3_column_double(sel, 4);
+        Stale *f = &found[n_found];
+        if (h && !strcmp(h, host) && process_gone(pid))
+            snprintf(f->why, sizeof f->why, "its sweep process %d on %s is gone", pid, host);
+        else if (t - beat > stale_after)
+            snprintf(f->why, sizeof f->why, "no heartbeat for %.0f s (process %d on %s)", t - beat, pid, h ? h : "?");
+        else
+            continue;
+        snprintf(f->id, sizeof f->id, "%s", (const char *)sqlite3_column_text(sel, 0));
+        f->attempt = sqlite3_column_int(sel, 1);
+        n_found++;
+    }
+    sqlite3_finalize(sel);
+    int rc = 0;
+    for (int i = 0; i < n_found && rc == 0; i++) {
+        sqlite3_bind_text(upd, 1, found[i].id, -1, SQLITE_STATIC);
+        sqlite3_bind_int(upd, 2, found[i].attempt);
+        sqlite3_bind_text(upd, 3, found[i].why, -1, SQLITE_STATIC);
+        rc = store_step_done(s, upd, "marking a stale run", err);
+        *n += sqlite3_changes(s->db);
+        sqlite3_reset(upd);
+    }
+    sqlite3_finalize(upd);
+    return rc;
+}
+
+int claims_take(Store *s, long long exp_id, int pid, const char *log_dir, char run_id[65], int *attempt, Error *err)
+{
+    char host[256];
+    store_hostname(host, sizeof host);
+    sqlite3_stmt *st;
+    /* One statement: SQLite runs it under the write lock, so the chosen run cannot be
+     * chosen by another process in between. */
+    if (store_prepare(s, &st,
+                      "UPDATE runs SET status='running', attempt=attempt+1, started=?2, heartbeat=?2, finished=NULL,"
+                      " host=?3, pid=?4, exit_code=NULL, error=NULL, log=?5 || '/' || id || '.log'"
+                      " WHERE id = (SELECT r.id FROM runs r JOIN experiment_runs e ON e.run_id = r.id"
+                      "   WHERE e.experiment_id=?1 AND r.status IN ('pending','stale') ORDER BY e.seq LIMIT 1)"
+                      " RETURNING id, attempt",
+                      err))
+        return -1;
+    sqlite3_bind_int64(st, 1, exp_id);
+    sqlite3_bind_double(st, 2, now_seconds());
+    sqlite3_bind_text(st, 3, host, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 4, pid);
+    sqlite3_bind_text(st, 5, log_dir, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st), got = 0;
+    if (rc == SQLITE_ROW) {
+        snprintf(run_id, 65, "%s", (const char *)sqlite3_column_text(st, 0));
+        *attempt = sqlite3_column_int(st, 1);
+        got = 1;
+        rc = sqlite3_step(st);
+    }
+    if (rc != SQLITE_DONE) {
+        error_set(err, "%s: claiming a run: %s", s->path, sqlite3_errmsg(s->db));
+        got = -1;
+    }
+    sqlite3_finalize(st);
+    return got;
+}
+
+int claims_heartbeat(Store *s, const char *run_id, int attempt, Error *err)
+{
+    sqlite3_stmt *st;
+    if (store_prepare(s, &st, "UPDATE runs SET heartbeat=?3 WHERE id=?1 AND attempt=?2 AND status='running'", err))
+        return -1;
+    sqlite3_bind_text(st, 1, run_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, attempt);
+    sqlite3_bind_double(st, 3, now_seconds());
+    int rc = store_step_done(s, st, "heartbeat", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int claims_close(Store *s, const char *run_id, int attempt, int status, int exit_code, const char *why, Error *err)
+{
+    sqlite3_stmt *st;
+    if (store_prepare(s, &st,
+                      "UPDATE runs SET status=?3, exit_code=?4, error=coalesce(error, ?5), finished=?6"
+                      " WHERE id=?1 AND attempt=?2 AND status='running'",
+                      err))
+        return -1;
+    sqlite3_bind_text(st, 1, run_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, attempt);
+    sqlite3_bind_text(st, 3, RUN_STATUS_NAMES[status], -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 4, exit_code);
+    sqlite3_bind_text(st, 5, why, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 6, now_seconds());
+    int rc = store_step_done(s, st, "closing a run", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int claims_count(Store *s, long long exp_id, int counts[RUN_N_STATUS], Error *err)
+{
+    memset(counts, 0, sizeof *counts * RUN_N_STATUS);
+    sqlite3_stmt *st;
+    if (store_prepare(s, &st,
+                      "SELECT r.status, count(*) FROM runs r JOIN experiment_runs e ON e.run_id = r.id"
+                      " WHERE e.experiment_id=?1 GROUP BY r.status",
+                      err))
+        return -1;
+    sqlite3_bind_int64(st, 1, exp_id);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        for (int i = 0; i < RUN_N_STATUS; i++)
+            if (!strcmp((const char *)sqlite3_column_text(st, 0), RUN_STATUS_NAMES[i])) counts[i] = sqlite3_column_int(st, 1);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        error_set(err, "%s: counting runs: %s", s->path, sqlite3_errmsg(s->db));
+        return -1;
+    }
+    return 0;
+}

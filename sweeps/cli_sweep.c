@@ -1,0 +1,230 @@
+/* `bigbatch sweep` and `bigbatch runs`: the command lines of the sweep runner and of the
+ * run listing. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../engine/cli.h"
+#include "../engine/cli_args.h"
+#include "claims.h"
+#include "report.h"
+#include "store.h"
+#include "sweep.h"
+
+static void sweep_usage(FILE *f, const SweepOptions *d)
+{
+    fprintf(f,
+            "usage: bigbatch sweep FILE [options]\n"
+            "\n"
+            "Runs every cell of an experiment file's grid (experiments/FORMAT.md), each run a\n"
+            "`bigbatch train --db` process, and stores everything in one SQLite database.\n"
+            "Running the same command again resumes: complete and diverged runs are skipped,\n"
+            "runs left by a dead sweep are re-queued. Several sweeps may share one database.\n"
+            "\n"
+            "  --scale S          smoke | proxy | full: the file's section of overrides [%s]\n"
+            "  --db PATH          results database [results/<experiment>.db]; run logs go to\n"
+            "                     <PATH without .db>.logs/<run>.log\n"
+            "  --workers N        runs at once in this process [%d]\n"
+            "  --threads N        threads per run [cores / (workers x ranks)]\n"
+            "  --ranks K          run each under `mpirun -np K` [%d]\n"
+            "  --mpirun CMD       the launcher for --ranks [%s]\n"
+            "  --retry-failed     run failed runs again\n"
+            "  --stale-after SEC  a running run without a heartbeat for this long is re-queued [%g]\n"
+            "  --dry-run          list the runs (and their status in the database) and exit\n"
+            "  --quiet            no progress lines\n",
+            d->scale, d->workers, d->ranks, d->mpirun, d->stale_after);
+}
+
+enum { S_SCALE = 256, S_DB, S_WORKERS, S_THREADS, S_RANKS, S_MPIRUN, S_RETRY, S_STALE, S_DRY, S_QUIET, S_HELP };
+
+static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
+{
+    static const struct option opts[] = {
+        {"scale", required_argument, 0, S_SCALE},     {"db", required_argument, 0, S_DB},
+        {"workers", required_argument, 0, S_WORKERS}, {"threads", required_argument, 0, S_THREADS},
+        {"ranks", required_argument, 0, S_RANKS},     {"mpirun", required_argument, 0, S_MPIRUN},
+        {"retry-failed", no_argument, 0, S_RETRY},    {"stale-after", required_argument, 0, S_STALE},
+        {"dry-run", no_argument, 0, S_DRY},           {"quiet", no_argument, 0, S_QUIET},
+        {"help", no_argument, 0, S_HELP},             {0, 0, 0, 0},
+    };
+    optind = 1;
+    opterr = 0;
+    int c;
+    long v;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        const char *flag = argv[optind - 1];
+        switch (c) {
+        case S_SCALE:
+            if (strcmp(optarg, "smoke") && strcmp(optarg, "proxy") && strcmp(optarg, "full")) {
+                error_set(err, "--scale: '%s' is not one of smoke, proxy, full", optarg);
+                return -1;
+            }
+            o->scale = optarg;
+            break;
+        case S_DB: o->db = optarg; break;
+        case S_WORKERS: if (cli_parse_long("--workers", optarg, 1, &v, err)) return -1; o->workers = (int)v; break;
+        case S_THREADS: if (cli_parse_long("--threads", optarg, 1, &v, err)) return -1; o->threads = (int)v; break;
+        case S_RANKS: if (cli_parse_long("--ranks", optarg, 1, &v, err)) return -1; o->ranks = (int)v; break;
+        case S_MPIRUN: o->mpirun = optarg; break;
+        case S_RETRY: o->retry_failed = true; break;
+        case S_STALE:
+            if (cli_parse_double("--stale-after", optarg, &o->stale_after, err)) return -1;
+            if (o->stale_after < 10) {
+                error_set(err, "--stale-after: %g s is shorter than the 5 s heartbeat allows (at least 10)", o->stale_after);
+                return -1;
+            }
+            break;
+        case S_DRY: o->dry_run = true; break;
+        case S_QUIET: o->quiet = true; break;
+        case S_HELP: return 1;
+        case ':': error_set(err, "%s needs a value", flag); return -1;
+        default: error_set(err, "unknown option '%s' (bigbatch sweep --help)", flag); return -1;
+        }
+    }
+    if (optind != argc - 1) {
+        error_set(err, optind >= argc ? "which experiment file? (bigbatch sweep FILE)"
+                                      : "one experiment file, not several (bigbatch sweep FILE)");
+        return -1;
+    }
+    o->file = argv[optind];
+    return 0;
+}
+
+int cli_sweep(int argc, char **argv)
+{
+    SweepOptions o;
+    sweep_options_defaults(&o);
+    Error err = {{0}};
+    int parsed = parse_sweep(argc, argv, &o, &err);
+    if (parsed == 1) {
+        sweep_usage(stdout, &o);
+        return 0;
+    }
+    if (parsed < 0) {
+        fprintf(stderr, "bigbatch sweep: %s\n", err.msg);
+        return 2;
+    }
+    int rc = sweep_run(&o, &err);
+    if (rc < 0) {
+        fprintf(stderr, "bigbatch sweep: %s\n", err.msg);
+        return 2;
+    }
+    return rc;
+}
+
+/* `bigbatch runs --db PATH [--experiment NAME] [--status S]`: one line per run. */
+int cli_runs(int argc, char **argv)
+{
+    const char *db = NULL, *experiment = NULL, *status = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char **slot = !strcmp(argv[i], "--db") ? &db
+                            : !strcmp(argv[i], "--experiment") ? &experiment
+                            : !strcmp(argv[i], "--status") ? &status : NULL;
+        if (!strcmp(argv[i], "--help")) {
+            printf("usage: bigbatch runs --db PATH [--experiment NAME] [--status S]\n"
+                   "Lists the runs in a results database: id, experiment, status, attempts, final\n"
+                   "test accuracy, steps, duration and cell (or, for a run started by hand, its flags).\n");
+            return 0;
+        }
+        if (!slot || i + 1 >= argc) {
+            fprintf(stderr, "bigbatch runs: %s '%s' (bigbatch runs --help)\n",
+                    slot ? "a value is missing after" : "unknown option", argv[i]);
+            return 2;
+        }
+        *slot = argv[++i];
+    }
+    if (!db) {
+        fprintf(stderr, "bigbatch runs: which database? (--db PATH)\n");
+        return 2;
+    }
+    Store s;
+    Error err = {{0}};
+    if (store_open(&s, db, true, &err) != 0) {
+        fprintf(stderr, "bigbatch runs: %s\n", err.msg);
+        return 1;
+    }
+    sqlite3_stmt *st;
+    if (store_prepare(&s, &st,
+                      "SELECT r.id, coalesce(x.name || '/' || x.scale, '-'), r.status, r.attempt, r.test_acc, r.steps,"
+                      " r.finished - r.started, coalesce(e.label, r.config), r.error"
+                      " FROM runs r LEFT JOIN experiment_runs e ON e.run_id = r.id"
+                      " LEFT JOIN experiments x ON x.id = e.experiment_id"
+                      " WHERE (?1 IS NULL OR x.name = ?1) AND (?2 IS NULL OR r.status = ?2)"
+                      " ORDER BY x.name, x.scale, e.seq, r.created",
+                      &err)) {
+        fprintf(stderr, "bigbatch runs: %s\n", err.msg);
+        store_close(&s);
+        return 1;
+    }
+    if (experiment) sqlite3_bind_text(st, 1, experiment, -1, SQLITE_STATIC);
+    if (status) sqlite3_bind_text(st, 2, status, -1, SQLITE_STATIC);
+    printf("%-16s  %-24s  %-9s  %3s  %8s  %7s  %8s  %s\n", "run", "experiment", "status", "try", "test_acc", "steps",
+           "seconds", "cell");
+    int rc, n = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        char acc[16] = "-", steps[16] = "-", secs[16] = "-";
+        if (sqlite3_column_type(st, 4) != SQLITE_NULL) snprintf(acc, sizeof acc, "%.4f", sqlite3_column_double(st, 4));
+        if (sqlite3_column_type(st, 5) != SQLITE_NULL) snprintf(steps, sizeof steps, "%d", sqlite3_column_int(st, 5));
+        if (sqlite3_column_type(st, 6) != SQLITE_NULL) snprintf(secs, sizeof secs, "%.1f", sqlite3_column_double(st, 6));
+        printf("%-16s  %-24s  %-9s  %3d  %8s  %7s  %8s  %s", sqlite3_column_text(st, 0), sqlite3_column_text(st, 1),
+               sqlite3_column_text(st, 2), sqlite3_column_int(st, 3), acc, steps, secs, sqlite3_column_text(st, 7));
+        if (sqlite3_column_type(st, 8) != SQLITE_NULL) printf("  [%s]", sqlite3_column_text(st, 8));
+        printf("\n");
+        n++;
+    }
+    sqlite3_finalize(st);
+    store_close(&s);
+    if (rc != SQLITE_DONE) {
+        fprintf(stderr, "bigbatch runs: %s: %s\n", db, sqlite3_errstr(rc));
+        return 1;
+    }
+    printf("%d run%s\n", n, n == 1 ? "" : "s");
+    return 0;
+}
+
+/* `bigbatch report FILE [--scale S] [--db PATH] [--format md|csv]` */
+int cli_report(int argc, char **argv)
+{
+    const char *file = NULL, *scale = "proxy", *db = NULL, *format = "md";
+    for (int i = 1; i < argc; i++) {
+        const char **slot = !strcmp(argv[i], "--scale") ? &scale
+                            : !strcmp(argv[i], "--db") ? &db
+                            : !strcmp(argv[i], "--format") ? &format : NULL;
+        if (!strcmp(argv[i], "--help")) {
+            printf("usage: bigbatch report FILE [--scale S] [--db PATH] [--format md|csv]\n"
+                   "The paper-style table of an experiment: one row per grid cell (mean and spread over\n"
+                   "repeats, diverged cells marked), the best over the file's tuned axes for each value of\n"
+                   "the other axes, and the paper's number beside ours. --scale [proxy], --db\n"
+                   "[results/<experiment>.db], --format md (Markdown) or csv (one row per cell) [md].\n");
+            return 0;
+        }
+        if (!slot && argv[i][0] != '-' && !file) {
+            file = argv[i];
+            continue;
+        }
+        if (!slot || i + 1 >= argc) {
+            fprintf(stderr, "bigbatch report: %s '%s' (bigbatch report --help)\n",
+                    slot ? "a value is missing after" : "unknown option or extra argument", argv[i]);
+            return 2;
+        }
+        *slot = argv[++i];
+    }
+    if (!file) {
+        fprintf(stderr, "bigbatch report: which experiment file? (bigbatch report FILE)\n");
+        return 2;
+    }
+    if (strcmp(format, "md") && strcmp(format, "csv")) {
+        fprintf(stderr, "bigbatch report: --format: '%s' is not md or csv\n", format);
+        return 2;
+    }
+    if (strcmp(scale, "smoke") && strcmp(scale, "proxy") && strcmp(scale, "full")) {
+        fprintf(stderr, "bigbatch report: --scale: '%s' is not one of smoke, proxy, full\n", scale);
+        return 2;
+    }
+    Error err = {{0}};
+    if (report_write(stdout, file, scale, db, !strcmp(format, "csv") ? REPORT_CSV : REPORT_MD, &err) != 0) {
+        fprintf(stderr, "bigbatch report: %s\n", err.msg);
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,443 @@
+/* The sweep runner: claim a run, start `bigbatch train` for it as a child process, collect
+ * it, repeat; up to `workers` children at once. The child writes its own metrics and final
+ * status (train --db --run-id); the runner heartbeats its runs and closes those whose child
+ * died without saying how it ended. */
+#include "sweep.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "claims.h"
+#include "experiment.h"
+#include "store.h"
+
+void sweep_options_defaults(SweepOptions *o)
+{
+    memset(o, 0, sizeof *o);
+    o->scale = "proxy";
+    o->workers = 1;
+    o->ranks = 1;
+    o->stale_after = 120;
+    o->mpirun = "mpirun --oversubscribe";
+}
+
+void sweep_db_path(const char *db, const char *experiment_name, char *out, size_t len)
+{
+    if (db) snprintf(out, len, "%s", db);
+    else snprintf(out, len, "results/%s.db", experiment_name);
+}
+
+/* Set by SIGINT/SIGTERM. A signal handler can only reach a static flag; nothing else in
+ * the runner is static. */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+    interrupted = sig;
+}
+
+typedef struct {
+    pid_t pid;
+    char run_id[65];
+    int attempt;
+    int spec;          /* index into the expanded runs */
+    double started;
+} Child;
+
+typedef struct {
+    const SweepOptions *o;
+    Store store;
+    long long exp_id;
+    const Experiment *exp;
+    const RunSpec *runs;
+    int n_runs;
+    char bin[1024], log_dir[1024], db[1024];
+    int threads;
+    char threads_arg[16];  /* the child's --threads value: its argv points here */
+    Child *children;
+    int n_children;
+    int finished_here;
+    double run_seconds;  /* summed over the runs finished here, for the ETA */
+} Sweep;
+
+static int spec_of(const Sweep *w, const char *run_id)
+{
+    for (int i = 0; i < w->n_runs; i++)
+        if (!strcmp(w->runs[i].id, run_id)) return i;
+    return -1;
+}
+
+static void say(const Sweep *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(const Sweep *w, const char *fmt, ...)
+{
+    if (w->o->quiet) return;
+    char stamp[16];
+    time_t t = time(NULL);
+    struct tm tm;
+    strftime(stamp, sizeof stamp, "%H:%M:%S", localtime_r(&t, &tm));
+    printf("[%s] ", stamp);
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    fflush(stdout);
+}
+
+static void format_duration(double s, char *out, size_t len)
+{
+    if (!isfinite(s) || s < 0) snprintf(out, len, "?");
+    else if (s < 90) snprintf(out, len, "%.0fs", s);
+    else if (s < 5400) snprintf(out, len, "%.0fm%02.0fs", floor(s / 60), fmod(s, 60));
+    else snprintf(out, len, "%.0fh%02.0fm", floor(s / 3600), fmod(floor(s / 60), 60));
+}
+
+static char **child_argv(const Sweep *w, const Child *c)
+{
+    const char *extra[] = {"--db", w->db, "--run-id", c->run_id, "--threads", w->threads_arg, "--quiet"};
+    return runspec_train_argv(&w->runs[c->spec], w->bin, extra, (int)(sizeof extra / sizeof extra[0]));
+}
+
+/* Forks and execs the run; its output goes to its log file, appended per attempt. */
+static int spawn(Sweep *w, Child *c, Error *err)
+{
+    char log[1200];
+    snprintf(log, sizeof log, "%s/%s.log", w->log_dir, c->run_id);
+    FILE *f = fopen(log, "a");
+    if (!f) {
+        error_set(err, "%s: %s", log, strerror(errno));
+        return -1;
+    }
+    char **argv = child_argv(w, c);
+    char host[256];
+    time_t t = time(NULL);
+    char when[64];
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime(&t));
+    fprintf(f, "=== run %s attempt %d on %s, %s, sweep pid %d\n===", c->run_id, c->attempt,
+            store_hostname(host, sizeof host), when, (int)getpid());
+    for (char **a = argv; *a; a++) fprintf(f, " %s", *a);
+    fprintf(f, "\n");
+    fclose(f);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        free(argv);
+        error_set(err, "fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        /* The run dies with its sweep (even by kill -9), so a restarted sweep can take it over. */
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent) _exit(1);
+        int fd = open(log, O_WRONLY | O_APPEND | O_CREAT, 0644);
+        int in = open("/dev/null", O_RDONLY);
+        if (fd < 0 || in < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0 || dup2(in, 0) < 0) _exit(126);
+        close(fd);
+        close(in);
+        /* Runs side by side must not spin-wait for cores (README: "Engine layout"). */
+        setenv("OMP_WAIT_POLICY", "passive", 0);
+        if (w->o->ranks > 1) {
+            /* mpirun -np K <bin> train ...: the launcher's words, then ours. */
+            char cmd[8192];
+            int used = snprintf(cmd, sizeof cmd, "exec %s -np %d", w->o->mpirun, w->o->ranks);
+            for (char **a = argv; *a && used < (int)sizeof cmd; a++)
+                used += snprintf(cmd + used, sizeof cmd - (size_t)used, " '%s'", *a);
+            execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        } else {
+            execv(argv[0], argv);
+        }
+        fprintf(stderr, "bigbatch sweep: cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    free(argv);
+    c->pid = pid;
+    c->started = now_seconds();
+    return 0;
+}
+
+/* Claims and starts runs while a worker slot is free; the number started, or -1. */
+static int fill_slots(Sweep *w, Error *err)
+{
+    int started = 0;
+    while (w->n_children < w->o->workers && !interrupted) {
+        Child c = {0};
+        int got = claims_take(&w->store, w->exp_id, (int)getpid(), w->log_dir, c.run_id, &c.attempt, err);
+        if (got < 0) return -1;
+        if (got == 0) break;
+        c.spec = spec_of(w, c.run_id);
+        if (c.spec < 0) { /* cannot happen: the experiment's runs were registered from these specs */
+            error_set(err, "claimed run %s is not in the expanded grid", c.run_id);
+            return -1;
+        }
+        if (spawn(w, &c, err) != 0) {
+            Error e2 = {{0}};
+            claims_close(&w->store, c.run_id, c.attempt, RUN_FAILED, -1, err->msg, &e2);
+            return -1;
+        }
+        w->children[w->n_children++] = c;
+        say(w, "start %s  %s  (attempt %d)", c.run_id, w->runs[c.spec].label, c.attempt);
+        started++;
+    }
+    return started;
+}
+
+/* The run's own account of how it ended, for the progress line. */
+static void describe_end(Sweep *w, const Child *c, char *out, size_t len)
+{
+    sqlite3_stmt *st;
+    Error err = {{0}};
+    snprintf(out, len, "?");
+    if (store_prepare(&w->store, &st, "SELECT status, test_acc, error, diverged_step FROM runs WHERE id=?1", &err))
+        return;
+    sqlite3_bind_text(st, 1, c->run_id, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        const char *status = (const char *)sqlite3_column_text(st, 0);
+        if (!strcmp(status, "complete"))
+            snprintf(out, len, "complete test_acc=%.4f", sqlite3_column_double(st, 1));
+        else if (!strcmp(status, "diverged"))
+            snprintf(out, len, "diverged at step %d", sqlite3_column_int(st, 3));
+        else
+            snprintf(out, len, "%s: %s", status, sqlite3_column_text(st, 2) ? (const char *)sqlite3_column_text(st, 2) : "");
+    }
+    sqlite3_finalize(st);
+}
+
+static void report_progress(Sweep *w)
+{
+    int counts[RUN_N_STATUS];
+    Error err = {{0}};
+    if (claims_count(&w->store, w->exp_id, counts, &err) != 0) return;
+    int ended = counts[RUN_COMPLETE] + counts[RUN_DIVERGED] + counts[RUN_FAILED];
+    int left = counts[RUN_PENDING] + counts[RUN_STALE] + counts[RUN_RUNNING];
+    char eta[32] = "?";
+    if (w->finished_here > 0)
+        format_duration(w->run_seconds / w->finished_here * left / w->o->workers, eta, sizeof eta);
+    say(w, "%d/%d runs ended (%d complete, %d diverged, %d failed), %d running, %d waiting; ETA %s", ended,
+        w->n_runs, counts[RUN_COMPLETE], counts[RUN_DIVERGED], counts[RUN_FAILED], counts[RUN_RUNNING],
+        counts[RUN_PENDING] + counts[RUN_STALE], eta);
+}
+
+/* Collects children that exited; a run that did not record its end is closed as failed. */
+static int reap(Sweep *w, Error *err)
+{
+    for (int i = 0; i < w->n_children;) {
+        Child *c = &w->children[i];
+        int st;
+        pid_t r = waitpid(c->pid, &st, WNOHANG);
+        if (r == 0) {
+            i++;
+            continue;
+        }
+        if (r < 0 && errno == EINTR) continue;
+        char why[160];
+        int code = r < 0 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (r > 0 && WIFSIGNALED(st))
+            snprintf(why, sizeof why, "the run's process was killed by signal %d (%s)", WTERMSIG(st),
+                     strsignal(WTERMSIG(st)));
+        else
+            snprintf(why, sizeof why, "the run's process exited with status %d without recording its end", code);
+        /* Interrupted runs go back to the queue; any other silent end is a failure. */
+        int status = interrupted ? RUN_STALE : RUN_FAILED;
+        if (claims_close(&w->store, c->run_id, c->attempt, status, code, why, err) != 0) return -1;
+        double took = now_seconds() - c->started;
+        char end[256], dur[32];
+        describe_end(w, c, end, sizeof end);
+        format_duration(took, dur, sizeof dur);
+        say(w, "end   %s  %s  %s in %s", c->run_id, w->runs[c->spec].label, end, dur);
+        if (!interrupted) {
+            w->finished_here++;
+            w->run_seconds += took;
+        }
+        w->children[i] = w->children[--w->n_children];
+        if (!interrupted) report_progress(w);
+    }
+    return 0;
+}
+
+static int heartbeat_all(Sweep *w, Error *err)
+{
+    for (int i = 0; i < w->n_children; i++)
+        if (claims_heartbeat(&w->store, w->children[i].run_id, w->children[i].attempt, err) != 0) return -1;
+    return 0;
+}
+
+static void sleep_seconds(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - floor(s)) * 1e9)};
+    nanosleep(&ts, NULL); /* a signal cuts it short, which is what we want */
+}
+
+static const char *flag_value(const RunSpec *r, const char *name)
+{
+    for (int i = 0; i < r->n_flags; i++)
+        if (!strcmp(r->flag_names[i], name)) return r->flag_values[i];
+    return "";
+}
+
+static int dry_run(const Sweep *w)
+{
+    Store s;
+    Error err = {{0}};
+    bool have_db = access(w->db, R_OK) == 0 && store_open(&s, w->db, true, &err) == 0;
+    printf("%s (%s scale): %d runs; database %s%s\n", w->exp->name, w->exp->scale, w->n_runs, w->db,
+           have_db ? "" : " (not created yet)");
+    printf("%4s  %-16s  %-9s  %s\n", "seq", "run", "status", "cell");
+    for (int i = 0; i < w->n_runs; i++) {
+        char status[16] = "new";
+        if (have_db) {
+            sqlite3_stmt *st;
+            if (store_prepare(&s, &st, "SELECT status FROM runs WHERE id=?1", &err) == 0) {
+                sqlite3_bind_text(st, 1, w->runs[i].id, -1, SQLITE_STATIC);
+                if (sqlite3_step(st) == SQLITE_ROW) snprintf(status, sizeof status, "%s", sqlite3_column_text(st, 0));
+                sqlite3_finalize(st);
+            }
+        }
+        printf("%4d  %-16s  %-9s  %s seed=%s\n", w->runs[i].seq, w->runs[i].id, status, w->runs[i].label,
+               flag_value(&w->runs[i], "seed"));
+    }
+    if (have_db) store_close(&s);
+    return 0;
+}
+
+static int self_path(char *out, size_t len, Error *err)
+{
+    ssize_t n = readlink("/proc/self/exe", out, len - 1);
+    if (n <= 0) {
+        error_set(err, "cannot find this program's path (/proc/self/exe): %s", strerror(errno));
+        return -1;
+    }
+    out[n] = 0;
+    return 0;
+}
+
+static int run_loop(Sweep *w, Error *err)
+{
+    const SweepOptions *o = w->o;
+    int n;
+    if (o->retry_failed) {
+        if (claims_retry_failed(&w->store, w->exp_id, &n, err)) return -1;
+        if (n) say(w, "retrying %d failed run%s", n, n == 1 ? "" : "s");
+    }
+    double last_beat = 0, last_stale = 0;
+    for (;;) {
+        double t = now_seconds();
+        if (t - last_stale > 5) {
+            if (claims_mark_stale(&w->store, w->exp_id, o->stale_after, &n, err)) return -1;
+            if (n) say(w, "%d run%s left by a dead or silent process re-queued", n, n == 1 ? "" : "s");
+            last_stale = t;
+        }
+        if (interrupted) break;
+        if (fill_slots(w, err) < 0) return -1;
+        if (w->n_children == 0) {
+            int counts[RUN_N_STATUS];
+            if (claims_count(&w->store, w->exp_id, counts, err)) return -1;
+            if (counts[RUN_PENDING] + counts[RUN_STALE] + counts[RUN_RUNNING] == 0) break;
+            /* Only other processes' runs are left: wait for them (or for them to go stale). */
+            sleep_seconds(1);
+            continue;
+        }
+        if (reap(w, err)) return -1;
+        if (now_seconds() - last_beat > 5) {
+            if (heartbeat_all(w, err)) return -1;
+            last_beat = now_seconds();
+        }
+        sleep_seconds(0.1);
+    }
+    if (interrupted) {
+        say(w, "interrupted (signal %d): stopping %d run%s; they stay queued", (int)interrupted, w->n_children,
+            w->n_children == 1 ? "" : "s");
+        for (int i = 0; i < w->n_children; i++) kill(w->children[i].pid, SIGTERM);
+        while (w->n_children > 0) {
+            if (reap(w, err)) return -1;
+            sleep_seconds(0.05);
+        }
+    }
+    return 0;
+}
+
+int sweep_run(const SweepOptions *o, Error *err)
+{
+    Experiment exp;
+    RunSpec *runs = NULL;
+    int n_runs = 0, rc = -1;
+    /* Everything about the file is checked before the database is touched. */
+    if (experiment_load(o->file, o->scale, &exp, err) != 0) return -1;
+    if (experiment_expand(&exp, &runs, &n_runs, err) != 0) {
+        experiment_free(&exp);
+        return -1;
+    }
+    Sweep w;
+    memset(&w, 0, sizeof w);
+    w.o = o;
+    w.exp = &exp;
+    w.runs = runs;
+    w.n_runs = n_runs;
+    sweep_db_path(o->db, exp.name, w.db, sizeof w.db);
+    if (o->dry_run) {
+        rc = dry_run(&w);
+        goto out;
+    }
+    if (o->ranks > 1) {
+        error_set(err, "--ranks %d: this build trains in one process; MPI data parallelism is not built yet", o->ranks);
+        goto out;
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    w.threads = o->threads > 0 ? o->threads : (int)(cpus / (o->workers * o->ranks));
+    if (w.threads < 1) w.threads = 1;
+    snprintf(w.threads_arg, sizeof w.threads_arg, "%d", w.threads);
+    snprintf(w.log_dir, sizeof w.log_dir, "%.*s.logs", (int)(strlen(w.db) > 3 && !strcmp(w.db + strlen(w.db) - 3, ".db")
+                                                              ? strlen(w.db) - 3 : strlen(w.db)), w.db);
+    if (self_path(w.bin, sizeof w.bin, err)) goto out;
+    if (store_open(&w.store, w.db, false, err) != 0) goto out;
+    if (mkdir(w.log_dir, 0777) != 0 && errno != EEXIST) {
+        error_set(err, "%s: %s", w.log_dir, strerror(errno));
+        goto out_store;
+    }
+    if (claims_register(&w.store, &exp, runs, n_runs, &w.exp_id, err) != 0) goto out_store;
+    w.children = xcalloc((size_t)o->workers, sizeof *w.children, "sweep workers");
+    say(&w, "sweep %s (%s scale): %d runs, %d worker%s x %d thread%s; database %s, logs in %s/", exp.name, exp.scale,
+        n_runs, o->workers, o->workers == 1 ? "" : "s", w.threads, w.threads == 1 ? "" : "s", w.db, w.log_dir);
+    report_progress(&w);
+    struct sigaction sa = {0}, old_int, old_term;
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    interrupted = 0;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    int loop = run_loop(&w, err);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    if (loop == 0) {
+        int counts[RUN_N_STATUS];
+        if (claims_count(&w.store, w.exp_id, counts, err) == 0) {
+            say(&w, "%s: %d complete, %d diverged, %d failed, %d not run", interrupted ? "stopped" : "done",
+                counts[RUN_COMPLETE], counts[RUN_DIVERGED], counts[RUN_FAILED],
+                counts[RUN_PENDING] + counts[RUN_STALE] + counts[RUN_RUNNING]);
+            rc = interrupted ? 130 : counts[RUN_FAILED] > 0 ? 1 : 0;
+        }
+    } else {
+        /* The store failed under us: stop our runs; they stay running until found stale. */
+        for (int i = 0; i < w.n_children; i++) kill(w.children[i].pid, SIGTERM);
+        for (int i = 0; i < w.n_children; i++) waitpid(w.children[i].pid, NULL, 0);
+    }
+    free(w.children);
+out_store:
+    store_close(&w.store);
+out:
+    runspecs_free(runs, n_runs);
+    experiment_free(&exp);
+    return rc;
+}

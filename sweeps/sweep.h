@@ -1,0 +1,31 @@
+/* `bigbatch sweep`: runs an experiment's grid, each run a `bigbatch train` child process
+ * (under mpirun when ranks > 1), claimed in the results store so that the sweep resumes
+ * after a crash and several sweep processes can share one database. */
+#ifndef BB_SWEEP_H
+#define BB_SWEEP_H
+#include <stdbool.h>
+
+#include "util.h"
+
+typedef struct {
+    const char *file;       /* the experiment file */
+    const char *scale;      /* smoke | proxy | full */
+    const char *db;         /* NULL: results/<experiment>.db */
+    int workers;            /* runs at once in this process */
+    int ranks;              /* MPI ranks per run */
+    int threads;            /* per run; 0: cores / (workers x ranks) */
+    bool retry_failed;
+    bool dry_run;
+    double stale_after;     /* seconds without a heartbeat before a running run is stale */
+    const char *mpirun;     /* launcher for ranks > 1 */
+    bool quiet;
+} SweepOptions;
+
+void sweep_options_defaults(SweepOptions *o);
+/* The exit status: 0 every run ended complete or diverged, 1 some failed, 130 interrupted;
+ * -1 with err (a bad experiment file, which leaves no trace, or a store failure). */
+int sweep_run(const SweepOptions *o, Error *err);
+/* results/<name>.db, or o->db. */
+void sweep_db_path(const char *db, const char *experiment_name, char *out, size_t len);
+
+#endif
