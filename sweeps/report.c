@@ -175,6 +175,7 @@ static bool better(const Report *rep, double a, double b)
 /* A cell counts for "best" when it trained: some repeat complete and none diverged. */
 static void mark_best(Report *rep)
 {
+    if (rep->exp->n_tuned == 0) return; /* nothing was tuned: no cell is "the best" of a group */
     for (int i = 0; i < rep->n_cells; i++) {
         Cell *c = &rep->cells[i];
         if (c->complete == 0 || c->diverged > 0) continue;
@@ -257,8 +258,8 @@ static void write_cells_md(FILE *out, const Report *rep)
     cols[n++] = exp->metric;
     cols[n++] = "paper";
     cols[n++] = "ours - paper";
-    fprintf(out, "\nEvery cell (mean ± sample standard deviation over repeats; * = best over %s):\n\n",
-            exp->n_tuned ? "the tuned axes" : "all cells");
+    fprintf(out, "\nEvery cell (mean ± sample standard deviation over repeats%s):\n\n",
+            exp->n_tuned ? "; * = best over the tuned axes" : "");
     print_md_row(out, cols, n);
     print_md_rule(out, n);
     for (int i = 0; i < rep->n_cells; i++) {

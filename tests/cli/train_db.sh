@@ -1,0 +1,38 @@
+#!/bin/sh
+# train --db: epochs, step losses and layer statistics land in the database; running the same
+# flags again replaces the rows (attempt 2, nothing duplicated); a NaN loss is stored as NULL
+# with its class noted, and the run is diverged.
+. tests/cli/lib.inc
+DB="$TMP/one.db"
+args="--model lenet --train-subset 512 --test-subset 200 --epochs 2 --batch 128 --lr 0.05 --layer-stats-every 3 --threads 1"
+expect_exit 0 "$BB" train $args --db "$DB"
+id=$(sqlite3 "$DB" "select id from runs")
+expect_output "run $id (attempt 1)"
+q() { sqlite3 "$DB" "$1"; }
+[ "$(q "select status, steps, count(*) from runs")" = "complete|8|1" ] || fail "run row: $(q 'select * from runs')"
+[ "$(q "select count(*) from epochs")" = 2 ] || fail "epochs"
+[ "$(q "select count(*), min(step), max(step) from steps")" = "8|0|7" ] || fail "steps"
+# lenet has 10 parameter tensors; statistics at steps 0, 1, 3, 6 and the last (7)
+[ "$(q "select count(*), count(distinct step) from layer_stats")" = "50|5" ] || fail "layer_stats: $(q 'select step, count(*) from layer_stats group by step')"
+[ "$(q "select name from layer_stats where step=0 and param=0")" = conv1.weight ] || fail "names"
+# the same flags in another order and spelling: the same run, taken over
+expect_exit 0 "$BB" train --threads 2 --lr 0.050 $args --db "$DB"
+expect_output "run $id (attempt 2)"
+[ "$(q "select count(*) from runs")" = 1 ] || fail "a second run row"
+[ "$(q "select count(*) from steps")" = 8 ] || fail "step rows duplicated"
+[ "$(q "select count(*) from layer_stats")" = 50 ] || fail "layer_stats duplicated"
+# NaN: with the loss-multiple test off, a huge LR overflows to NaN/Inf
+expect_exit 0 "$BB" train --model lenet --train-subset 512 --test-subset 200 --epochs 1 --lr 1e30 \
+    --diverge-factor 0 --db "$DB"
+expect_output "status=diverged"
+[ "$(q "select status, test_acc is null from runs where status != 'complete'")" = "diverged|1" ] || fail "diverged row"
+[ "$(q "select count(*) from steps where loss is null and nonfinite like 'loss=%'")" -ge 1 ] \
+    || fail "non-finite loss not noted: $(q 'select * from steps where loss is null or loss > 100')"
+[ "$(q "select nonfinite from runs where status='diverged'")" != "" ] || fail "runs.nonfinite empty"
+# the database is valid, and --run-id without a claimed row is refused
+[ "$(q 'pragma integrity_check')" = ok ] || fail integrity
+expect_exit 1 "$BB" train $args --db "$DB" --run-id 0000000000000000
+expect_output "no run 0000000000000000"
+expect_exit 2 "$BB" train $args --run-id abc
+expect_output "needs --db"
+exit 0
