@@ -112,27 +112,48 @@ int cli_sweep(int argc, char **argv)
     return rc;
 }
 
+/* "--name value" options into their slots and at most one positional argument (when
+ * `positional` is given): 0, 1 for --help, -1 after saying what is wrong. */
+typedef struct {
+    const char *name;
+    const char **slot;
+} ValueOption;
+
+static int take_value_options(const char *cmd, int argc, char **argv, const ValueOption *opts, int n,
+                              const char **positional)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help")) return 1;
+        const char **slot = NULL;
+        for (int k = 0; k < n && !slot; k++)
+            if (!strcmp(argv[i], opts[k].name)) slot = opts[k].slot;
+        if (!slot && positional && !*positional && argv[i][0] != '-') {
+            *positional = argv[i];
+            continue;
+        }
+        if (!slot || i + 1 >= argc) {
+            fprintf(stderr, "bigbatch %s: %s '%s' (bigbatch %s --help)\n", cmd,
+                    slot ? "a value is missing after" : "unknown option or extra argument", argv[i], cmd);
+            return -1;
+        }
+        *slot = argv[++i];
+    }
+    return 0;
+}
+
 /* `bigbatch runs --db PATH [--experiment NAME] [--status S]`: one line per run. */
 int cli_runs(int argc, char **argv)
 {
     const char *db = NULL, *experiment = NULL, *status = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char **slot = !strcmp(argv[i], "--db") ? &db
-                            : !strcmp(argv[i], "--experiment") ? &experiment
-                            : !strcmp(argv[i], "--status") ? &status : NULL;
-        if (!strcmp(argv[i], "--help")) {
-            printf("usage: bigbatch runs --db PATH [--experiment NAME] [--status S]\n"
-                   "Lists the runs in a results database: id, experiment, status, attempts, final\n"
-                   "test accuracy, steps, duration and cell (or, for a run started by hand, its flags).\n");
-            return 0;
-        }
-        if (!slot || i + 1 >= argc) {
-            fprintf(stderr, "bigbatch runs: %s '%s' (bigbatch runs --help)\n",
-                    slot ? "a value is missing after" : "unknown option", argv[i]);
-            return 2;
-        }
-        *slot = argv[++i];
+    const ValueOption opts[] = {{"--db", &db}, {"--experiment", &experiment}, {"--status", &status}};
+    int taken = take_value_options("runs", argc, argv, opts, 3, NULL);
+    if (taken == 1) {
+        printf("usage: bigbatch runs --db PATH [--experiment NAME] [--status S]\n"
+               "Lists the runs in a results database: id, experiment, status, attempts, final\n"
+               "test accuracy, steps, duration and cell (or, for a run started by hand, its flags).\n");
+        return 0;
     }
+    if (taken < 0) return 2;
     if (!db) {
         fprintf(stderr, "bigbatch runs: which database? (--db PATH)\n");
         return 2;
@@ -186,29 +207,17 @@ int cli_runs(int argc, char **argv)
 int cli_report(int argc, char **argv)
 {
     const char *file = NULL, *scale = "proxy", *db = NULL, *format = "md";
-    for (int i = 1; i < argc; i++) {
-        const char **slot = !strcmp(argv[i], "--scale") ? &scale
-                            : !strcmp(argv[i], "--db") ? &db
-                            : !strcmp(argv[i], "--format") ? &format : NULL;
-        if (!strcmp(argv[i], "--help")) {
-            printf("usage: bigbatch report FILE [--scale S] [--db PATH] [--format md|csv]\n"
-                   "The paper-style table of an experiment: one row per grid cell (mean and spread over\n"
-                   "repeats, diverged cells marked), the best over the file's tuned axes for each value of\n"
-                   "the other axes, and the paper's number beside ours. --scale [proxy], --db\n"
-                   "[results/<experiment>.db], --format md (Markdown) or csv (one row per cell) [md].\n");
-            return 0;
-        }
-        if (!slot && argv[i][0] != '-' && !file) {
-            file = argv[i];
-            continue;
-        }
-        if (!slot || i + 1 >= argc) {
-            fprintf(stderr, "bigbatch report: %s '%s' (bigbatch report --help)\n",
-                    slot ? "a value is missing after" : "unknown option or extra argument", argv[i]);
-            return 2;
-        }
-        *slot = argv[++i];
+    const ValueOption opts[] = {{"--scale", &scale}, {"--db", &db}, {"--format", &format}};
+    int taken = take_value_options("report", argc, argv, opts, 3, &file);
+    if (taken == 1) {
+        printf("usage: bigbatch report FILE [--scale S] [--db PATH] [--format md|csv]\n"
+               "The paper-style table of an experiment: one row per grid cell (mean and spread over\n"
+               "repeats, diverged cells marked), the best over the file's tuned axes for each value of\n"
+               "the other axes, and the paper's number beside ours. --scale [proxy], --db\n"
+               "[results/<experiment>.db], --format md (Markdown) or csv (one row per cell) [md].\n");
+        return 0;
     }
+    if (taken < 0) return 2;
     if (!file) {
         fprintf(stderr, "bigbatch report: which experiment file? (bigbatch report FILE)\n");
         return 2;

@@ -247,6 +247,17 @@ static void print_csv_row(FILE *out, const char *const *cols, int n)
 
 #define MAX_COLS 48
 
+/* The cell's value of every key of `first` (the keys all cells share), fixed values filled in. */
+static int cell_values(const Experiment *exp, const cJSON *first, const Cell *c, const char **vals, int max)
+{
+    int k = 0;
+    for (const cJSON *it = first->child; it && k < max; it = it->next) {
+        const char *v = value_in(exp, c->cell, it->string);
+        vals[k++] = v ? v : "";
+    }
+    return k;
+}
+
 static void write_cells_md(FILE *out, const Report *rep)
 {
     const Experiment *exp = rep->exp;
@@ -266,11 +277,7 @@ static void write_cells_md(FILE *out, const Report *rep)
         const Cell *c = &rep->cells[i];
         char result[128], diff[32], runs[16], marked[140];
         const char *vals[MAX_COLS];
-        int k = 0;
-        for (const cJSON *it = first->child; it && k < MAX_COLS - 4; it = it->next) {
-            const char *v = value_in(exp, c->cell, it->string);
-            vals[k++] = v ? v : "";
-        }
+        int k = cell_values(exp, first, c, vals, MAX_COLS - 4);
         format_result(c, result, sizeof result);
         snprintf(marked, sizeof marked, "%s%s", result, c->best ? " *" : "");
         const char *paper = paper_value(exp, c->cell, false);
@@ -362,11 +369,7 @@ static void write_csv(FILE *out, const Report *rep)
     for (int i = 0; i < rep->n_cells; i++) {
         const Cell *c = &rep->cells[i];
         const char *vals[MAX_COLS];
-        int k = 0;
-        for (const cJSON *it = first->child; it && k < MAX_COLS - 10; it = it->next) {
-            const char *v = value_in(exp, c->cell, it->string);
-            vals[k++] = v ? v : "";
-        }
+        int k = cell_values(exp, first, c, vals, MAX_COLS - 10);
         char runs[16], complete[16], diverged[16], failed[16], mean[32] = "", std[32] = "", diff[32];
         snprintf(runs, sizeof runs, "%d", c->runs);
         snprintf(complete, sizeof complete, "%d", c->complete);
