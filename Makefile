@@ -1,5 +1,13 @@
 # bigbatch — build, test, benchmark. `make deps` installs what the project needs.
-CC      ?= cc
+# MPI=1 (default): built with mpicc, so `mpirun -np K bin/bigbatch train` runs data parallel;
+# MPI=0: a single-process binary (BB_NO_MPI) that behaves the same at one rank.
+MPI     ?= 1
+ifeq ($(MPI),1)
+  CC    := mpicc
+else
+  CC    ?= cc
+  CPPFLAGS += -DBB_NO_MPI
+endif
 OPT     ?= -O3 -march=native
 CFLAGS  ?= $(OPT)
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fopenmp -g
@@ -17,6 +25,9 @@ ifeq ($(SAN),1)
 else
   BUILD   := build/release
   BIN     := bin/bigbatch
+endif
+ifneq ($(MPI),1)
+  BUILD   := $(BUILD)-nompi
 endif
 
 # The engine and the sweep runner (experiment files, SQLite store, reports) link into one binary.

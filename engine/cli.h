@@ -5,6 +5,8 @@
 int cli_models(int argc, char **argv);
 int cli_train(int argc, char **argv);
 int cli_bench(int argc, char **argv);
+int cli_scale(int argc, char **argv);
+int cli_compare(int argc, char **argv);
 /* sweeps/cli_sweep.c */
 int cli_sweep(int argc, char **argv);
 int cli_runs(int argc, char **argv);

@@ -90,11 +90,15 @@ static void train_usage(FILE *f, const TrainConfig *d)
             "                         first step's (NaN and Inf always do; 0: off) [%g]\n"
             "  --db PATH              also store the run (epochs, step losses, layer statistics) in this\n"
             "                         SQLite results database (results/SCHEMA.md)\n"
-            "  --run-id ID            the run's row, claimed by `bigbatch sweep` [the hash of the flags]\n",
+            "  --run-id ID            the run's row, claimed by `bigbatch sweep` [the hash of the flags]\n"
+            "data parallelism (mpirun -np K bigbatch train ...: each rank trains on batch/K images):\n"
+            "  --bucket-mb X          gradient allreduce bucket size; buckets start while backward\n"
+            "                         still runs on earlier layers [%g]\n"
+            "  --plain-allreduce      one blocking allreduce of all gradients after backward instead\n",
             d->model, d->data, d->epochs, d->batch, d->lr, d->base_batch, d->sched.gamma,
             d->sched.step_epochs, d->sched.power, d->sched.end_lr, d->sched.warmup_epochs,
             d->sched.warmup_start_lr, d->opt.momentum,
-            d->opt.dampening, d->opt.weight_decay, d->label_smoothing, d->seed, d->threads, d->diverge_factor);
+            d->opt.dampening, d->opt.weight_decay, d->label_smoothing, d->seed, d->threads, d->diverge_factor, d->bucket_mb);
 }
 
 typedef struct {
@@ -228,33 +232,41 @@ static int open_record(RunRecord *rec, const TrainFlags *flags, int argc, char *
     return rc;
 }
 
-int cli_train(int argc, char **argv)
+/* One rank's part of the run; only rank 0 prints and writes the database. */
+static int train_rank(int argc, char **argv, const Comm *comm)
 {
     TrainFlags flags;
     Error err = {{0}};
+    const bool lead = comm->rank == 0;
     int parsed = train_flags_parse(argc, argv, &flags, &err);
     if (parsed == 1) {
         TrainConfig d;
         train_config_defaults(&d);
-        train_usage(stdout, &d);
+        if (lead) train_usage(stdout, &d);
         return 0;
     }
-    if (parsed < 0) {
-        fprintf(stderr, "bigbatch train: %s\n", err.msg);
+    if (parsed < 0) { /* every rank parses the same flags and stops here */
+        if (lead) fprintf(stderr, "bigbatch train: %s\n", err.msg);
         return 2;
     }
     TrainConfig cfg = flags.cfg;
-    if (flags.run_id && !flags.db) {
-        fprintf(stderr, "bigbatch train: --run-id needs --db\n");
+    cfg.comm = comm;
+    if (train_config_check(&cfg, &err) != 0) { /* the same on every rank: all stop cleanly */
+        if (lead) fprintf(stderr, "bigbatch train: %s\n", err.msg);
         return 2;
     }
+    if (flags.run_id && !flags.db) {
+        if (lead) fprintf(stderr, "bigbatch train: --run-id needs --db\n");
+        return 2;
+    }
+    if (!lead) flags.db = NULL;
     RunRecord record;
     if (flags.db && open_record(&record, &flags, argc, argv, &err) != 0) {
         fprintf(stderr, "bigbatch train: %s\n", err.msg);
         return 1;
     }
     if (flags.db) printf("run %s (attempt %d) in %s\n", record.run_id, record.attempt, flags.db);
-    if (flags.preset_said[0]) printf("%s\n", flags.preset_said);
+    if (flags.preset_said[0] && lead) printf("%s\n", flags.preset_said);
     Printer printer = {!cfg.quiet && isatty(STDERR_FILENO), 0, 0, 0, NULL, NULL, NULL, flags.db ? &record : NULL};
     Observer obs = {.on_start = print_start, .on_progress = print_progress, .on_epoch = print_epoch,
                     .on_step = record_step, .on_diverged = print_diverged, .on_layer_stats = keep_layer_stats,
@@ -263,7 +275,8 @@ int cli_train(int argc, char **argv)
     int status = 0;
     if (train_run(&cfg, &obs, &res, &err) != 0) {
         if (flags.db && record.broken) err = record.err; /* the store's failure is the cause */
-        fprintf(stderr, "bigbatch train: %s\n", err.msg);
+        if (comm->size > 1) fprintf(stderr, "bigbatch train: rank %d: %s\n", comm->rank, err.msg);
+        else fprintf(stderr, "bigbatch train: %s\n", err.msg);
         status = 1;
         Error ferr = {{0}};
         if (flags.db) run_record_finish(&record, NULL, err.msg, &ferr);
@@ -274,12 +287,28 @@ int cli_train(int argc, char **argv)
             status = 1;
         }
         if (cfg.layer_stats && printer.stats) print_layer_stats(&printer);
-        printf("final test_acc=%.4f test_loss=%.4f train_loss=%.4f%s\n", res.test_acc, res.test_loss,
-               res.train_loss, res.diverged ? " status=diverged" : "");
+        if (lead)
+            printf("final test_acc=%.4f test_loss=%.4f train_loss=%.4f%s\n", res.test_acc, res.test_loss,
+                   res.train_loss, res.diverged ? " status=diverged" : "");
     }
     if (flags.db) run_record_close(&record);
     free(printer.names);
     free(printer.kinds);
     free(printer.stats);
+    return status;
+}
+
+int cli_train(int argc, char **argv)
+{
+    Comm comm;
+    Error err = {{0}};
+    if (comm_init(&comm, &argc, &argv, &err) != 0) {
+        fprintf(stderr, "bigbatch train: %s\n", err.msg);
+        return 2;
+    }
+    int status = train_rank(argc, argv, &comm);
+    /* A rank that failed at run time ends the whole job: its peers would wait for it forever. */
+    if (status == 1 && comm.size > 1) comm_abort(&comm, status);
+    comm_finalize(&comm);
     return status;
 }

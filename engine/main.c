@@ -19,6 +19,8 @@ static void usage(FILE *f)
             "  report    the paper-style table of an experiment from its database\n"
             "  runs      list the runs in a results database and their status\n"
             "  bench     training throughput of one model, or the sgemm rate (bigbatch bench --help)\n"
+            "  scale     predicted time to train on N nodes; --papers checks it on published runs\n"
+            "  compare   the largest difference between the weights of two checkpoints\n"
             "  version   print the engine version\n",
             BIGBATCH_VERSION);
 }
@@ -33,6 +35,8 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "train")) return cli_train(argc - 1, argv + 1);
     if (!strcmp(cmd, "models")) return cli_models(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench")) return cli_bench(argc - 1, argv + 1);
+    if (!strcmp(cmd, "scale")) return cli_scale(argc - 1, argv + 1);
+    if (!strcmp(cmd, "compare")) return cli_compare(argc - 1, argv + 1);
     if (!strcmp(cmd, "sweep")) return cli_sweep(argc - 1, argv + 1);
     if (!strcmp(cmd, "report")) return cli_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "runs")) return cli_runs(argc - 1, argv + 1);

@@ -240,6 +240,7 @@ void net_backward(Net *net, int n)
         double t = net->profile ? now_seconds() : 0;
         l->ops->backward(l, net, n);
         if (net->profile) l->bwd_seconds += now_seconds() - t;
+        if (net->after_layer_backward) net->after_layer_backward(net, i, net->after_layer_ctx);
     }
 }
 

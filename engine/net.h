@@ -102,6 +102,10 @@ struct Net {
     int correct;                    /* top-1 hits of the last forward */
     int loss_layer;
     bool profile;                   /* time every layer (benchmarks) */
+    /* Called after each layer's backward when set: data parallelism starts reducing the
+     * gradients that are final while earlier layers still compute. */
+    void (*after_layer_backward)(Net *net, int layer, void *ctx);
+    void *after_layer_ctx;
 };
 
 Net *net_create(const char *model, Backend *bk, int in_c, int in_h, int in_w);

@@ -33,6 +33,7 @@ void train_config_defaults(TrainConfig *cfg)
     cfg->threads = cpus > 0 ? (int)cpus : 1;
     cfg->augment = -1;
     cfg->diverge_factor = 10;
+    cfg->bucket_mb = 8;
 }
 
 typedef struct {
@@ -45,10 +46,16 @@ typedef struct {
     bool use_aug;
     NoiseScale noise;
     Tensor grad_before;  /* the accumulated gradient before a micro-batch (noise scale) */
+    Comm single;         /* rank 0 of 1 when the config has no communicator */
+    const Comm *comm;
+    GradReducer reducer;
+    size_t *ready_from;  /* per layer: the gradients from here to the end are final after it */
 } Run;
 
 static void run_free(Run *r)
 {
+    grad_reducer_free(&r->reducer);
+    free(r->ready_from);
     tensor_free(&r->grad_before);
     optimizer_destroy(r->opt);
     net_destroy(r->net);
@@ -57,21 +64,32 @@ static void run_free(Run *r)
     free(r->order);
 }
 
-/* Evaluates on the whole test set in inference mode. */
+/* BN running statistics differ between ranks (each sees its own images); evaluation and
+ * checkpoints use rank 0's, as PyTorch DDP broadcasts buffers. */
+static void share_buffers(Run *r)
+{
+    for (int b = 0; b < r->net->n_buffers; b++)
+        comm_bcast_real(r->comm, r->net->buffers[b].value.data, tensor_count(&r->net->buffers[b].value), 0);
+}
+
+/* Evaluates on the whole test set in inference mode; each rank takes a contiguous shard. */
 static void evaluate(Run *r, int eval_batch, uint32_t *idx, double *loss, double *acc)
 {
     const ImageSet *set = &r->ds.test;
-    double total = 0;
-    long right = 0;
-    for (int start = 0; start < set->count; start += eval_batch) {
-        int n = set->count - start < eval_batch ? set->count - start : eval_batch;
+    share_buffers(r);
+    const int first = (int)((long)set->count * r->comm->rank / r->comm->size);
+    const int end = (int)((long)set->count * (r->comm->rank + 1) / r->comm->size);
+    double sums[2] = {0, 0}; /* loss x images, hits */
+    for (int start = first; start < end; start += eval_batch) {
+        int n = end - start < eval_batch ? end - start : eval_batch;
         for (int i = 0; i < n; i++) idx[i] = (uint32_t)(start + i);
         batch_assemble(set, idx, n, r->ds.mean, r->ds.std, NULL, NULL, r->net->input.data, r->net->labels);
-        total += net_forward(r->net, n, false) * n;
-        right += r->net->correct;
+        sums[0] += net_forward(r->net, n, false) * n;
+        sums[1] += r->net->correct;
     }
-    *loss = set->count ? total / set->count : 0;
-    *acc = set->count ? (double)right / set->count : 0;
+    comm_allreduce_sum_double(r->comm, sums, 2);
+    *loss = set->count ? sums[0] / set->count : 0;
+    *acc = set->count ? sums[1] / set->count : 0;
 }
 
 static void epoch_order(const Run *r, unsigned long long seed, int epoch, uint32_t *order)
@@ -92,45 +110,80 @@ static bool stats_wanted(const TrainConfig *cfg, long step, long last_step)
     return cfg->layer_stats_every > 0 && step % cfg->layer_stats_every == 0;
 }
 
-/* One iteration; returns the batch loss. The batch is processed in micro-batches
- * (one when micro_batch is 0) whose gradients add up to the gradient of the mean
- * loss over the whole batch. */
+/* After a layer's backward on the last micro-batch: its gradients and all later ones are final. */
+static void reduce_finished(Net *net, int layer, void *ctx)
+{
+    (void)net;
+    Run *r = ctx;
+    grad_reducer_ready(&r->reducer, r->ready_from[layer]);
+}
+
+/* One iteration; returns the mean loss over the global batch (the same on every rank).
+ * Each rank takes its share of the batch (its slice of idx), in micro-batches (one when
+ * micro_batch is 0) whose gradients add up, across micro-batches and ranks, to the
+ * gradient of the mean loss over the whole batch. *stop: in, this rank asks to stop; out,
+ * some rank did. */
 static double train_step(Run *r, const TrainConfig *cfg, const uint32_t *idx, long step, double lr,
-                         int *correct)
+                         int *correct, bool *stop)
 {
     Net *net = r->net;
     Backend *bk = net->bk;
-    const int B = cfg->batch, m = cfg->micro_batch > 0 ? cfg->micro_batch : B, parts = B / m;
+    const Comm *comm = r->comm;
+    const int B = cfg->batch, share = B / comm->size;
+    const int m = cfg->micro_batch > 0 ? cfg->micro_batch : share, parts = share / m;
+    const int first = comm->rank * share; /* position of this rank's slice in the batch */
     Rng aug_rng;
     rng_seed(&aug_rng, cfg->seed, 0xa09000000ULL + (uint64_t)step);
-    rng_seed(&net->dropout_rng, cfg->seed, 0xd00000000ULL + (uint64_t)step);
+    /* The draws of the images before this rank's slice, so every image gets the draws it
+     * gets in one process. */
+    if (r->use_aug) augment_skip(&r->aug, &aug_rng, first);
     net_zero_grad(net);
     net->loss_scale = (real)1 / (real)B;
-    double loss_sum = 0, small_g2 = 0;
-    *correct = 0;
+    double sums[4] = {0, 0, 0, *stop}; /* loss x images, hits, micro-batch |g|^2, stop */
+    bool finite = true;
     for (int j = 0; j < parts; j++) {
+        /* Dropout draws per micro-batch of the global batch: K ranks draw as K emulated workers. */
+        rng_seed(&net->dropout_rng, cfg->seed,
+                 0xd00000000ULL + (uint64_t)step * 0x10000ULL + (uint64_t)(first / m + j));
         /* stage 1: data (augmentation draws continue across micro-batches) */
-        batch_assemble(&r->ds.train, idx + (size_t)j * m, m, r->ds.mean, r->ds.std,
+        batch_assemble(&r->ds.train, idx + first + (size_t)j * m, m, r->ds.mean, r->ds.std,
                        r->use_aug ? &r->aug : NULL, &aug_rng, net->input.data, net->labels);
         /* stage 2-3: forward and backward, accumulating into the gradient */
         double loss = net_forward(net, m, true);
-        *correct += net->correct;
-        if (!isfinite(loss)) return loss;
-        loss_sum += loss * m;
+        sums[1] += net->correct;
+        sums[0] += loss * m;
+        if (!isfinite(loss)) {
+            finite = false;
+            if (comm->size == 1) break; /* alone: no peer waits for this rank's gradients */
+        }
         if (cfg->noise_scale) bk_copy(bk, net->n_weights, net->grad_block.data, r->grad_before.data);
+        /* The last micro-batch's backward hands finished layers to the allreduce. */
+        bool last = j == parts - 1 && comm->size > 1;
+        if (last) grad_reducer_begin(&r->reducer, net->grad_block.data, net->n_weights);
+        net->after_layer_backward = last ? reduce_finished : NULL;
+        net->after_layer_ctx = r;
         net_backward(net, m);
+        net->after_layer_backward = NULL;
         if (cfg->noise_scale) { /* |g_j|^2 of this micro-batch's own mean gradient */
             bk_axpy(bk, net->n_weights, -1, net->grad_block.data, r->grad_before.data);
             double scale = (double)B / m;
-            small_g2 += bk_sum_squares(bk, net->n_weights, r->grad_before.data) * scale * scale / parts;
+            sums[2] += bk_sum_squares(bk, net->n_weights, r->grad_before.data) * scale * scale / parts;
         }
     }
+    /* stage 4: gradient reduction across ranks (one process: nothing to do) */
+    if (comm->size > 1) {
+        grad_reducer_finish(&r->reducer);
+        comm_allreduce_sum_double(comm, sums, 4);
+        finite = isfinite(sums[0]);
+    }
+    *correct = (int)sums[1];
+    *stop = sums[3] > 0;
+    if (!finite) return isnan(sums[0]) ? NAN : sums[0];
     if (cfg->noise_scale)
-        noise_scale_add(&r->noise, small_g2, m, bk_sum_squares(bk, net->n_weights, net->grad_block.data), B);
-    /* stage 4: gradient reduction across workers (single process: nothing to do) */
+        noise_scale_add(&r->noise, sums[2] / comm->size, m, bk_sum_squares(bk, net->n_weights, net->grad_block.data), B);
     /* stage 5: update */
     optimizer_step(r->opt, net, lr);
-    return loss_sum / B;
+    return sums[0] / B;
 }
 
 /* Keeps `keep` images spread evenly over the set (image k*count/keep for k < keep),
@@ -206,8 +259,17 @@ int train_config_check(const TrainConfig *cfg, Error *err)
         error_set(err, "--batch, --epochs and --eval-batch must be positive");
         return -1;
     }
-    if (cfg->micro_batch > 0 && cfg->batch % cfg->micro_batch != 0) {
-        error_set(err, "--batch %d is not divisible by --micro-batch %d", cfg->batch, cfg->micro_batch);
+    const int ranks = cfg->comm ? cfg->comm->size : 1;
+    if (cfg->batch % ranks != 0) {
+        error_set(err, "--batch %d is not divisible by the %d ranks", cfg->batch, ranks);
+        return -1;
+    }
+    if (cfg->micro_batch > 0 && (cfg->batch / ranks) % cfg->micro_batch != 0) {
+        if (ranks > 1)
+            error_set(err, "each rank's share of the batch (%d / %d ranks = %d) is not divisible by --micro-batch %d",
+                      cfg->batch, ranks, cfg->batch / ranks, cfg->micro_batch);
+        else
+            error_set(err, "--batch %d is not divisible by --micro-batch %d", cfg->batch, cfg->micro_batch);
         return -1;
     }
     if (cfg->noise_scale && (cfg->micro_batch <= 0 || cfg->micro_batch == cfg->batch)) {
@@ -230,9 +292,16 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
     const ModelInfo *info = model_find(cfg->model);
     Run r;
     memset(&r, 0, sizeof r);
+    r.single.size = 1;
+    r.comm = cfg->comm ? cfg->comm : &r.single;
+    if (r.comm->rank != 0) obs = NULL; /* rank 0 reports for the job */
     r.bk = backend_create(cfg->threads);
     r.net = model_build(cfg->model, r.bk, 0, cfg->seed, err);
-    if (!r.net || load_data(&r, cfg, info, err) != 0) {
+    /* Rank 0 loads first: it may write the image cache the others then read. */
+    if (r.comm->rank != 0) comm_barrier(r.comm);
+    int loaded = r.net ? load_data(&r, cfg, info, err) : -1;
+    if (r.comm->rank == 0) comm_barrier(r.comm);
+    if (loaded != 0) {
         run_free(&r);
         return -1;
     }
@@ -256,8 +325,21 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
         run_free(&r);
         return -1;
     }
-    const int micro = cfg->micro_batch > 0 ? cfg->micro_batch : cfg->batch;
+    const int micro = cfg->micro_batch > 0 ? cfg->micro_batch : cfg->batch / r.comm->size;
     net_plan(r.net, micro > cfg->eval_batch ? micro : cfg->eval_batch);
+    grad_reducer_init(&r.reducer, r.comm, (size_t)(cfg->bucket_mb * 1e6), cfg->plain_allreduce);
+    /* Parameters are laid out in layer order, so after layer i's backward the gradient
+     * block is final from its first parameter (or the next layer's) to the end. */
+    r.ready_from = xcalloc((size_t)r.net->n_layers + 1, sizeof *r.ready_from, "ready offsets");
+    r.ready_from[r.net->n_layers] = r.net->n_weights;
+    for (int i = r.net->n_layers - 1; i >= 0; i--) {
+        const Layer *l = &r.net->layers[i];
+        r.ready_from[i] = r.ready_from[i + 1];
+        for (int k = 0; k < l->n_param; k++) {
+            size_t off = (size_t)(r.net->params[l->param[k]].grad.data - r.net->grad_block.data);
+            if (off < r.ready_from[i]) r.ready_from[i] = off;
+        }
+    }
     noise_scale_init(&r.noise, 0.95);
     if (cfg->noise_scale) tensor_alloc(&r.grad_before, 1, 1, 1, (int)r.net->n_weights);
     r.order = xmalloc(sizeof *r.order * (size_t)r.ds.train.count, "order");
@@ -281,11 +363,18 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
     }
     snprintf(pos.model, sizeof pos.model, "%s", cfg->model);
     snprintf(pos.optimizer, sizeof pos.optimizer, "%.15s", cfg->opt.name);
+    /* Every rank starts from rank 0's weights (the same seed gives the same, but a rank
+     * must never train a model of its own). */
+    comm_bcast_real(r.comm, r.net->param_block.data, r.net->n_weights, 0);
+    share_buffers(&r);
 
     char summary[256];
-    snprintf(summary, sizeof summary, "%s on %s: %d train / %d test images, %zu parameters, %s, %d threads%s",
+    char ranks[64] = "";
+    if (r.comm->size > 1)
+        snprintf(ranks, sizeof ranks, " x %d ranks of %d images", r.comm->size, cfg->batch / r.comm->size);
+    snprintf(summary, sizeof summary, "%s on %s: %d train / %d test images, %zu parameters, %s, %d threads%s%s",
              cfg->model, cfg->data, r.ds.train.count, r.ds.test.count, r.net->n_weights, REAL_NAME,
-             cfg->threads, r.use_aug ? ", augmentation: crop+flip" : "");
+             cfg->threads, ranks, r.use_aug ? ", augmentation: crop+flip" : "");
     if (obs && obs->on_start) obs->on_start(obs, cfg, summary);
 
     const double t0 = now_seconds();
@@ -304,7 +393,8 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
             double lr = schedule_lr(&cfg->sched, pos.step, steps_per_epoch, total_steps);
             last_lr = lr;
             r.opt->collect_stats = stats_wanted(cfg, pos.step, last_step);
-            double loss = train_step(&r, cfg, r.order + s * cfg->batch, pos.step, lr, &correct);
+            bool stop = obs && obs->stop;
+            double loss = train_step(&r, cfg, r.order + s * cfg->batch, pos.step, lr, &correct, &stop);
             if (obs && obs->on_step) obs->on_step(obs, epoch + 1, pos.step, loss, lr);
             if (isnan(first_loss)) first_loss = loss;
             if (r.opt->collect_stats && isfinite(loss) && obs && obs->on_layer_stats)
@@ -312,7 +402,7 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
             pos.step++;
             pos.epoch_step = s + 1;
             done++;
-            if (obs && obs->stop) {
+            if (stop) {
                 error_set(err, "stopped after step %ld by the run's observer", pos.step);
                 status = -1;
                 break;
@@ -351,7 +441,9 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
         m.images_per_sec = train_time > 0 ? done * cfg->batch / train_time : 0;
         m.elapsed = now_seconds() - t0;
         if (obs && obs->on_epoch) obs->on_epoch(obs, &m);
-        if (obs && obs->stop) {
+        double stop_after_epoch = obs && obs->stop;
+        comm_allreduce_sum_double(r.comm, &stop_after_epoch, 1); /* every rank stops together */
+        if (stop_after_epoch > 0) {
             error_set(err, "stopped after epoch %d by the run's observer", m.epoch);
             status = -1;
             break;
@@ -364,7 +456,7 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
             pos.epoch_step = 0;
             pos.epoch_loss_sum = 0;
             pos.epoch_hits = 0;
-            if (cfg->save && cfg->save_every > 0 && pos.epoch % cfg->save_every == 0 &&
+            if (r.comm->rank == 0 && cfg->save && cfg->save_every > 0 && pos.epoch % cfg->save_every == 0 &&
                 checkpoint_save(cfg->save, r.net, r.opt, &pos, err) != 0) {
                 status = -1;
                 break;
@@ -382,7 +474,9 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
         res->test_acc = NAN;
         res->test_loss = NAN;
     }
-    if (status == 0 && cfg->save && !res->diverged && checkpoint_save(cfg->save, r.net, r.opt, &pos, err) != 0)
+    if (status == 0 && cfg->save && !res->diverged) share_buffers(&r);
+    if (r.comm->rank == 0 && status == 0 && cfg->save && !res->diverged &&
+        checkpoint_save(cfg->save, r.net, r.opt, &pos, err) != 0)
         status = -1;
     free(eval_idx);
     run_free(&r);

@@ -5,6 +5,7 @@
 #define BB_TRAIN_H
 #include <stdbool.h>
 
+#include "comm.h"
 #include "optimizer.h"
 #include "schedule.h"
 #include "util.h"
@@ -39,6 +40,11 @@ typedef struct {
     bool layer_stats;       /* collect at steps 0, 1 and the last (the CLI prints the last) */
     double diverge_factor;  /* > 0: a step loss above this multiple of the first step's loss
                              * ends the run as diverged (as NaN and Inf always do) */
+    const Comm *comm;       /* the ranks of a data-parallel job; NULL = one process. Each rank
+                             * trains on batch/size images of every step; only rank 0 reports
+                             * to the observer and writes checkpoints */
+    double bucket_mb;       /* gradient allreduce bucket size, MB */
+    bool plain_allreduce;   /* one blocking allreduce after backward instead of buckets */
 } TrainConfig;
 
 typedef struct {

@@ -50,7 +50,7 @@ enum {
     OPT_LARC_POLICY, OPT_ETA, OPT_LARS_EPS, OPT_LARS_EXCLUDE, OPT_DECOUPLED_WD, OPT_BETA1, OPT_BETA2,
     OPT_ADAM_EPS, OPT_LAYER_STATS, OPT_LAYER_STATS_EVERY, OPT_MICRO_BATCH, OPT_WORKERS_EMULATED,
     OPT_NOISE_SCALE, OPT_LARS_DENOM, OPT_LARS_WD_IN_UPDATE, OPT_LARS_MOMENTUM, OPT_LARS_GUARD,
-    OPT_LARS_ADAPT_IF_WD, OPT_DB, OPT_RUN_ID, OPT_DIVERGE_FACTOR
+    OPT_LARS_ADAPT_IF_WD, OPT_DB, OPT_RUN_ID, OPT_DIVERGE_FACTOR, OPT_BUCKET_MB, OPT_PLAIN_ALLREDUCE
 };
 
 static const struct option LONG_OPTS[] = {
@@ -112,6 +112,8 @@ static const struct option LONG_OPTS[] = {
     {"db", required_argument, 0, OPT_DB},
     {"run-id", required_argument, 0, OPT_RUN_ID},
     {"diverge-factor", required_argument, 0, OPT_DIVERGE_FACTOR},
+    {"bucket-mb", required_argument, 0, OPT_BUCKET_MB},
+    {"plain-allreduce", no_argument, 0, OPT_PLAIN_ALLREDUCE},
     {0, 0, 0, 0},
 };
 
@@ -244,6 +246,14 @@ static int parse_flags(int argc, char **argv, TrainFlags *out, OptOverrides *ov,
         case OPT_HELP: return 1;
         case OPT_DB: out->db = optarg; break;
         case OPT_RUN_ID: out->run_id = optarg; break;
+        case OPT_BUCKET_MB:
+            if (cli_parse_double("--bucket-mb", optarg, &cfg->bucket_mb, err)) return -1;
+            if (!(cfg->bucket_mb > 0)) {
+                error_set(err, "--bucket-mb: %g is not a positive size", cfg->bucket_mb);
+                return -1;
+            }
+            break;
+        case OPT_PLAIN_ALLREDUCE: cfg->plain_allreduce = true; break;
         case OPT_DIVERGE_FACTOR:
             if (cli_parse_double("--diverge-factor", optarg, &cfg->diverge_factor, err)) return -1;
             if (cfg->diverge_factor < 0) {

@@ -17,7 +17,8 @@
 /* Flags that change how a run executes or where it reports, not what it computes. */
 static bool flag_is_execution_detail(const char *name)
 {
-    static const char *const names[] = {"db", "run-id", "threads", "quiet", "save", "save-every", "resume"};
+    static const char *const names[] = {"db",         "run-id", "threads",   "quiet",          "save",
+                                        "save-every", "resume", "bucket-mb", "plain-allreduce"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(name, names[i])) return true;
     return false;

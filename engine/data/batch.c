@@ -59,3 +59,17 @@ void batch_assemble(const ImageSet *set, const uint32_t *idx, int n, const float
         if (labels) labels[i] = set->labels[idx[i]];
     }
 }
+
+void augment_skip(const Augment *aug, Rng *rng, int n)
+{
+    /* Exactly the draws batch_assemble makes for n images, in the same order. */
+    const bool crop = aug && aug->random_crop && aug->crop_pad > 0;
+    const uint32_t span = crop ? (uint32_t)(2 * aug->crop_pad + 1) : 1;
+    for (int i = 0; i < n; i++) {
+        if (crop) {
+            rng_below(rng, span);
+            rng_below(rng, span);
+        }
+        if (aug && aug->flip) rng_below(rng, 2);
+    }
+}

@@ -85,5 +85,7 @@ typedef struct {
  * Augmentation draws from rng (deterministic for a seed); pass NULL aug for none. */
 void batch_assemble(const ImageSet *set, const uint32_t *idx, int n, const float *mean,
                     const float *std, const Augment *aug, Rng *rng, real *out, int32_t *labels);
+/* Advances rng past the augmentation draws of n images (a rank's place in the batch). */
+void augment_skip(const Augment *aug, Rng *rng, int n);
 
 #endif

@@ -8,13 +8,13 @@ expect_exit 2 $BB train --batch 0
 expect_output "\-\-batch: '0' is not an integer >= 1"
 expect_exit 2 $BB train --augment maybe
 expect_output "\-\-augment"
-expect_exit 1 $BB train --model nonet --data synthetic
+expect_exit 2 $BB train --model nonet --data synthetic
 expect_output "unknown model 'nonet'"
 expect_exit 1 $BB train --model resnet20 --data fashion-mnist --steps 1
 expect_output "expects 3x32x32 images but fashion-mnist has 1x28x28"
 expect_exit 1 $BB train --model lenet --data fashion-mnist --train-subset 100 --batch 200
 expect_output "larger than the training set"
-expect_exit 1 $BB train --model lenet --data nodata
+expect_exit 2 $BB train --model lenet --data nodata
 expect_output "nodata"
 expect_exit 2 $BB nosuchcommand
 expect_exit 0 $BB train --help

@@ -16,8 +16,8 @@ expect_exit 0 $BB train --model lenet --data fashion-mnist --train-subset 8192 -
     --batch 512 --workers-emulated 8 --noise-scale --lr 0.1 --momentum 0.9 --quiet
 expect_output 'B_simple'
 awk '$1 == 1 && NF == 11 { ok = ($11 > 0 && $11 < 1e6) } END { exit !ok }' "$TMP/out" || { cat "$TMP/out"; fail "no B_simple"; }
-expect_exit 1 $BB train --model lenet --data fashion-mnist --batch 128 --micro-batch 48
+expect_exit 2 $BB train --model lenet --data fashion-mnist --batch 128 --micro-batch 48
 expect_output "\-\-batch 128 is not divisible by --micro-batch 48"
-expect_exit 1 $BB train --model lenet --data fashion-mnist --batch 128 --noise-scale
+expect_exit 2 $BB train --model lenet --data fashion-mnist --batch 128 --noise-scale
 expect_output "\-\-noise-scale needs --micro-batch"
 expect_exit 2 $BB train --batch 128 --workers-emulated 3

@@ -25,7 +25,7 @@ expect_exit 2 $BB train --opt sgd --lars-variant paper
 expect_output "\-\-lars-variant needs --opt lars or --opt larc"
 expect_exit 2 $BB train --opt lars --lars-exclude weights
 expect_output "\-\-lars-exclude: 'weights' is not one of"
-expect_exit 1 $BB train --opt nosuchopt --data synthetic --model lenet
+expect_exit 2 $BB train --opt nosuchopt --data synthetic --model lenet
 expect_output "nosuchopt"
 # Every switch is also a flag: the paper preset with NVCaffe's denominator is NVCaffe's
 # LARC (scale policy) exactly, and differs from the paper form.

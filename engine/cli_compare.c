@@ -1,0 +1,100 @@
+/* `bigbatch compare A B --model M [--opt O] [--tol X]`: the largest difference between the
+ * parameters of two checkpoints of one model, relative to each tensor's largest value. It
+ * shows that K ranks and one process trained the same weights. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "backend.h"
+#include "checkpoint.h"
+#include "cli.h"
+#include "cli_args.h"
+#include "models.h"
+
+typedef struct {
+    Net *net;
+    Optimizer *opt;
+} Loaded;
+
+static int load(const char *path, const char *model, const char *opt_name, Backend *bk, Loaded *out, Error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->net = model_build(model, bk, 0, 1, err);
+    if (!out->net) return -1;
+    OptConfig oc;
+    opt_config_defaults(&oc);
+    snprintf(oc.name, sizeof oc.name, "%s", opt_name);
+    const char *preset = optimizer_default_preset(opt_name);
+    if (preset && optimizer_apply_preset(&oc, preset, NULL, 0, err) != 0) return -1;
+    out->opt = optimizer_create(&oc, out->net, err);
+    if (!out->opt) return -1;
+    TrainPosition pos;
+    return checkpoint_load(path, out->net, out->opt, &pos, err);
+}
+
+static void unload(Loaded *l)
+{
+    optimizer_destroy(l->opt);
+    if (l->net) net_destroy(l->net);
+}
+
+int cli_compare(int argc, char **argv)
+{
+    const char *paths[2] = {NULL, NULL}, *model = NULL, *opt = "sgd";
+    double tol = 1e-5;
+    int n_paths = 0;
+    Error err = {{0}};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help")) {
+            printf("usage: bigbatch compare A.safetensors B.safetensors --model NAME [--opt NAME] [--tol X]\n"
+                   "Prints, per parameter tensor, max |a - b| / max |a|, and exits 1 when the largest\n"
+                   "exceeds --tol [1e-5]. --opt names the optimizer the checkpoints were saved with [sgd].\n");
+            return 0;
+        }
+        bool has_value = i + 1 < argc;
+        if (!strcmp(a, "--model") && has_value) model = argv[++i];
+        else if (!strcmp(a, "--opt") && has_value) opt = argv[++i];
+        else if (!strcmp(a, "--tol") && has_value) {
+            if (cli_parse_double("--tol", argv[++i], &tol, &err)) {
+                fprintf(stderr, "bigbatch compare: %s\n", err.msg);
+                return 2;
+            }
+        } else if (a[0] != '-' && n_paths < 2) paths[n_paths++] = a;
+        else {
+            fprintf(stderr, "bigbatch compare: unexpected '%s' (bigbatch compare --help)\n", a);
+            return 2;
+        }
+    }
+    if (n_paths != 2 || !model) {
+        fprintf(stderr, "bigbatch compare: give two checkpoints and --model (bigbatch compare --help)\n");
+        return 2;
+    }
+    Backend *bk = backend_create(1);
+    Loaded a = {0}, b = {0};
+    int status = 0;
+    if (load(paths[0], model, opt, bk, &a, &err) != 0 || load(paths[1], model, opt, bk, &b, &err) != 0) {
+        fprintf(stderr, "bigbatch compare: %s\n", err.msg);
+        status = 2;
+    } else {
+        double worst = 0;
+        for (int p = 0; p < a.net->n_params; p++) {
+            const Tensor *x = &a.net->params[p].value, *y = &b.net->params[p].value;
+            double diff = 0, scale = 0;
+            for (size_t k = 0; k < tensor_count(x); k++) {
+                double d = fabs((double)x->data[k] - (double)y->data[k]);
+                if (!(d <= diff)) diff = d; /* NaN counts as the largest */
+                if (fabs((double)x->data[k]) > scale) scale = fabs((double)x->data[k]);
+            }
+            double rel = scale > 0 ? diff / scale : diff;
+            printf("%-28s max|a-b| %.3g  relative %.3g\n", a.net->params[p].name, diff, rel);
+            if (!(rel <= worst)) worst = rel;
+        }
+        printf("largest relative difference %.3g (tolerance %.3g): %s\n", worst, tol, worst <= tol ? "same" : "DIFFERENT");
+        status = worst <= tol ? 0 : 1;
+    }
+    unload(&a);
+    unload(&b);
+    backend_destroy(bk);
+    return status;
+}

@@ -1,0 +1,447 @@
+/* `bigbatch scale`: time per epoch and time to train on N nodes from the scaling
+ * model of scale.h, and (--papers) the model against published large-batch runs. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cli_args.h"
+#include "models.h"
+#include "optimizer.h"
+#include "scale.h"
+
+#define MAX_NODES 64
+
+typedef struct {
+    const char *model;
+    double grad_mb; /* < 0: from the model */
+    double throughput; /* < 0: not given */
+    bool measure, papers;
+    int measure_batch, measure_steps, threads;
+    int nodes[MAX_NODES], n_nodes;
+    long batch, images;
+    double epochs, latency_us, bandwidth_gbps, overlap;
+    const char *non_papers_flag; /* a flag that --papers does not take */
+} ScaleConfig;
+
+static void scale_defaults(ScaleConfig *c)
+{
+    memset(c, 0, sizeof *c);
+    c->model = "resnet50";
+    c->grad_mb = -1;
+    c->throughput = -1;
+    c->measure_batch = 32;
+    c->measure_steps = 5;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    c->threads = cpus > 0 ? (int)cpus : 1;
+    for (int i = 0; i <= 10; i++) c->nodes[i] = 1 << i;
+    c->n_nodes = 11;
+    c->batch = 8192;
+    c->images = SCALE_IMAGENET_IMAGES;
+    c->epochs = 90;
+    c->latency_us = 5;
+    c->bandwidth_gbps = 100;
+    c->overlap = 0.5;
+}
+
+static void scale_usage(FILE *f, const ScaleConfig *d)
+{
+    fprintf(f,
+            "usage: bigbatch scale [--model NAME | --grad-mb X] (--throughput IMG_S | --measure) [options]\n"
+            "       bigbatch scale --papers [--overlap F]\n"
+            "\n"
+            "Predicts time per epoch and time to train of synchronous data-parallel SGD on N nodes:\n"
+            "  compute = (batch / N) / throughput          per-node throughput in images/s\n"
+            "  comm    = 2(N-1)/N x gradient bytes / bandwidth + 2(N-1) x latency   (ring allreduce)\n"
+            "  iter    = compute + comm - overlap x min(compute, comm)\n"
+            "  epoch   = images / batch iterations (fractional), train = epochs x epoch\n"
+            "  efficiency = speedup over one node / N = compute / iter\n"
+            "--papers checks the model against published runs (You et al., Goyal et al., ...).\n"
+            "\n"
+            "options:\n"
+            "  --model NAME           gradient = the model's parameters x 4 bytes (fp32) [%s]\n"
+            "  --grad-mb X            gradient size in MB (10^6 bytes); overrides the model's\n"
+            "  --throughput IMG_S     training images/s of one node\n"
+            "  --measure              measure this machine's throughput of --model instead: synthetic\n"
+            "                         data, forward + backward + SGD step, as `bigbatch bench`\n"
+            "  --measure-batch N      batch of the measurement [%d]\n"
+            "  --measure-steps N      timed steps of the measurement, after 2 untimed [%d]\n"
+            "  --threads N            threads of the measurement [%d: the number of CPUs]\n"
+            "  --nodes N1,N2,...      node counts [1,2,4,...,1024]\n"
+            "  --batch B              global batch (Goyal et al.'s 8K: divides over up to 1024 nodes) [%ld]\n"
+            "  --epochs E             [%g]\n"
+            "  --images N             training set size (ImageNet-1k) [%ld]\n"
+            "  --latency-us X         network latency per message in microseconds [%g]\n"
+            "  --bandwidth-gbps X     network bandwidth per link in Gbit/s (10^9 bits/s) [%g]\n"
+            "  --overlap F            fraction of the shorter of compute and comm hidden, 0..1 [%g]\n"
+            "  --papers               published runs: setup, assumptions, predicted vs reported time\n",
+            d->model, d->measure_batch, d->measure_steps, d->threads, d->batch, d->epochs, d->images,
+            d->latency_us, d->bandwidth_gbps, d->overlap);
+}
+
+enum {
+    OPT_MODEL = 256, OPT_GRAD_MB, OPT_THROUGHPUT, OPT_MEASURE, OPT_MEASURE_BATCH, OPT_MEASURE_STEPS,
+    OPT_THREADS, OPT_NODES, OPT_BATCH, OPT_EPOCHS, OPT_IMAGES, OPT_LATENCY, OPT_BANDWIDTH,
+    OPT_OVERLAP, OPT_PAPERS, OPT_HELP
+};
+
+static const struct option LONG_OPTS[] = {
+    {"model", required_argument, 0, OPT_MODEL},
+    {"grad-mb", required_argument, 0, OPT_GRAD_MB},
+    {"throughput", required_argument, 0, OPT_THROUGHPUT},
+    {"measure", no_argument, 0, OPT_MEASURE},
+    {"measure-batch", required_argument, 0, OPT_MEASURE_BATCH},
+    {"measure-steps", required_argument, 0, OPT_MEASURE_STEPS},
+    {"threads", required_argument, 0, OPT_THREADS},
+    {"nodes", required_argument, 0, OPT_NODES},
+    {"batch", required_argument, 0, OPT_BATCH},
+    {"epochs", required_argument, 0, OPT_EPOCHS},
+    {"images", required_argument, 0, OPT_IMAGES},
+    {"latency-us", required_argument, 0, OPT_LATENCY},
+    {"bandwidth-gbps", required_argument, 0, OPT_BANDWIDTH},
+    {"overlap", required_argument, 0, OPT_OVERLAP},
+    {"papers", no_argument, 0, OPT_PAPERS},
+    {"help", no_argument, 0, OPT_HELP},
+    {0, 0, 0, 0},
+};
+
+static int flag_error(const Error *err)
+{
+    fprintf(stderr, "bigbatch scale: %s\n", err->msg);
+    return -1;
+}
+
+/* A number in [lo, hi] (hi < lo: no upper bound); `open_lo` excludes lo. */
+static int parse_number(const char *flag, const char *s, double lo, bool open_lo, double hi, double *out)
+{
+    Error err = {{0}};
+    if (cli_parse_double(flag, s, out, &err)) return flag_error(&err);
+    bool ok = open_lo ? *out > lo : *out >= lo;
+    if (hi >= lo && *out > hi) ok = false;
+    if (!ok) {
+        if (hi >= lo) fprintf(stderr, "bigbatch scale: %s: '%s' is not in [%g, %g]\n", flag, s, lo, hi);
+        else fprintf(stderr, "bigbatch scale: %s: '%s' is not a number %s %g\n", flag, s, open_lo ? ">" : ">=", lo);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_int(const char *flag, const char *s, long min, long max, long *out)
+{
+    Error err = {{0}};
+    if (cli_parse_long(flag, s, min, out, &err)) return flag_error(&err);
+    if (*out > max) {
+        fprintf(stderr, "bigbatch scale: %s: '%s' is larger than %ld\n", flag, s, max);
+        return -1;
+    }
+    return 0;
+}
+
+/* 0 ok, 1 --help, -1 bad flag. */
+static int parse_scale_flags(int argc, char **argv, ScaleConfig *c)
+{
+    optind = 1;
+    opterr = 0;
+    int opt;
+    long v;
+    bool model_given = false;
+    while ((opt = getopt_long(argc, argv, "", LONG_OPTS, NULL)) != -1) {
+        const char *flag = optind > 1 ? argv[optind - 1] : "?";
+        if (opt >= OPT_MODEL && opt < OPT_OVERLAP) /* LONG_OPTS is in enum order */
+            c->non_papers_flag = LONG_OPTS[opt - OPT_MODEL].name;
+        switch (opt) {
+        case OPT_MODEL:
+            c->model = optarg;
+            model_given = true;
+            if (!model_find(optarg)) {
+                Error err = {{0}};
+                Net *none = model_build(optarg, NULL, 0, 1, &err); /* the "unknown model" text */
+                if (none) net_destroy(none);
+                fprintf(stderr, "bigbatch scale: --model: %s\n", err.msg);
+                return -1;
+            }
+            break;
+        case OPT_GRAD_MB: if (parse_number("--grad-mb", optarg, 0, false, -1, &c->grad_mb)) return -1; break;
+        case OPT_THROUGHPUT: if (parse_number("--throughput", optarg, 0, true, -1, &c->throughput)) return -1; break;
+        case OPT_MEASURE: c->measure = true; break;
+        case OPT_MEASURE_BATCH: if (parse_int("--measure-batch", optarg, 1, 1 << 20, &v)) return -1; c->measure_batch = (int)v; break;
+        case OPT_MEASURE_STEPS: if (parse_int("--measure-steps", optarg, 1, 1 << 20, &v)) return -1; c->measure_steps = (int)v; break;
+        case OPT_THREADS: if (parse_int("--threads", optarg, 1, 4096, &v)) return -1; c->threads = (int)v; break;
+        case OPT_NODES: {
+            Error err = {{0}};
+            c->n_nodes = scale_parse_nodes("--nodes", optarg, c->nodes, MAX_NODES, &err);
+            if (c->n_nodes < 0) return flag_error(&err);
+            break;
+        }
+        case OPT_BATCH: if (parse_int("--batch", optarg, 1, 1L << 30, &c->batch)) return -1; break;
+        case OPT_EPOCHS: if (parse_number("--epochs", optarg, 0, true, -1, &c->epochs)) return -1; break;
+        case OPT_IMAGES: if (parse_int("--images", optarg, 1, 1L << 40, &c->images)) return -1; break;
+        case OPT_LATENCY: if (parse_number("--latency-us", optarg, 0, false, -1, &c->latency_us)) return -1; break;
+        case OPT_BANDWIDTH: if (parse_number("--bandwidth-gbps", optarg, 0, true, -1, &c->bandwidth_gbps)) return -1; break;
+        case OPT_OVERLAP: if (parse_number("--overlap", optarg, 0, false, 1, &c->overlap)) return -1; break;
+        case OPT_PAPERS: c->papers = true; break;
+        case OPT_HELP: return 1;
+        case ':':
+            fprintf(stderr, "bigbatch scale: %s needs a value\n", flag);
+            return -1;
+        default:
+            fprintf(stderr, "bigbatch scale: unknown option '%s' (bigbatch scale --help)\n", flag);
+            return -1;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "bigbatch scale: unexpected argument '%s'\n", argv[optind]);
+        return -1;
+    }
+    if (c->papers) {
+        if (c->non_papers_flag) {
+            fprintf(stderr, "bigbatch scale: --%s: --papers uses each run's own setup; only --overlap "
+                            "applies to it\n", c->non_papers_flag);
+            return -1;
+        }
+        return 0;
+    }
+    if (c->measure && c->throughput > 0) {
+        fprintf(stderr, "bigbatch scale: --throughput and --measure are two ways to give the same number\n");
+        return -1;
+    }
+    if (!c->measure && c->throughput < 0) {
+        fprintf(stderr, "bigbatch scale: --throughput IMG_S or --measure is required (bigbatch scale --help)\n");
+        return -1;
+    }
+    if (c->grad_mb >= 0 && model_given && !c->measure) {
+        fprintf(stderr, "bigbatch scale: --grad-mb: give either --model or --grad-mb (both only "
+                        "with --measure, which measures the model)\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* "3.4 s", "12.5 min", "2.1 h", "3.0 d" */
+static const char *fmt_duration(double s, char *buf, size_t len)
+{
+    if (!isfinite(s)) snprintf(buf, len, "-");
+    else if (s < 1) snprintf(buf, len, "%.0f ms", 1e3 * s);
+    else if (s < 120) snprintf(buf, len, "%.1f s", s);
+    else if (s < 120 * 60) snprintf(buf, len, "%.1f min", s / 60);
+    else if (s < 48 * 3600) snprintf(buf, len, "%.1f h", s / 3600);
+    else snprintf(buf, len, "%.1f d", s / 86400);
+    return buf;
+}
+
+/* 25557032 -> "25,557,032" */
+static const char *fmt_count(double x, char *buf, size_t len)
+{
+    char raw[40];
+    snprintf(raw, sizeof raw, "%.0f", x);
+    size_t n = strlen(raw), o = 0;
+    for (size_t i = 0; i < n && o + 2 < len; i++) {
+        buf[o++] = raw[i];
+        if ((n - i - 1) % 3 == 0 && i + 1 < n) buf[o++] = ',';
+    }
+    buf[o] = 0;
+    return buf;
+}
+
+/* Training images/s of `model` on this machine: synthetic batch, the step of
+ * `bigbatch bench` (zero_grad, forward, backward, SGD with momentum). */
+static int measure_throughput(const ScaleConfig *c, double *img_s, Error *err)
+{
+    Backend *bk = backend_create(c->threads);
+    Net *net = model_build(c->model, bk, 0, 1, err);
+    if (!net) {
+        backend_destroy(bk);
+        return -1;
+    }
+    OptConfig oc;
+    opt_config_defaults(&oc);
+    oc.momentum = 0.9;
+    oc.weight_decay = 5e-4;
+    Optimizer *opt = optimizer_create(&oc, net, err);
+    if (!opt) {
+        net_destroy(net);
+        backend_destroy(bk);
+        return -1;
+    }
+    int batch = c->measure_batch;
+    net_plan(net, batch);
+    Rng rng;
+    rng_seed(&rng, 1, 0x5ca1e);
+    size_t count = (size_t)batch * net->in_c * net->in_h * net->in_w;
+    for (size_t i = 0; i < count; i++) net->input.data[i] = (real)rng_normal(&rng);
+    for (int i = 0; i < batch; i++) net->labels[i] = (int32_t)rng_below(&rng, (uint32_t)net->classes);
+    double t0 = 0;
+    for (int s = -2; s < c->measure_steps; s++) {
+        if (s == 0) t0 = now_seconds();
+        net_zero_grad(net);
+        net_forward(net, batch, true);
+        net_backward(net, batch);
+        optimizer_step(opt, net, 0.01);
+    }
+    *img_s = (double)batch * c->measure_steps / (now_seconds() - t0);
+    optimizer_destroy(opt);
+    net_destroy(net);
+    backend_destroy(bk);
+    return 0;
+}
+
+static int run_table(const ScaleConfig *c)
+{
+    Error err = {{0}};
+    double params = 0;
+    if (c->grad_mb < 0 && scale_model_params(c->model, &params, &err)) {
+        fprintf(stderr, "bigbatch scale: --model: %s\n", err.msg);
+        return 2;
+    }
+    double throughput = c->throughput;
+    if (c->measure) {
+        fprintf(stderr, "bigbatch scale: measuring %s at batch %d on %d threads...\n", c->model,
+                c->measure_batch, c->threads);
+        if (measure_throughput(c, &throughput, &err)) {
+            fprintf(stderr, "bigbatch scale: --measure: %s\n", err.msg);
+            return 1;
+        }
+    }
+    ScaleInput in = {
+        .images_per_sec_per_node = throughput,
+        .grad_bytes = c->grad_mb >= 0 ? c->grad_mb * 1e6 : params * 4,
+        .latency_s = c->latency_us * 1e-6,
+        .bandwidth_Bps = c->bandwidth_gbps * 1e9 / 8,
+        .overlap = c->overlap,
+        .dataset_images = c->images,
+        .global_batch = (int)c->batch,
+        .epochs = c->epochs,
+    };
+    if (scale_check(&in, &err)) {
+        fprintf(stderr, "bigbatch scale: %s\n", err.msg);
+        return 2;
+    }
+    char b1[64], b2[64];
+    if (c->grad_mb >= 0) printf("gradient       %.3f MB (--grad-mb)\n", in.grad_bytes / 1e6);
+    else printf("gradient       %.3f MB: %s has %s parameters x 4 bytes (fp32)\n", in.grad_bytes / 1e6,
+                c->model, fmt_count(params, b1, sizeof b1));
+    if (c->measure)
+        printf("throughput     %.1f images/s per node: %s measured on this machine (batch %d, %d "
+               "threads, %d steps); taken as independent of the per-node batch\n",
+               throughput, c->model, c->measure_batch, c->threads, c->measure_steps);
+    else printf("throughput     %g images/s per node (--throughput)\n", throughput);
+    printf("network        ring allreduce, %g Gbit/s per link, %g us per message; overlap %g\n",
+           c->bandwidth_gbps, c->latency_us, c->overlap);
+    printf("training       %s images, global batch %ld, %.2f iterations/epoch (fractional; "
+           "floor or ceil differ by < 1), %g epochs\n\n",
+           fmt_count((double)c->images, b2, sizeof b2), c->batch, (double)c->images / c->batch, c->epochs);
+    printf("%7s %11s %12s %10s %12s %11s %11s %10s %12s\n", "nodes", "batch/node", "compute_ms",
+           "comm_ms", "iter_ms", "epoch", "train", "efficiency", "images/s");
+    bool uneven = false;
+    for (int i = 0; i < c->n_nodes; i++) {
+        int n = c->nodes[i];
+        if (n > c->batch) {
+            printf("%7d  fewer than one image per node: more nodes than images in the batch\n", n);
+            continue;
+        }
+        ScalePoint p;
+        scale_predict(&in, n, &p);
+        char per[32];
+        if (c->batch % n == 0) snprintf(per, sizeof per, "%ld", c->batch / n);
+        else {
+            snprintf(per, sizeof per, "%.2f*", p.per_node_batch);
+            uneven = true;
+        }
+        char e[32], t[32];
+        printf("%7d %11s %12.2f %10.2f %12.2f %11s %11s %9.1f%% %12.1f\n", n, per, 1e3 * p.compute_s,
+               1e3 * p.comm_s, 1e3 * p.iter_s, fmt_duration(p.epoch_s, e, sizeof e),
+               fmt_duration(p.total_s, t, sizeof t), 100 * p.efficiency, p.images_per_sec);
+    }
+    if (uneven)
+        printf("\n* the batch does not divide evenly over these nodes; the row uses batch/nodes "
+               "images per node (the slowest node would have one more)\n");
+    return 0;
+}
+
+static int run_papers(const ScaleConfig *c)
+{
+    int n;
+    const ScalePaperRun *runs = scale_paper_runs(&n);
+    ScalePaperResult res[16];
+    /* build each model once: the gradient is its parameter count */
+    const char *built[16];
+    double built_params[16];
+    int n_built = 0;
+    printf("The scaling model against published ImageNet runs (overlap %g)\n"
+           "iteration = compute + comm - overlap x min(compute, comm); comm = ring allreduce\n"
+           "2(N-1)/N x gradient / bandwidth + 2(N-1) x latency; a node is a server, its GPUs add up.\n"
+           "Per-device throughput is calibrated on a smaller published run (the model solved for\n"
+           "throughput at that run's size), so each prediction tests the scaling, not a benchmark.\n"
+           "Marks: [abstract] abstract page, [article] secondary article (papers.md), [recollection]\n"
+           "the paper's detail from memory, not in papers.md, [assumption] ours.\n",
+           c->overlap);
+    for (int i = 0; i < n && i < 16; i++) {
+        const ScalePaperRun *r = &runs[i];
+        double params = -1;
+        for (int k = 0; k < n_built; k++)
+            if (!strcmp(built[k], r->model)) params = built_params[k];
+        Error err = {{0}};
+        if (params < 0) {
+            if (scale_model_params(r->model, &params, &err)) {
+                fprintf(stderr, "bigbatch scale: %s\n", err.msg);
+                return 1;
+            }
+            built[n_built] = r->model;
+            built_params[n_built++] = params;
+        }
+        if (scale_paper_eval(r, params, c->overlap, &res[i], &err)) {
+            fprintf(stderr, "bigbatch scale: %s\n", err.msg);
+            return 1;
+        }
+        const ScalePaperResult *p = &res[i];
+        char b1[64], b2[64];
+        printf("\n[%d] %s\n", i + 1, r->title);
+        printf("    hardware    %s\n", r->hardware);
+        printf("    network     %s\n", r->network);
+        printf("    gradient    %.1f MB: %s, %s parameters x %g bytes, %s\n", p->grad_bytes / 1e6,
+               r->model, fmt_count(params, b1, sizeof b1), r->grad_bytes_per_param, r->grad_note);
+        printf("    calibrated  %s\n", r->calibration);
+        if (r->factor_note) printf("                x %.3f: %s\n", r->device_factor, r->factor_note);
+        printf("    throughput  %.1f images/s per device, %.1f per node\n", p->device_img_s,
+               p->device_img_s * r->devices_per_node);
+        printf("    iteration   %d nodes x %.0f images: compute %.1f ms, comm %.1f ms, iteration %.1f "
+               "ms, %.2f iterations/epoch, efficiency %.1f%%\n",
+               r->nodes, p->point.per_node_batch, 1e3 * p->point.compute_s, 1e3 * p->point.comm_s,
+               1e3 * p->point.iter_s, p->point.iters_per_epoch, 100 * p->point.efficiency);
+        printf("    predicted   %s   reported %s   predicted/reported %.2f\n",
+               fmt_duration(p->point.total_s, b2, sizeof b2), r->reported, p->ratio);
+        if (p->needed_device_img_s > 0)
+            printf("    to match    %.1f images/s per device (%.2f x the calibrated rate)\n",
+                   p->needed_device_img_s, p->needed_device_img_s / p->device_img_s);
+        else printf("    to match    impossible: the allreduce alone takes longer than reported\n");
+    }
+    printf("\n%-36s %8s %7s %10s %10s %6s %9s\n", "run", "devices", "batch", "predicted", "reported",
+           "ratio", "comm/iter");
+    for (int i = 0; i < n && i < 16; i++) {
+        const ScalePaperRun *r = &runs[i];
+        char pb[32], rb[32];
+        printf("%-36s %8d %7d %10s %10s %6.2f %8.0f%%\n", r->label, r->nodes * r->devices_per_node,
+               r->batch, fmt_duration(res[i].point.total_s, pb, sizeof pb),
+               fmt_duration(r->reported_s, rb, sizeof rb), res[i].ratio,
+               100 * res[i].point.comm_s / res[i].point.iter_s);
+    }
+    return 0;
+}
+
+int cli_scale(int argc, char **argv)
+{
+    ScaleConfig cfg;
+    scale_defaults(&cfg);
+    int parsed = parse_scale_flags(argc, argv, &cfg);
+    if (parsed == 1) {
+        ScaleConfig d;
+        scale_defaults(&d);
+        scale_usage(stdout, &d);
+        return 0;
+    }
+    if (parsed < 0) return 2;
+    return cfg.papers ? run_papers(&cfg) : run_table(&cfg);
+}

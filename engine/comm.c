@@ -1,0 +1,179 @@
+/* MPI behind the Comm interface (comm.h); without MPI (BB_NO_MPI) every rank count is 1. */
+#include "comm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef BB_NO_MPI
+#include <mpi.h>
+#define MPI_REAL_T (sizeof(real) == sizeof(double) ? MPI_DOUBLE : MPI_FLOAT)
+#endif
+
+/* Started by a launcher: Open MPI's mpirun, PMIx or a PMI-1/2 launcher (srun, hydra). */
+static bool launched_by_mpirun(void)
+{
+    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE");
+}
+
+int comm_init(Comm *c, int *argc, char ***argv, Error *err)
+{
+    memset(c, 0, sizeof *c);
+    c->size = 1;
+    if (!launched_by_mpirun()) return 0;
+#ifdef BB_NO_MPI
+    (void)argc;
+    (void)argv;
+    error_set(err, "started by mpirun, but this bigbatch was built without MPI (make MPI=0)");
+    return -1;
+#else
+    int provided;
+    /* FUNNELED: only the main thread calls MPI (OpenMP threads compute). */
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+        error_set(err, "MPI_Init_thread failed");
+        return -1;
+    }
+    /* Errors abort the job (the default handler): a rank never waits for a dead peer. */
+    MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &c->size);
+    c->mpi = true;
+    return 0;
+#endif
+}
+
+void comm_finalize(Comm *c)
+{
+#ifndef BB_NO_MPI
+    if (c->mpi) MPI_Finalize();
+#endif
+    c->mpi = false;
+}
+
+void comm_abort(const Comm *c, int status)
+{
+    fflush(stdout);
+    fflush(stderr);
+#ifndef BB_NO_MPI
+    if (c && c->mpi && c->size > 1) MPI_Abort(MPI_COMM_WORLD, status);
+#else
+    (void)c;
+#endif
+    exit(status);
+}
+
+void comm_bcast_real(const Comm *c, real *buf, size_t n, int root)
+{
+#ifndef BB_NO_MPI
+    if (!c || c->size == 1) return;
+    for (size_t done = 0; done < n;) { /* MPI counts are int */
+        int part = n - done > (size_t)1 << 30 ? 1 << 30 : (int)(n - done);
+        MPI_Bcast(buf + done, part, MPI_REAL_T, root, MPI_COMM_WORLD);
+        done += (size_t)part;
+    }
+#else
+    (void)c, (void)buf, (void)n, (void)root;
+#endif
+}
+
+void comm_allreduce_sum_real(const Comm *c, real *buf, size_t n)
+{
+#ifndef BB_NO_MPI
+    if (!c || c->size == 1) return;
+    for (size_t done = 0; done < n;) {
+        int part = n - done > (size_t)1 << 30 ? 1 << 30 : (int)(n - done);
+        MPI_Allreduce(MPI_IN_PLACE, buf + done, part, MPI_REAL_T, MPI_SUM, MPI_COMM_WORLD);
+        done += (size_t)part;
+    }
+#else
+    (void)c, (void)buf, (void)n;
+#endif
+}
+
+void comm_allreduce_sum_double(const Comm *c, double *buf, int n)
+{
+#ifndef BB_NO_MPI
+    if (c && c->size > 1) MPI_Allreduce(MPI_IN_PLACE, buf, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+#else
+    (void)c, (void)buf, (void)n;
+#endif
+}
+
+void comm_barrier(const Comm *c)
+{
+#ifndef BB_NO_MPI
+    if (c && c->size > 1) MPI_Barrier(MPI_COMM_WORLD);
+#else
+    (void)c;
+#endif
+}
+
+void grad_reducer_init(GradReducer *g, const Comm *c, size_t bucket_bytes, bool plain)
+{
+    memset(g, 0, sizeof *g);
+    g->comm = c;
+    g->plain = plain;
+    g->bucket = bucket_bytes / sizeof(real);
+    if (g->bucket < 1024) g->bucket = 1024;
+#ifndef BB_NO_MPI
+    if (c && c->size > 1) g->req = xcalloc(GRAD_MAX_BUCKETS, sizeof(MPI_Request), "allreduce requests");
+#endif
+}
+
+void grad_reducer_free(GradReducer *g)
+{
+    free(g->req);
+    g->req = NULL;
+}
+
+void grad_reducer_begin(GradReducer *g, real *buf, size_t n)
+{
+    g->buf = buf;
+    g->n = n;
+    g->sent_from = n;
+    g->n_req = 0;
+    /* Buckets are few enough for the request array: a bucket grows when the buffer is huge. */
+    while (g->n / g->bucket + 2 > GRAD_MAX_BUCKETS) g->bucket *= 2;
+}
+
+#ifndef BB_NO_MPI
+static void send_bucket(GradReducer *g, size_t from, size_t to)
+{
+    MPI_Request *req = g->req;
+    MPI_Iallreduce(MPI_IN_PLACE, g->buf + from, (int)(to - from), MPI_REAL_T, MPI_SUM, MPI_COMM_WORLD,
+                   &req[g->n_req++]);
+}
+#endif
+
+void grad_reducer_ready(GradReducer *g, size_t from)
+{
+#ifndef BB_NO_MPI
+    if (!g->comm || g->comm->size == 1 || g->plain) return;
+    /* Send whole buckets from the end; the remainder waits for more layers. */
+    while (g->sent_from >= from + g->bucket) {
+        send_bucket(g, g->sent_from - g->bucket, g->sent_from);
+        g->sent_from -= g->bucket;
+    }
+    /* Let MPI progress the buckets in flight (no progress thread in Open MPI by default). */
+    int done;
+    if (g->n_req) MPI_Testall(g->n_req, g->req, &done, MPI_STATUSES_IGNORE);
+#else
+    (void)g, (void)from;
+#endif
+}
+
+void grad_reducer_finish(GradReducer *g)
+{
+#ifndef BB_NO_MPI
+    if (!g->comm || g->comm->size == 1) return;
+    if (g->plain) {
+        comm_allreduce_sum_real(g->comm, g->buf, g->n);
+        return;
+    }
+    if (g->sent_from > 0) send_bucket(g, 0, g->sent_from);
+    g->sent_from = 0;
+    MPI_Waitall(g->n_req, g->req, MPI_STATUSES_IGNORE);
+    g->n_req = 0;
+#else
+    (void)g;
+#endif
+}

@@ -1,0 +1,58 @@
+/* Data-parallel communication: the ranks of an `mpirun` job, or a single process.
+ *
+ * MPI is initialized only when the process was started by a launcher (mpirun sets
+ * OMPI_COMM_WORLD_SIZE, PMIX_RANK or PMI_SIZE); a plain `bigbatch train` is rank 0 of 1
+ * and touches no MPI. `make MPI=0` builds without MPI at all (BB_NO_MPI), with the same
+ * behaviour at one rank.
+ *
+ * Gradients are averaged in buckets: as backward finishes layers (from the last to the
+ * first), the finished tail of the gradient block is sent with MPI_Iallreduce in buckets
+ * of `bucket_bytes`, so communication overlaps the backward pass of earlier layers, as in
+ * PyTorch DDP and Horovod. */
+#ifndef BB_COMM_H
+#define BB_COMM_H
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "real.h"
+#include "util.h"
+
+typedef struct {
+    int rank, size;
+    bool mpi;               /* MPI_Init was called (launched under mpirun) */
+} Comm;
+
+/* 0, or -1 with err (a launcher was found but MPI is not built in or did not start). */
+int comm_init(Comm *c, int *argc, char ***argv, Error *err);
+void comm_finalize(Comm *c);
+/* Ends every rank of the job now, with this exit status (exit() at one rank). */
+void comm_abort(const Comm *c, int status) __attribute__((noreturn));
+
+/* Collective operations; no-ops at one rank. */
+void comm_bcast_real(const Comm *c, real *buf, size_t n, int root);
+void comm_allreduce_sum_real(const Comm *c, real *buf, size_t n);
+void comm_allreduce_sum_double(const Comm *c, double *buf, int n);
+void comm_barrier(const Comm *c);
+
+/* Bucketed, overlapped allreduce (sum) of one buffer whose tail becomes final first. */
+#define GRAD_MAX_BUCKETS 4096
+typedef struct {
+    const Comm *comm;
+    real *buf;
+    size_t n;               /* elements in buf */
+    size_t bucket;          /* elements per bucket */
+    size_t sent_from;       /* [sent_from, n) has been handed to MPI */
+    int n_req;
+    void *req;              /* MPI_Request[GRAD_MAX_BUCKETS] (opaque here) */
+    bool plain;             /* one blocking MPI_Allreduce of the whole buffer instead */
+} GradReducer;
+
+void grad_reducer_init(GradReducer *g, const Comm *c, size_t bucket_bytes, bool plain);
+void grad_reducer_free(GradReducer *g);
+void grad_reducer_begin(GradReducer *g, real *buf, size_t n);
+/* [from, n) is final: start the buckets that are complete. */
+void grad_reducer_ready(GradReducer *g, size_t from);
+/* Everything is final: send the rest and wait for all buckets. */
+void grad_reducer_finish(GradReducer *g);
+
+#endif

@@ -1,0 +1,87 @@
+#!/bin/sh
+# Data parallelism under mpirun: K ranks train the same weights as one process at the same
+# global batch (no BN), and as one process with K emulated workers (BN: per-worker
+# statistics); a killed rank ends the job promptly with a non-zero status; a sweep with
+# --ranks runs its cells under mpirun and records a killed rank's run as failed.
+. tests/cli/lib.inc
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_WAIT_POLICY=passive
+MPIRUN="mpirun --oversubscribe"
+lenet="--model lenet --train-subset 2048 --test-subset 500 --epochs 2 --batch 128 --lr 0.05 --momentum 0.9 --threads 1 --quiet"
+expect_exit 0 "$BB" train $lenet --save "$TMP/one.st"
+acc1=$(sed -n 's/^final test_acc=\([0-9.]*\).*/\1/p' "$TMP/out")
+for k in 2 4; do
+    expect_exit 0 $MPIRUN -np $k "$BB" train $lenet --save "$TMP/k$k.st"
+    expect_output "x $k ranks of $((128 / k)) images"
+    [ "$(grep -c '^final' "$TMP/out")" = 1 ] || fail "more than rank 0 printed"
+    acc=$(sed -n 's/^final test_acc=\([0-9.]*\).*/\1/p' "$TMP/out")
+    [ "$acc" = "$acc1" ] || fail "$k ranks: test_acc $acc, one process $acc1"
+    # 32 steps of momentum SGD: only the order of float sums differs
+    expect_exit 0 "$BB" compare "$TMP/one.st" "$TMP/k$k.st" --model lenet --tol 1e-3
+done
+# the comparison can fail: another seed is another model
+expect_exit 0 "$BB" train $lenet --seed 2 --save "$TMP/seed2.st"
+expect_exit 1 "$BB" compare "$TMP/one.st" "$TMP/seed2.st" --model lenet --tol 1e-3
+
+# BN: 2 ranks = 2 emulated workers (ghost BN over 16 images), not the 32-image BN of one worker
+rn="--model resnet8 --data synthetic --steps 4 --batch 32 --lr 0.05 --momentum 0.9 --threads 1 --quiet"
+expect_exit 0 "$BB" train $rn --workers-emulated 2 --save "$TMP/emu2.st"
+expect_exit 0 "$BB" train $rn --save "$TMP/full.st"
+expect_exit 0 $MPIRUN -np 2 "$BB" train $rn --save "$TMP/bn2.st"
+expect_exit 0 "$BB" compare "$TMP/emu2.st" "$TMP/bn2.st" --model resnet8 --tol 1e-2
+expect_exit 1 "$BB" compare "$TMP/full.st" "$TMP/bn2.st" --model resnet8 --tol 1e-1
+
+# a batch that does not split over the ranks is an error, and every rank exits
+expect_exit 2 $MPIRUN -np 3 "$BB" train $lenet
+expect_output "not divisible by the 3 ranks"
+
+# a rank killed mid-run: the job ends promptly, non-zero
+long="--model lenet --epochs 50 --batch 128 --threads 1 --quiet"
+$MPIRUN -np 2 "$BB" train $long > "$TMP/long.out" 2>&1 &
+job=$!
+n=0
+until [ "$(pgrep -f "bigbatch train $long" | wc -l)" -ge 2 ]; do
+    n=$((n + 1)); [ $n -lt 100 ] || fail "ranks did not start"; sleep 0.1
+done
+sleep 1
+kill -9 "$(pgrep -f "bigbatch train $long" | tail -n 1)"
+start=$(date +%s)
+wait $job; rc=$?
+took=$(( $(date +%s) - start ))
+[ $rc -ne 0 ] || fail "job exited 0 after a rank was killed"
+[ $took -le 15 ] || fail "job took $took s to end after a rank died"
+pgrep -f "bigbatch train $long" && fail "ranks left running"
+
+# sweep --ranks 2: cells run under mpirun; a killed rank makes its run failed
+cat > "$TMP/exp.ini" <<'INI'
+[experiment]
+name = mpi-sweep
+[train]
+model = lenet
+train-subset = 1024
+test-subset = 200
+epochs = 1
+[grid]
+batch = 64, 128
+INI
+expect_exit 0 "$BB" sweep "$TMP/exp.ini" --db "$TMP/m.db" --ranks 2 --threads 1
+expect_output "done: 2 complete"
+grep -q "x 2 ranks" "$TMP"/m.logs/*.log || fail "runs were not under mpirun"
+cat > "$TMP/killed.ini" <<'INI'
+[experiment]
+name = mpi-killed
+[train]
+model = lenet
+epochs = 50
+INI
+"$BB" sweep "$TMP/killed.ini" --db "$TMP/k.db" --ranks 2 --threads 1 > "$TMP/sweep.out" 2>&1 &
+sweep=$!
+n=0
+until [ "$(pgrep -f "run-id" | wc -l)" -ge 2 ]; do
+    n=$((n + 1)); [ $n -lt 150 ] || fail "sweep ranks did not start"; sleep 0.1
+done
+sleep 1
+kill -9 "$(pgrep -f "run-id" | tail -n 1)"
+wait $sweep; rc=$?
+[ $rc -eq 1 ] || { cat "$TMP/sweep.out"; fail "sweep exit $rc, expected 1"; }
+[ "$(sqlite3 "$TMP/k.db" "select status from runs")" = failed ] || fail "run not failed"
+exit 0
