@@ -91,6 +91,7 @@ bench: bin/bigbatch
 	  echo "bench: $(BENCH_PYTHON) cannot import torch; installing python3-torch"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch && $(BENCH_PYTHON) -c "import torch"; }
 	@BENCH_PYTHON=$(BENCH_PYTHON) $(BENCH_PYTHON) bench/run_bench.py
+	@$(BENCH_PYTHON) bench/mpi_bench.py
 
 clean:
 	rm -rf build bin

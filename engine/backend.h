@@ -79,15 +79,26 @@ typedef struct {
  * gamma/beta may be NULL (no affine: NVCaffe's AlexNet-BN). Backward recomputes
  * the normalized input from x and the saved statistics, as PyTorch does, instead
  * of keeping another activation-sized tensor. */
+/* Synchronized BN (--sync-bn): the statistics span the images of every rank. The backend
+ * hands its per-channel partial sums to `sum` (an allreduce), which replaces them with the
+ * sums over all ranks; NULL: this batch alone. */
+typedef struct {
+    void (*sum)(void *ctx, double *values, int n);
+    void *ctx;
+    double *scratch; /* 2*c + 1 doubles */
+} BnSync;
 void bk_batchnorm_forward_train(Backend *bk, const BatchNormShape *s, int n, const real *x,
                                 const real *gamma, const real *beta, real *y, real *save_mean,
-                                real *save_invstd, real *running_mean, real *running_var);
+                                real *save_invstd, real *running_mean, real *running_var,
+                                const BnSync *sync);
 void bk_batchnorm_forward_eval(Backend *bk, const BatchNormShape *s, int n, const real *x,
                                const real *gamma, const real *beta, const real *running_mean,
                                const real *running_var, real *y);
+/* dgamma/dbeta get this rank's share (the gradient allreduce sums them); dx uses the
+ * sums over all ranks when sync is given. */
 void bk_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const real *x,
                            const real *gamma, const real *save_mean, const real *save_invstd,
-                           const real *dy, real *dx, real *dgamma, real *dbeta);
+                           const real *dy, real *dx, real *dgamma, real *dbeta, const BnSync *sync);
 
 /* Local response normalization across channels (Caffe ACROSS_CHANNELS, PyTorch
  * LocalResponseNorm): y = x / (k + alpha/size * sum_{window} x^2)^beta. `scale`

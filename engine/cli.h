@@ -5,6 +5,8 @@
 int cli_models(int argc, char **argv);
 int cli_train(int argc, char **argv);
 int cli_bench(int argc, char **argv);
+/* bench --allreduce (engine/bench_allreduce.c) */
+int bench_allreduce(int argc, char **argv);
 int cli_scale(int argc, char **argv);
 int cli_compare(int argc, char **argv);
 /* sweeps/cli_sweep.c */

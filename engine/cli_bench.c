@@ -52,6 +52,7 @@ static void bench_usage(FILE *f, const BenchConfig *d)
     fprintf(f,
             "usage: bigbatch bench --model NAME [options]\n"
             "       bigbatch bench --sgemm [--threads N]\n"
+            "       mpirun -np K bigbatch bench --allreduce MB [--bucket-mb X] [--repeats N]\n"
             "       bigbatch bench --model NAME --list-params\n"
             "\n"
             "Training throughput of one model on synthetic data (normal inputs, random labels;\n"
@@ -342,6 +343,8 @@ static int bench_model(const BenchConfig *cfg)
 
 int cli_bench(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--allreduce")) return bench_allreduce(argc, argv);
     BenchConfig cfg;
     bench_defaults(&cfg);
     int parsed = parse_bench_flags(argc, argv, &cfg);

@@ -94,7 +94,8 @@ static void train_usage(FILE *f, const TrainConfig *d)
             "data parallelism (mpirun -np K bigbatch train ...: each rank trains on batch/K images):\n"
             "  --bucket-mb X          gradient allreduce bucket size; buckets start while backward\n"
             "                         still runs on earlier layers [%g]\n"
-            "  --plain-allreduce      one blocking allreduce of all gradients after backward instead\n",
+            "  --plain-allreduce      one blocking allreduce of all gradients after backward\n"
+            "  --sync-bn              BN statistics over the images of all ranks, not per rank\n",
             d->model, d->data, d->epochs, d->batch, d->lr, d->base_batch, d->sched.gamma,
             d->sched.step_epochs, d->sched.power, d->sched.end_lr, d->sched.warmup_epochs,
             d->sched.warmup_start_lr, d->opt.momentum,

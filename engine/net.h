@@ -106,6 +106,10 @@ struct Net {
      * gradients that are final while earlier layers still compute. */
     void (*after_layer_backward)(Net *net, int layer, void *ctx);
     void *after_layer_ctx;
+    /* Synchronized BN: when set, BN layers in training complete their statistics with it
+     * (an allreduce over the ranks). */
+    void (*bn_allreduce)(void *ctx, double *values, int n);
+    void *bn_allreduce_ctx;
 };
 
 Net *net_create(const char *model, Backend *bk, int in_c, int in_h, int in_w);

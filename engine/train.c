@@ -110,6 +110,11 @@ static bool stats_wanted(const TrainConfig *cfg, long step, long last_step)
     return cfg->layer_stats_every > 0 && step % cfg->layer_stats_every == 0;
 }
 
+static void bn_allreduce(void *ctx, double *values, int n)
+{
+    comm_allreduce_sum_double(ctx, values, n);
+}
+
 /* After a layer's backward on the last micro-batch: its gradients and all later ones are final. */
 static void reduce_finished(Net *net, int layer, void *ctx)
 {
@@ -328,6 +333,10 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
     const int micro = cfg->micro_batch > 0 ? cfg->micro_batch : cfg->batch / r.comm->size;
     net_plan(r.net, micro > cfg->eval_batch ? micro : cfg->eval_batch);
     grad_reducer_init(&r.reducer, r.comm, (size_t)(cfg->bucket_mb * 1e6), cfg->plain_allreduce);
+    if (cfg->sync_bn && r.comm->size > 1) {
+        r.net->bn_allreduce = bn_allreduce;
+        r.net->bn_allreduce_ctx = (void *)r.comm;
+    }
     /* Parameters are laid out in layer order, so after layer i's backward the gradient
      * block is final from its first parameter (or the next layer's) to the end. */
     r.ready_from = xcalloc((size_t)r.net->n_layers + 1, sizeof *r.ready_from, "ready offsets");

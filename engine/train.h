@@ -45,6 +45,8 @@ typedef struct {
                              * to the observer and writes checkpoints */
     double bucket_mb;       /* gradient allreduce bucket size, MB */
     bool plain_allreduce;   /* one blocking allreduce after backward instead of buckets */
+    bool sync_bn;           /* BN statistics over the whole batch of all ranks (per micro-batch
+                             * index), instead of per rank */
 } TrainConfig;
 
 typedef struct {

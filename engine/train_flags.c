@@ -50,7 +50,7 @@ enum {
     OPT_LARC_POLICY, OPT_ETA, OPT_LARS_EPS, OPT_LARS_EXCLUDE, OPT_DECOUPLED_WD, OPT_BETA1, OPT_BETA2,
     OPT_ADAM_EPS, OPT_LAYER_STATS, OPT_LAYER_STATS_EVERY, OPT_MICRO_BATCH, OPT_WORKERS_EMULATED,
     OPT_NOISE_SCALE, OPT_LARS_DENOM, OPT_LARS_WD_IN_UPDATE, OPT_LARS_MOMENTUM, OPT_LARS_GUARD,
-    OPT_LARS_ADAPT_IF_WD, OPT_DB, OPT_RUN_ID, OPT_DIVERGE_FACTOR, OPT_BUCKET_MB, OPT_PLAIN_ALLREDUCE
+    OPT_LARS_ADAPT_IF_WD, OPT_DB, OPT_RUN_ID, OPT_DIVERGE_FACTOR, OPT_BUCKET_MB, OPT_PLAIN_ALLREDUCE, OPT_SYNC_BN
 };
 
 static const struct option LONG_OPTS[] = {
@@ -114,6 +114,7 @@ static const struct option LONG_OPTS[] = {
     {"diverge-factor", required_argument, 0, OPT_DIVERGE_FACTOR},
     {"bucket-mb", required_argument, 0, OPT_BUCKET_MB},
     {"plain-allreduce", no_argument, 0, OPT_PLAIN_ALLREDUCE},
+    {"sync-bn", no_argument, 0, OPT_SYNC_BN},
     {0, 0, 0, 0},
 };
 
@@ -254,6 +255,7 @@ static int parse_flags(int argc, char **argv, TrainFlags *out, OptOverrides *ov,
             }
             break;
         case OPT_PLAIN_ALLREDUCE: cfg->plain_allreduce = true; break;
+        case OPT_SYNC_BN: cfg->sync_bn = true; break;
         case OPT_DIVERGE_FACTOR:
             if (cli_parse_double("--diverge-factor", optarg, &cfg->diverge_factor, err)) return -1;
             if (cfg->diverge_factor < 0) {

@@ -9,7 +9,16 @@ typedef struct {
     BatchNormShape shape;
     bool affine;
     Tensor mean, invstd;
+    double *sync_scratch; /* 2c + 1 partial sums for synchronized BN */
 } BatchNormState;
+
+/* The net's synchronized-BN allreduce, or NULL when BN uses this batch alone. */
+static const BnSync *bn_sync(const Net *net, BatchNormState *st, BnSync *out)
+{
+    if (!net->bn_allreduce) return NULL;
+    *out = (BnSync){net->bn_allreduce, net->bn_allreduce_ctx, st->sync_scratch};
+    return out;
+}
 
 static void bn_forward(Layer *l, Net *net, int n, bool train)
 {
@@ -18,9 +27,10 @@ static void bn_forward(Layer *l, Net *net, int n, bool train)
     const real *b = st->affine ? net->params[l->param[1]].value.data : NULL;
     real *rm = net->buffers[l->buffer[0]].value.data, *rv = net->buffers[l->buffer[1]].value.data;
     const real *x = net_layer_input(net, l, 0)->data;
+    BnSync sync;
     if (train)
         bk_batchnorm_forward_train(net->bk, &st->shape, n, x, g, b, l->out.data, st->mean.data,
-                                   st->invstd.data, rm, rv);
+                                   st->invstd.data, rm, rv, bn_sync(net, st, &sync));
     else
         bk_batchnorm_forward_eval(net->bk, &st->shape, n, x, g, b, rm, rv, l->out.data);
 }
@@ -36,8 +46,9 @@ static void bn_backward(Layer *l, Net *net, int n)
     const real *g = st->affine ? net->params[l->param[0]].value.data : NULL;
     real *dg = st->affine ? net->params[l->param[0]].grad.data : NULL;
     real *db = st->affine ? net->params[l->param[1]].grad.data : NULL;
+    BnSync sync;
     bk_batchnorm_backward(net->bk, &st->shape, n, net_layer_input(net, l, 0)->data, g, st->mean.data,
-                          st->invstd.data, l->dout.data, dx->data, dg, db);
+                          st->invstd.data, l->dout.data, dx->data, dg, db, bn_sync(net, st, &sync));
 }
 
 static void bn_destroy(Layer *l)
@@ -45,6 +56,7 @@ static void bn_destroy(Layer *l)
     BatchNormState *st = l->state;
     tensor_free(&st->mean);
     tensor_free(&st->invstd);
+    free(st->sync_scratch);
     free(st);
 }
 
@@ -59,6 +71,7 @@ int nb_batchnorm(Net *net, const char *name, int in, bool affine, double eps, do
     st->affine = affine;
     tensor_alloc(&st->mean, 1, l->c, 1, 1);
     tensor_alloc(&st->invstd, 1, l->c, 1, 1);
+    st->sync_scratch = xcalloc((size_t)(2 * l->c + 1), sizeof *st->sync_scratch, "sync BN sums");
     l->state = st;
     if (affine) {
         net_add_param(net, idx, "weight", PARAM_BN_SCALE, 1, 1, 1, l->c, 1, 1, (Init){INIT_ONE, 0});

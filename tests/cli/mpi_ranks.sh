@@ -1,7 +1,7 @@
 #!/bin/sh
 # Data parallelism under mpirun: K ranks train the same weights as one process at the same
 # global batch (no BN), and as one process with K emulated workers (BN: per-worker
-# statistics); a killed rank ends the job promptly with a non-zero status; a sweep with
+# statistics), or with --sync-bn as one process with the whole batch; a killed rank ends the job promptly with a non-zero status; a sweep with
 # --ranks runs its cells under mpirun and records a killed rank's run as failed.
 . tests/cli/lib.inc
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_WAIT_POLICY=passive
@@ -29,6 +29,11 @@ expect_exit 0 "$BB" train $rn --save "$TMP/full.st"
 expect_exit 0 $MPIRUN -np 2 "$BB" train $rn --save "$TMP/bn2.st"
 expect_exit 0 "$BB" compare "$TMP/emu2.st" "$TMP/bn2.st" --model resnet8 --tol 1e-2
 expect_exit 1 "$BB" compare "$TMP/full.st" "$TMP/bn2.st" --model resnet8 --tol 1e-1
+# --sync-bn: statistics over all ranks' images, so K ranks = one process with the whole batch
+for k in 2 4; do
+    expect_exit 0 $MPIRUN -np $k "$BB" train $rn --sync-bn --save "$TMP/sync$k.st"
+    expect_exit 0 "$BB" compare "$TMP/full.st" "$TMP/sync$k.st" --model resnet8 --tol 1e-4
+done
 
 # a batch that does not split over the ranks is an error, and every rank exits
 expect_exit 2 $MPIRUN -np 3 "$BB" train $lenet

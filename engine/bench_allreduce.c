@@ -1,0 +1,89 @@
+/* `mpirun -np K bigbatch bench --allreduce MB`: the gradient allreduce alone, the bucketed
+ * overlapped path (as training uses it) against one plain MPI_Allreduce of the whole buffer.
+ * Bandwidth is reported as NCCL's "bus bandwidth": 2(K-1)/K x bytes / time, the rate each
+ * link of a ring must sustain. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cli_args.h"
+#include "comm.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median seconds of `repeats` allreduces of buf; bucketed: 16 "layers" become ready in turn. */
+static double time_allreduce(const Comm *c, GradReducer *g, real *buf, size_t n, int repeats, bool bucketed)
+{
+    double *t = xmalloc(sizeof *t * (size_t)repeats, "timings");
+    for (int r = -1; r < repeats; r++) { /* r = -1: untimed warm-up */
+        comm_barrier(c);
+        double t0 = now_seconds();
+        if (bucketed) {
+            grad_reducer_begin(g, buf, n);
+            for (int layer = 15; layer >= 0; layer--) grad_reducer_ready(g, n / 16 * (size_t)layer);
+            grad_reducer_finish(g);
+        } else {
+            comm_allreduce_sum_real(c, buf, n);
+        }
+        double dt = now_seconds() - t0;
+        comm_allreduce_sum_double(c, &dt, 1); /* the slowest rank's view, averaged */
+        if (r >= 0) t[r] = dt / c->size;
+    }
+    qsort(t, (size_t)repeats, sizeof *t, cmp_double);
+    double median = t[repeats / 2];
+    free(t);
+    return median;
+}
+
+int bench_allreduce(int argc, char **argv)
+{
+    double mb = 0, bucket_mb = 8;
+    long repeats = 10;
+    Error err = {{0}};
+    for (int i = 1; i < argc; i++) {
+        bool value = i + 1 < argc;
+        int rc = 0;
+        if (!strcmp(argv[i], "--allreduce") && value) rc = cli_parse_double("--allreduce", argv[++i], &mb, &err);
+        else if (!strcmp(argv[i], "--bucket-mb") && value) rc = cli_parse_double("--bucket-mb", argv[++i], &bucket_mb, &err);
+        else if (!strcmp(argv[i], "--repeats") && value) rc = cli_parse_long("--repeats", argv[++i], 1, &repeats, &err);
+        else {
+            error_set(&err, "unexpected '%s' with --allreduce (--allreduce MB [--bucket-mb X] [--repeats N])", argv[i]);
+            rc = -1;
+        }
+        if (rc) {
+            fprintf(stderr, "bigbatch bench: %s\n", err.msg);
+            return 2;
+        }
+    }
+    if (!(mb > 0) || !(bucket_mb > 0)) {
+        fprintf(stderr, "bigbatch bench: --allreduce and --bucket-mb take a size in MB above 0\n");
+        return 2;
+    }
+    Comm c;
+    if (comm_init(&c, &argc, &argv, &err) != 0) {
+        fprintf(stderr, "bigbatch bench: %s\n", err.msg);
+        return 2;
+    }
+    size_t n = (size_t)(mb * 1e6 / sizeof(real));
+    real *buf = xcalloc(n, sizeof *buf, "allreduce buffer");
+    for (size_t i = 0; i < n; i++) buf[i] = (real)(i % 7) * (real)1e-3;
+    GradReducer g;
+    grad_reducer_init(&g, &c, (size_t)(bucket_mb * 1e6), false);
+    double plain = time_allreduce(&c, &g, buf, n, (int)repeats, false);
+    double bucketed = time_allreduce(&c, &g, buf, n, (int)repeats, true);
+    double bus = c.size > 1 ? 2.0 * (c.size - 1) / c.size * (double)n * sizeof(real) / 1e9 : 0;
+    if (c.rank == 0)
+        printf("allreduce_mb=%.3g ranks=%d bucket_mb=%.3g plain_ms=%.3f plain_busbw_GBps=%.3f bucketed_ms=%.3f "
+               "bucketed_busbw_GBps=%.3f\n",
+               mb, c.size, bucket_mb, plain * 1e3, plain > 0 ? bus / plain : 0, bucketed * 1e3,
+               bucketed > 0 ? bus / bucketed : 0);
+    grad_reducer_free(&g);
+    free(buf);
+    comm_finalize(&c);
+    return 0;
+}
