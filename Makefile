@@ -46,9 +46,16 @@ DEB_PACKAGES := build-essential pkg-config libopenblas-dev libopenblas0-openmp l
 .PHONY: all deps test bench clean data demo
 all: $(BIN)
 
+# bin/bigbatch is linked from build/release (MPI) or build/release-nompi: relink when the
+# last link came from the other one, whatever the timestamps say.
+ifeq ($(BIN),bin/bigbatch)
+  $(shell [ "$$(cat bin/.variant 2>/dev/null)" = "$(BUILD)" ] || rm -f bin/bigbatch)
+endif
+
 $(BIN): $(ENGINE_OBJ) $(BUILD)/engine/main.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	@if [ "$@" = bin/bigbatch ]; then echo "$(BUILD)" > bin/.variant; fi
 
 # Static pattern rules: each object and test has exactly one way to be built.
 $(ENGINE_OBJ) $(BUILD)/engine/main.o: $(BUILD)/%.o: %.c

@@ -41,7 +41,11 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "report")) return cli_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "runs")) return cli_runs(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
-        printf("bigbatch %s (%s)\n", BIGBATCH_VERSION, REAL_NAME);
+#ifdef BB_NO_MPI
+        printf("bigbatch %s (%s, without MPI)\n", BIGBATCH_VERSION, REAL_NAME);
+#else
+        printf("bigbatch %s (%s, MPI)\n", BIGBATCH_VERSION, REAL_NAME);
+#endif
         return 0;
     }
     fprintf(stderr, "bigbatch: unknown command '%s'\n\n", cmd);
