@@ -20,6 +20,8 @@
 
 const char *const EXPERIMENT_METRICS[] = {"test_acc", "test_loss", "train_loss", "loss_gap", "best_test_acc",
                                           NULL};
+const char *const EXPERIMENT_FIGURES[] = {"accuracy-vs-batch", "heatmap", "layer-ratios", "loss-curves",
+                                          "steps-to-target", NULL};
 
 /* More runs than this is a typo in a grid, not an experiment. */
 #define MAX_RUNS 100000
@@ -490,6 +492,9 @@ static int check_expr_syntax(Loader *L, const char *name, const char *text, int 
 
 /* ------------------------------------------------------------------ sections */
 
+/* Defined with the other list handling below. */
+static int split_list(Loader *L, const char *what, const char *raw, int line, char ***out, int *n);
+
 static int do_experiment(Loader *L, const Entry *en)
 {
     Experiment *exp = L->exp;
@@ -514,6 +519,18 @@ static int do_experiment(Loader *L, const Entry *en)
         free(L->tuned_raw);
         L->tuned_raw = xstrdup(v);
         L->tuned_line = en->line;
+    } else if (!strcmp(en->name, "figures")) {
+        free_strs(exp->figures, exp->n_figures);
+        exp->figures = NULL;
+        exp->n_figures = 0;
+        if (split_list(L, "figures", v, en->line, &exp->figures, &exp->n_figures)) return -1;
+        for (int i = 0; i < exp->n_figures; i++)
+            if (!in_list(exp->figures[i], EXPERIMENT_FIGURES))
+                return fail_at(L, en->line, "key 'figures': '%s' is not one of accuracy-vs-batch, heatmap, "
+                                            "layer-ratios, loss-curves, steps-to-target", exp->figures[i]);
+    } else if (!strcmp(en->name, "target")) {
+        if (!parse_number(v, &exp->target))
+            return fail_at(L, en->line, "key 'target': '%s' is not a number", v);
     } else if (!strcmp(en->name, "metric")) {
         if (!in_list(v, EXPERIMENT_METRICS))
             return fail_at(L, en->line, "key 'metric': '%s' is not one of test_acc, test_loss, train_loss, "
@@ -522,7 +539,7 @@ static int do_experiment(Loader *L, const Entry *en)
         exp->metric = xstrdup(v);
     } else {
         return fail_at(L, en->line, "unknown key '%s' in [experiment] (known: name, title, source, description, "
-                                    "scaled, repeats, tuned, metric)", en->name);
+                                    "scaled, repeats, tuned, metric, figures, target)", en->name);
     }
     return 0;
 }
@@ -870,6 +887,7 @@ int experiment_load_string(const char *path, const char *text, const char *scale
     exp->text = xstrdup(text);
     exp->scale = xstrdup(scale);
     exp->repeats = 1;
+    exp->target = NAN;
 
     Loader L;
     memset(&L, 0, sizeof L);
@@ -944,6 +962,7 @@ void experiment_free(Experiment *exp)
                       exp->metric, exp->text};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) free(fields[i]);
     free_strs(exp->tuned, exp->n_tuned);
+    free_strs(exp->figures, exp->n_figures);
     for (int i = 0; i < exp->n_keys; i++) {
         free(exp->keys[i].name);
         free(exp->keys[i].zip_with);
