@@ -636,7 +636,18 @@ static int do_paper(Loader *L, const Entry *en)
         push_str(&exp->paper_notes, &exp->n_paper_notes, xstrdup(en->value));
         return 0;
     }
-    return fail_at(L, en->line, "unknown key '%s' in [paper] (known: columns, row, note)", en->name);
+    if (!strcmp(en->name, "scales")) {
+        free_strs(exp->paper_scales, exp->n_paper_scales);
+        exp->paper_scales = NULL;
+        exp->n_paper_scales = 0;
+        if (split_list(L, "scales", en->value, en->line, &exp->paper_scales, &exp->n_paper_scales)) return -1;
+        static const char *const scales[] = {"smoke", "proxy", "full", NULL};
+        for (int i = 0; i < exp->n_paper_scales; i++)
+            if (!in_list(exp->paper_scales[i], scales))
+                return fail_at(L, en->line, "key 'scales': '%s' is not smoke, proxy or full", exp->paper_scales[i]);
+        return 0;
+    }
+    return fail_at(L, en->line, "unknown key '%s' in [paper] (known: columns, row, note, scales)", en->name);
 }
 
 static int do_scale(Loader *L, const Entry *en, int scale)
@@ -963,6 +974,7 @@ void experiment_free(Experiment *exp)
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) free(fields[i]);
     free_strs(exp->tuned, exp->n_tuned);
     free_strs(exp->figures, exp->n_figures);
+    free_strs(exp->paper_scales, exp->n_paper_scales);
     for (int i = 0; i < exp->n_keys; i++) {
         free(exp->keys[i].name);
         free(exp->keys[i].zip_with);
@@ -1237,4 +1249,12 @@ char **runspec_train_argv(const RunSpec *r, const char *bin, const char *const *
     for (int i = 0; i < n_extra; i++) argv[n++] = (char *)extra[i];
     argv[n] = NULL;
     return argv;
+}
+
+bool experiment_paper_applies(const Experiment *exp)
+{
+    if (exp->n_paper_scales == 0) return true;
+    for (int i = 0; i < exp->n_paper_scales; i++)
+        if (!strcmp(exp->paper_scales[i], exp->scale)) return true;
+    return false;
 }

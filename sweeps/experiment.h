@@ -38,6 +38,8 @@ typedef struct {
     char ***paper_rows;          /* [row][col] strings, numbers normalized */
     int n_paper_notes;
     char **paper_notes;
+    int n_paper_scales;
+    char **paper_scales;         /* [paper] scales: where the rows compare with ours (none: all) */
     char *text;                  /* the whole file as read */
 } Experiment;
 
@@ -74,5 +76,7 @@ void runspecs_free(RunSpec *runs, int n);
  * the array only: the strings point into r, bin and extra. */
 char **runspec_train_argv(const RunSpec *r, const char *bin, const char *const *extra, int n_extra);
 uint64_t fnv1a64(const char *s);
+/* Whether the paper's rows are comparable at the loaded scale ([paper] scales = ...). */
+bool experiment_paper_applies(const Experiment *exp);
 
 #endif
