@@ -105,8 +105,16 @@ clean:
 
 -include $(shell find build -name '*.d' 2>/dev/null)
 
-# The headline job until the papers' experiments exist (issue 6 replaces it): LeNet on
-# Fashion-MNIST with the recipe from the README.
+# The headline experiment at its proxy scale (minutes on 2 cores): momentum SGD with the
+# linear scaling rule + warm-up against LARS over batch sizes, on Fashion-MNIST. Runs the
+# sweep (a rerun resumes), prints the report and draws the figures.
+DEMO := lars-vs-linear-scaling
 demo: deps bin/bigbatch
-	bin/bigbatch train --model lenet --data fashion-mnist --epochs 3 --batch 128 \
-		--lr 0.05 --momentum 0.9 --weight-decay 5e-4 --seed 1
+	bin/bigbatch sweep experiments/$(DEMO).ini --workers 2
+	@echo
+	bin/bigbatch report experiments/$(DEMO).ini
+	@echo
+	bin/bigbatch plot experiments/$(DEMO).ini --out results/figures/$(DEMO)
+	@echo
+	@echo "demo: results in results/$(DEMO).db (bigbatch runs --db results/$(DEMO).db),"
+	@echo "      figures in results/figures/$(DEMO)/, run logs in results/$(DEMO).logs/"
