@@ -118,3 +118,8 @@ demo: deps bin/bigbatch
 	@echo
 	@echo "demo: results in results/$(DEMO).db (bigbatch runs --db results/$(DEMO).db),"
 	@echo "      figures in results/figures/$(DEMO)/, run logs in results/$(DEMO).logs/"
+
+# Redraws every figure from the databases present: results/<experiment>.db -> results/figures/<experiment>/
+figures: bin/bigbatch
+	@for f in experiments/*.ini; do n=$$(basename $$f .ini); for s in proxy smoke full; do \
+	  [ -f results/$$n.db ] && bin/bigbatch plot $$f --scale $$s --db results/$$n.db --out results/figures/$$n 2>/dev/null && break; done; done; true

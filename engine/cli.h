@@ -13,5 +13,7 @@ int cli_compare(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
 int cli_runs(int argc, char **argv);
 int cli_report(int argc, char **argv);
+/* sweeps/cli_plot.c */
+int cli_plot(int argc, char **argv);
 
 #endif
