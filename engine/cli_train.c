@@ -11,6 +11,7 @@
 #include "cli_args.h"
 #include "train.h"
 #include "train_flags.h"
+#include "../sweeps/run_config.h"
 #include "../sweeps/run_record.h"
 #include "util.h"
 
@@ -209,24 +210,12 @@ static void record_step(Observer *o, int epoch, long step, double loss, double l
     if (p->record) run_record_on_step(p->record, o, epoch, step, loss, lr);
 }
 
-/* The command line as one string, for the runs table (arguments with spaces quoted). */
-static char *join_args(int argc, char **argv)
-{
-    size_t len = 16;
-    for (int i = 0; i < argc; i++) len += strlen(argv[i]) + 3;
-    char *s = xmalloc(len, "command line");
-    size_t used = (size_t)snprintf(s, len, "bigbatch");
-    for (int i = 0; i < argc; i++)
-        used += (size_t)snprintf(s + used, len - used, strchr(argv[i], ' ') ? " '%s'" : " %s", argv[i]);
-    return s;
-}
-
 /* --db: opens the store and claims the run; 0, or -1 with err. */
 static int open_record(RunRecord *rec, const TrainFlags *flags, int argc, char **argv, Error *err)
 {
     char *config = run_config_from_argv(argc, argv, err);
     if (!config) return -1;
-    char *args = join_args(argc, argv);
+    char *args = run_config_command("bigbatch", argc, argv);
     int rc = run_record_begin(rec, flags->db, flags->run_id, config, args, err);
     free(config);
     free(args);

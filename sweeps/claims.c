@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "run_config.h"
+
 const char *const RUN_STATUS_NAMES[RUN_N_STATUS] = {"pending", "running", "complete", "diverged", "failed", "stale"};
 
 /* {"columns": [...], "rows": [[...], ...], "notes": [...]}: the paper's numbers as filed. */
@@ -94,14 +96,9 @@ static int insert_runs(Store *s, long long exp_id, const RunSpec *runs, int n_ru
     for (int i = 0; i < n_runs && rc == 0; i++) {
         const RunSpec *r = &runs[i];
         char **argv = runspec_train_argv(r, "bigbatch", NULL, 0);
-        size_t len = 1;
-        for (char **a = argv; *a; a++) len += strlen(*a) + 1;
-        char *args = xmalloc(len, "run arguments");
-        args[0] = 0;
-        for (char **a = argv; *a; a++) {
-            if (a != argv) strcat(args, " ");
-            strcat(args, *a);
-        }
+        int argc = 0;
+        while (argv[argc]) argc++;
+        char *args = run_config_command(NULL, argc, argv);
         free(argv);
         sqlite3_bind_text(run, 1, r->id, -1, SQLITE_STATIC);
         sqlite3_bind_text(run, 2, r->config_json, -1, SQLITE_STATIC);

@@ -110,32 +110,6 @@ static bool in_list(const char *s, const char *const *list)
     return false;
 }
 
-/* A plain decimal number (no hex, inf or nan, which strtod would also take). */
-static bool parse_number(const char *s, double *out)
-{
-    if (!*s || strspn(s, "0123456789+-.eE") != strlen(s)) return false;
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (*end || errno || !isfinite(v)) return false;
-    *out = v;
-    return true;
-}
-
-/* Numbers print one way so that 0.10 and 0.1 are the same run; plain integers keep every
- * digit (%.10g would round a long seed). */
-static char *normalize(const char *s)
-{
-    const char *p = s + (*s == '+' || *s == '-');
-    if (*p && strspn(p, "0123456789") == strlen(p)) {
-        errno = 0;
-        long long v = strtoll(s, NULL, 10);
-        return errno ? xstrdup(s) : fmt_dup("%lld", v);
-    }
-    double v;
-    return parse_number(s, &v) ? fmt_dup("%.10g", v) : xstrdup(s);
-}
-
 static int parse_bool(const char *s)
 {
     static const char *const yes[] = {"yes", "true", "on", "1", NULL};
@@ -161,16 +135,6 @@ static void *json_check(void *p)
         exit(3);
     }
     return p;
-}
-
-uint64_t fnv1a64(const char *s)
-{
-    uint64_t h = 14695981039346656037ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
 }
 
 /* ------------------------------------------------------------------ reading the file */
@@ -436,10 +400,10 @@ static int check_value(Loader *L, const char *name, bool is_flag, bool is_switch
         *out = xstrdup(b ? "true" : "false");
         return 0;
     }
-    char *v = normalize(item);
+    char *v = run_config_value(item);
     double x;
     Error e = {{0}};
-    if (!is_flag && !parse_number(v, &x)) {
+    if (!is_flag && !run_config_number(v, &x)) {
         fail_at(L, line, "key '%s': '%s' is not a number (a key that is not a train flag is a variable for "
                          "[derived])", name, item);
         free(v);
@@ -529,7 +493,7 @@ static int do_experiment(Loader *L, const Entry *en)
                 return fail_at(L, en->line, "key 'figures': '%s' is not one of accuracy-vs-batch, heatmap, "
                                             "layer-ratios, loss-curves, steps-to-target", exp->figures[i]);
     } else if (!strcmp(en->name, "target")) {
-        if (!parse_number(v, &exp->target))
+        if (!run_config_number(v, &exp->target))
             return fail_at(L, en->line, "key 'target': '%s' is not a number", v);
     } else if (!strcmp(en->name, "metric")) {
         if (!in_list(v, EXPERIMENT_METRICS))
@@ -594,7 +558,7 @@ static int split_row(Loader *L, const Entry *en, char ***out, int *n)
             free(item);
             return fail_at(L, en->line, "key '%s': empty item in '%s'", en->name, en->value);
         }
-        push_str(out, n, normalize(item));
+        push_str(out, n, run_config_value(item));
         free(item);
         if (!comma) return 0;
         p = comma + 1;
@@ -628,7 +592,7 @@ static int do_paper(Loader *L, const Entry *en)
         exp->paper_rows[exp->n_paper_rows++] = row;
         double x;
         const char *metric = row[n - 1];
-        if (strcmp(metric, "diverged") && strcmp(metric, "-") && !parse_number(metric, &x))
+        if (strcmp(metric, "diverged") && strcmp(metric, "-") && !run_config_number(metric, &x))
             return fail_at(L, en->line, "key 'row': '%s' is not a number, 'diverged' or '-'", metric);
         return 0;
     }
@@ -1004,7 +968,7 @@ static int lookup(void *ctx, const char *name, double *value, Error *err)
         error_set(err, "unknown name '%s' (not a key of this experiment, or a [derived] key that comes later)", name);
         return -1;
     }
-    if (!parse_number(c->vals[j], value)) {
+    if (!run_config_number(c->vals[j], value)) {
         error_set(err, "'%s' is '%s', not a number", name, c->vals[j]);
         return -1;
     }
@@ -1095,7 +1059,7 @@ static void build_run(const Experiment *exp, char **vals, int seq, int repeat, R
         r->flag_names[i] = xstrdup(names[i]);
         r->flag_values[i] = xstrdup(v);
         r->flag_opts[i] = fmt_dup("--%s", names[i]);
-        json_check(cJSON_AddStringToObject(config, names[i], v));
+        if (!run_config_is_execution_detail(names[i])) json_check(cJSON_AddStringToObject(config, names[i], v));
     }
     free(names);
     free(seed);
@@ -1107,7 +1071,7 @@ static void build_run(const Experiment *exp, char **vals, int seq, int repeat, R
     r->cell_json = json_check(cJSON_PrintUnformatted(cell));
     cJSON_Delete(cell);
     r->label = cell_text(exp, vals, " ", true);
-    snprintf(r->id, sizeof r->id, "%016llx", (unsigned long long)fnv1a64(r->config_json));
+    run_config_id(r->config_json, r->id);
 }
 
 /* The same checks as `bigbatch train` makes before it loads any data. */

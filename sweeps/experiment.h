@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "run_config.h"
 #include "util.h"
 
 typedef enum { KEY_FIXED, KEY_GRID, KEY_ZIP, KEY_DERIVED } KeyRole;
@@ -75,7 +76,6 @@ void runspecs_free(RunSpec *runs, int n);
 /* argv for execv of `bigbatch train`: {bin, "train", "--k", "v", ..., extra..., NULL}; free()
  * the array only: the strings point into r, bin and extra. */
 char **runspec_train_argv(const RunSpec *r, const char *bin, const char *const *extra, int n_extra);
-uint64_t fnv1a64(const char *s);
 /* Whether the paper's rows are comparable at the loaded scale ([paper] scales = ...). */
 bool experiment_paper_applies(const Experiment *exp);
 

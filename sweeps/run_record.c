@@ -11,83 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "train_flags.h"
+#include "run_config.h"
 #include "version.h"
-
-/* Flags that change how a run executes or where it reports, not what it computes. */
-static bool flag_is_execution_detail(const char *name)
-{
-    static const char *const names[] = {"db",         "run-id", "threads",   "quiet",          "save",
-                                        "save-every", "resume", "bucket-mb", "plain-allreduce"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!strcmp(name, names[i])) return true;
-    return false;
-}
-
-/* "0.10" and "1e-1" are the same setting: numbers print as %.10g, anything else as is. */
-static void normalize_value(const char *v, char *out, size_t len)
-{
-    char *end;
-    errno = 0;
-    double x = strtod(v, &end);
-    if (end != v && !*end && !errno && isfinite(x)) snprintf(out, len, "%.10g", x);
-    else snprintf(out, len, "%s", v);
-}
-
-char *run_config_from_argv(int argc, char **argv, Error *err)
-{
-    cJSON *obj = cJSON_CreateObject();
-    if (!obj) {
-        error_set(err, "out of memory");
-        return NULL;
-    }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strncmp(a, "--", 2) != 0) continue; /* values are taken with their flag */
-        char name[64];
-        const char *value = NULL, *eq = strchr(a + 2, '=');
-        snprintf(name, sizeof name, "%.*s", (int)(eq ? eq - (a + 2) : (long)strlen(a + 2)), a + 2);
-        int takes = train_flag_takes_value(name);
-        if (takes < 0) continue; /* train_flags_parse already rejected unknown flags */
-        if (takes == 1) value = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : "");
-        else value = "true";
-        if (flag_is_execution_detail(name)) continue;
-        char norm[512];
-        normalize_value(value, norm, sizeof norm);
-        cJSON_DeleteItemFromObjectCaseSensitive(obj, name); /* the last occurrence wins, as in getopt */
-        if (!cJSON_AddStringToObject(obj, name, norm)) {
-            cJSON_Delete(obj);
-            error_set(err, "out of memory");
-            return NULL;
-        }
-    }
-    /* Sorted keys: the same settings in any order hash alike. */
-    int n = cJSON_GetArraySize(obj);
-    cJSON *sorted = cJSON_CreateObject();
-    for (int k = 0; sorted && k < n; k++) {
-        cJSON *best = NULL;
-        for (cJSON *it = obj->child; it; it = it->next)
-            if (!cJSON_GetObjectItemCaseSensitive(sorted, it->string) &&
-                (!best || strcmp(it->string, best->string) < 0))
-                best = it;
-        cJSON_AddStringToObject(sorted, best->string, best->valuestring);
-    }
-    char *text = sorted ? cJSON_PrintUnformatted(sorted) : NULL;
-    cJSON_Delete(obj);
-    cJSON_Delete(sorted);
-    if (!text) error_set(err, "out of memory");
-    return text;
-}
-
-void run_id_of_config(const char *config_json, char id[17])
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (const unsigned char *p = (const unsigned char *)config_json; *p; p++) {
-        h ^= *p;
-        h *= 1099511628211ULL;
-    }
-    snprintf(id, 17, "%016llx", (unsigned long long)h);
-}
 
 /* The claim is ours while the row is running with our attempt; refreshes the heartbeat. */
 static int hold_claim(RunRecord *rr, Error *err)
@@ -176,7 +101,7 @@ int run_record_begin(RunRecord *rr, const char *db_path, const char *run_id, con
     memset(rr, 0, sizeof *rr);
     if (store_open(&rr->store, db_path, false, err) != 0) return -1;
     if (run_id) snprintf(rr->run_id, sizeof rr->run_id, "%s", run_id);
-    else run_id_of_config(config_json, rr->run_id);
+    else run_config_id(config_json, rr->run_id);
     if (store_begin(&rr->store, err)) goto fail;
     if ((run_id ? 0 : claim_by_hand(rr, config_json, args, err)) || read_attempt(rr, err)) goto fail_txn;
     /* Rows of an earlier attempt (a killed or failed run) go before this one writes any. */

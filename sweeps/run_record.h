@@ -29,14 +29,7 @@ typedef struct {
     bool broken;
 } RunRecord;
 
-/* Canonical JSON of train flags given as argv (--name value / --name): sorted by name,
- * numbers normalized (%.10g), without the flags that do not change the result (db, run-id,
- * threads, quiet, save, save-every, resume). Caller frees. */
-char *run_config_from_argv(int argc, char **argv, Error *err);
-/* 16 hex digits of FNV-1a 64 of the canonical config. */
-void run_id_of_config(const char *config_json, char id[17]);
-
-/* run_id NULL: the hash of config_json; the row is created or taken over. */
+/* run_id NULL: the hash of config_json (run_config.h); the row is created or taken over. */
 int run_record_begin(RunRecord *rr, const char *db_path, const char *run_id, const char *config_json,
                      const char *args, Error *err);
 /* Observer callbacks; each may set obs->stop when the store fails or the claim is lost. */

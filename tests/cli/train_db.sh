@@ -21,6 +21,12 @@ expect_output "run $id (attempt 2)"
 [ "$(q "select count(*) from runs")" = 1 ] || fail "a second run row"
 [ "$(q "select count(*) from steps")" = 8 ] || fail "step rows duplicated"
 [ "$(q "select count(*) from layer_stats")" = 50 ] || fail "layer_stats duplicated"
+# a sweep gives the same settings the same id as a run by hand (one canonical form, FNV-1a)
+expect_exit 0 "$BB" train $args --seed 1 --db "$TMP/hand.db"
+hand=$(sqlite3 "$TMP/hand.db" "select id from runs")
+printf '[experiment]\nname = same\n[train]\nmodel = lenet\ntrain-subset = 512\ntest-subset = 200\nepochs = 2\nbatch = 128\nlr = 0.050\nlayer-stats-every = 3\n' > "$TMP/same.ini"
+expect_exit 0 "$BB" sweep "$TMP/same.ini" --db "$TMP/same.db" --dry-run
+expect_output "$hand"
 # NaN: with the loss-multiple test off, a huge LR overflows to NaN/Inf
 expect_exit 0 "$BB" train --model lenet --train-subset 512 --test-subset 200 --epochs 1 --lr 1e30 \
     --diverge-factor 0 --db "$DB"
