@@ -8,15 +8,10 @@
  * figure by editing plots/<kind>.gp and running that same command. */
 #include "plot_parts.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 /* ---- the command ------------------------------------------------------------------------ */

@@ -242,7 +242,7 @@ bool is_group_grid_key(const Experiment *exp, const char *key)
 /* "k=v k=v" of a cell's keys: group axes only, tuned axes only, or every key; the axis `skip`
  * and the lists zipped with it left out. */
 void cell_keys(const Experiment *exp, const cJSON *cell, bool group_only, bool tuned_only, const char *skip,
-                      char *buf, size_t len)
+               char *buf, size_t len)
 {
     buf[0] = 0;
     for (const cJSON *it = cell->child; it; it = it->next) {
@@ -404,7 +404,7 @@ int plot_render(Plot *p, const char *kind, Error *err)
 
 /* The variables every script uses. */
 void write_common_vars(const Plot *p, FILE *v, const char *kind, const char *subtitle, const char *xlabel,
-                              const char *ylabel, int width, int height)
+                       const char *ylabel, int width, int height)
 {
     fprintf(v, "# Written by `bigbatch plot` for plots/%s.gp, which loads it; draw again with\n"
                "#   gnuplot -e \"dir='%s'; fmt='png'\" plots/%s.gp\n",
@@ -425,7 +425,7 @@ void data_header(const Plot *p, FILE *f, const char *kind, const char *columns)
 
 /* Finishes a kind: closes its files and draws it. */
 int plot_finish(Plot *p, const char *kind, FILE *dat, const char *dat_path, FILE *vars, const char *vars_path,
-                  Error *err)
+                Error *err)
 {
     int rc = close_out(dat, dat_path, err);
     if (close_out(vars, vars_path, rc ? &(Error){{0}} : err)) rc = -1;

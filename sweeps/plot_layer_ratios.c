@@ -1,16 +1,9 @@
 /* `bigbatch plot`: ||w||/||g|| per layer at the first iteration (plots/layer-ratios.gp). */
 #include "plot_parts.h"
 
-#include <errno.h>
-#include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 /* ---- layer-ratios ----------------------------------------------------------------------- */
 

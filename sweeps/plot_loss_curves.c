@@ -1,16 +1,9 @@
 /* `bigbatch plot`: train and test loss per epoch (plots/loss-curves.gp). */
 #include "plot_parts.h"
 
-#include <errno.h>
-#include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 /* ---- loss-curves ------------------------------------------------------------------------ */
 

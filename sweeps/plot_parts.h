@@ -71,7 +71,7 @@ const char *tuned_list(const Experiment *exp, char *buf, size_t len);
 bool follows_axis(const Experiment *exp, const char *key, const char *axis);
 bool is_group_grid_key(const Experiment *exp, const char *key);
 void cell_keys(const Experiment *exp, const cJSON *cell, bool group_only, bool tuned_only, const char *skip,
-                      char *buf, size_t len);
+               char *buf, size_t len);
 bool plot_trained(const Cell *c);
 Group *collect_groups(const CellSet *set, int *n_groups);
 bool group_diverged(const Group *g);
@@ -81,7 +81,7 @@ int check_gnuplot(const char *gnuplot, Error *err);
 void plot_tail_lines(const char *msg, char *out, size_t len);
 int plot_render(Plot *p, const char *kind, Error *err);
 void write_common_vars(const Plot *p, FILE *v, const char *kind, const char *subtitle, const char *xlabel,
-                              const char *ylabel, int width, int height);
+                       const char *ylabel, int width, int height);
 void data_header(const Plot *p, FILE *f, const char *kind, const char *columns);
 int plot_finish(Plot *p, const char *kind, FILE *dat, const char *dat_path, FILE *vars, const char *vars_path,
                 Error *err);
