@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../engine/cli.h"
+#include "experiment.h"
 #include "plot.h"
 
 static void plot_usage(FILE *f)
@@ -43,7 +44,7 @@ static int parse_plot(int argc, char **argv, PlotOptions *o)
         const char *flag = argv[optind - 1];
         switch (c) {
         case P_SCALE:
-            if (strcmp(optarg, "smoke") && strcmp(optarg, "proxy") && strcmp(optarg, "full")) {
+            if (!experiment_scale_known(optarg)) {
                 fprintf(stderr, "bigbatch plot: --scale: '%s' is not one of smoke, proxy, full\n", optarg);
                 return -1;
             }

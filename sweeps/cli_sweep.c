@@ -7,6 +7,7 @@
 #include "../engine/cli.h"
 #include "../engine/cli_args.h"
 #include "claims.h"
+#include "experiment.h"
 #include "report.h"
 #include "store.h"
 #include "sweep.h"
@@ -55,7 +56,7 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
         const char *flag = argv[optind - 1];
         switch (c) {
         case S_SCALE:
-            if (strcmp(optarg, "smoke") && strcmp(optarg, "proxy") && strcmp(optarg, "full")) {
+            if (!experiment_scale_known(optarg)) {
                 error_set(err, "--scale: '%s' is not one of smoke, proxy, full", optarg);
                 return -1;
             }
@@ -226,7 +227,7 @@ int cli_report(int argc, char **argv)
         fprintf(stderr, "bigbatch report: --format: '%s' is not md or csv\n", format);
         return 2;
     }
-    if (strcmp(scale, "smoke") && strcmp(scale, "proxy") && strcmp(scale, "full")) {
+    if (!experiment_scale_known(scale)) {
         fprintf(stderr, "bigbatch report: --scale: '%s' is not one of smoke, proxy, full\n", scale);
         return 2;
     }

@@ -605,9 +605,8 @@ static int do_paper(Loader *L, const Entry *en)
         exp->paper_scales = NULL;
         exp->n_paper_scales = 0;
         if (split_list(L, "scales", en->value, en->line, &exp->paper_scales, &exp->n_paper_scales)) return -1;
-        static const char *const scales[] = {"smoke", "proxy", "full", NULL};
         for (int i = 0; i < exp->n_paper_scales; i++)
-            if (!in_list(exp->paper_scales[i], scales))
+            if (!experiment_scale_known(exp->paper_scales[i]))
                 return fail_at(L, en->line, "key 'scales': '%s' is not smoke, proxy or full", exp->paper_scales[i]);
         return 0;
     }
@@ -1221,4 +1220,9 @@ bool experiment_paper_applies(const Experiment *exp)
     for (int i = 0; i < exp->n_paper_scales; i++)
         if (!strcmp(exp->paper_scales[i], exp->scale)) return true;
     return false;
+}
+
+bool experiment_scale_known(const char *scale)
+{
+    return in_list(scale, SCALES);
 }

@@ -76,6 +76,8 @@ void runspecs_free(RunSpec *runs, int n);
 /* argv for execv of `bigbatch train`: {bin, "train", "--k", "v", ..., extra..., NULL}; free()
  * the array only: the strings point into r, bin and extra. */
 char **runspec_train_argv(const RunSpec *r, const char *bin, const char *const *extra, int n_extra);
+/* smoke, proxy or full. */
+bool experiment_scale_known(const char *scale);
 /* Whether the paper's rows are comparable at the loaded scale ([paper] scales = ...). */
 bool experiment_paper_applies(const Experiment *exp);
 

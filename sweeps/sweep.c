@@ -123,7 +123,8 @@ static int spawn(Sweep *w, Child *c, Error *err)
     char host[256];
     time_t t = time(NULL);
     char when[64];
-    strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime(&t));
+    struct tm tm;
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
     fprintf(f, "=== run %s attempt %d on %s, %s, sweep pid %d\n===", c->run_id, c->attempt,
             store_hostname(host, sizeof host), when, (int)getpid());
     for (char **a = argv; *a; a++) fprintf(f, " %s", *a);
