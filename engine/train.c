@@ -42,7 +42,8 @@ typedef struct {
     Optimizer *opt;
     Backend *bk;
     uint32_t *order;
-    Augment aug;
+    Augment aug;      /* training: random crop and flip */
+    Augment centre;   /* evaluation, and training without augmentation: the centre crop */
     bool use_aug;
     NoiseScale noise;
     Tensor grad_before;  /* the accumulated gradient before a micro-batch (noise scale) */
@@ -83,7 +84,7 @@ static void evaluate(Run *r, int eval_batch, uint32_t *idx, double *loss, double
     for (int start = first; start < end; start += eval_batch) {
         int n = end - start < eval_batch ? end - start : eval_batch;
         for (int i = 0; i < n; i++) idx[i] = (uint32_t)(start + i);
-        batch_assemble(set, idx, n, r->ds.mean, r->ds.std, NULL, NULL, r->net->input.data, r->net->labels);
+        batch_assemble(set, idx, n, r->ds.mean, r->ds.std, &r->centre, NULL, r->net->input.data, r->net->labels);
         sums[0] += net_forward(r->net, n, false) * n;
         sums[1] += r->net->correct;
     }
@@ -141,7 +142,7 @@ static double train_step(Run *r, const TrainConfig *cfg, const uint32_t *idx, lo
     rng_seed(&aug_rng, cfg->seed, 0xa09000000ULL + (uint64_t)step);
     /* The draws of the images before this rank's slice, so every image gets the draws it
      * gets in one process. */
-    if (r->use_aug) augment_skip(&r->aug, &aug_rng, first);
+    if (r->use_aug) augment_skip(&r->ds.train, &r->aug, &aug_rng, first);
     net_zero_grad(net);
     net->loss_scale = (real)1 / (real)B;
     double sums[4] = {0, 0, 0, *stop}; /* loss x images, hits, micro-batch |g|^2, stop */
@@ -152,7 +153,7 @@ static double train_step(Run *r, const TrainConfig *cfg, const uint32_t *idx, lo
                  0xd00000000ULL + (uint64_t)step * 0x10000ULL + (uint64_t)(first / m + j));
         /* stage 1: data (augmentation draws continue across micro-batches) */
         batch_assemble(&r->ds.train, idx + first + (size_t)j * m, m, r->ds.mean, r->ds.std,
-                       r->use_aug ? &r->aug : NULL, &aug_rng, net->input.data, net->labels);
+                       r->use_aug ? &r->aug : &r->centre, &aug_rng, net->input.data, net->labels);
         /* stage 2-3: forward and backward, accumulating into the gradient */
         double loss = net_forward(net, m, true);
         sums[1] += net->correct;
@@ -191,27 +192,12 @@ static double train_step(Run *r, const TrainConfig *cfg, const uint32_t *idx, lo
     return sums[0] / B;
 }
 
-/* Keeps `keep` images spread evenly over the set (image k*count/keep for k < keep),
- * in place. Not the first `keep`: image folders are sorted by class, so the first
- * images of CIFAR-10 are all airplanes. */
-static void imageset_keep_spread(ImageSet *set, int keep)
-{
-    if (keep <= 0 || keep >= set->count) return;
-    size_t item = (size_t)set->c * set->h * set->w;
-    for (int k = 0; k < keep; k++) {
-        size_t src = (size_t)k * (size_t)set->count / (size_t)keep; /* >= k: safe in place */
-        if (src == (size_t)k) continue;
-        memcpy(set->pixels + (size_t)k * item, set->pixels + src * item, item);
-        set->labels[k] = set->labels[src];
-    }
-    set->count = keep;
-}
-
 static int load_data(Run *r, const TrainConfig *cfg, const ModelInfo *info, Error *err)
 {
     DataOptions dopt = {0};
     dopt.name = cfg->data;
     dopt.root = cfg->data_root;
+    dopt.image_size = cfg->image_size;
     dopt.seed = cfg->seed;
     dopt.quiet = cfg->quiet;
     dopt.synth_c = info->in_c;
@@ -224,9 +210,10 @@ static int load_data(Run *r, const TrainConfig *cfg, const ModelInfo *info, Erro
     }
     if (dataset_load(&dopt, &r->ds, err) != 0) return -1;
     ImageSet *tr = &r->ds.train, *te = &r->ds.test;
-    if (tr->c != info->in_c || tr->h != info->in_h || tr->w != info->in_w) {
-        error_set(err, "model %s expects %dx%dx%d images but %s has %dx%dx%d", info->name, info->in_c,
-                  info->in_h, info->in_w, cfg->data, tr->c, tr->h, tr->w);
+    if (tr->c != info->in_c || tr->h < info->in_h || tr->w < info->in_w) {
+        error_set(err, "model %s expects %dx%dx%d images but %s has %dx%dx%d%s", info->name, info->in_c,
+                  info->in_h, info->in_w, cfg->data, tr->c, tr->h, tr->w,
+                  tr->c == info->in_c ? " (--image-size stores image folders larger)" : "");
         return -1;
     }
     imageset_keep_spread(tr, cfg->train_subset);
@@ -237,7 +224,12 @@ static int load_data(Run *r, const TrainConfig *cfg, const ModelInfo *info, Erro
     }
     bool is_cifar_like = strcmp(cfg->data, "cifar10") == 0 || strcmp(cfg->data, "imagefolder") == 0;
     r->use_aug = cfg->augment < 0 ? is_cifar_like : cfg->augment == 1;
-    r->aug = (Augment){true, info->in_h >= 32 && info->in_h < 64 ? 4 : info->in_h / 8, true};
+    /* Images the size of the input are padded for the random crop (4 pixels on CIFAR);
+     * larger stored images (ImageNet at 256 for a 227 input) are cropped within. */
+    const bool larger = tr->h > info->in_h || tr->w > info->in_w;
+    const int pad = larger ? 0 : info->in_h >= 32 && info->in_h < 64 ? 4 : info->in_h / 8;
+    r->aug = (Augment){info->in_h, info->in_w, true, pad, true};
+    r->centre = (Augment){info->in_h, info->in_w, false, 0, false};
     return 0;
 }
 
@@ -258,6 +250,14 @@ int train_config_check(const TrainConfig *cfg, Error *err)
     }
     if (!opt_known) {
         error_set(err, "unknown optimizer '%s' (known: sgd, lars, larc, adamw, lamb)", cfg->opt.name);
+        return -1;
+    }
+    if (cfg->image_size && strcmp(cfg->data, "imagefolder") != 0 && strcmp(cfg->data, "cifar10") != 0) {
+        error_set(err, "--image-size applies to image folders (imagefolder, cifar10), not %s", cfg->data);
+        return -1;
+    }
+    if (cfg->image_size < 0 || cfg->image_size > 4096) {
+        error_set(err, "--image-size %d is not in 8..4096", cfg->image_size);
         return -1;
     }
     if (cfg->batch < 1 || cfg->epochs < 1 || cfg->eval_batch < 0) {

@@ -41,7 +41,7 @@ static int parse_milestones(const char *s, ScheduleConfig *sched, Error *err)
 }
 
 enum {
-    OPT_MODEL = 256, OPT_DATA, OPT_DATA_ROOT, OPT_AUGMENT, OPT_TRAIN_SUBSET, OPT_TEST_SUBSET,
+    OPT_MODEL = 256, OPT_DATA, OPT_DATA_ROOT, OPT_IMAGE_SIZE, OPT_AUGMENT, OPT_TRAIN_SUBSET, OPT_TEST_SUBSET,
     OPT_EPOCHS, OPT_STEPS, OPT_BATCH, OPT_EVAL_BATCH, OPT_LR, OPT_MOMENTUM, OPT_DAMPENING,
     OPT_NESTEROV, OPT_WD, OPT_SMOOTHING, OPT_SEED, OPT_THREADS, OPT_SAVE, OPT_SAVE_EVERY,
     OPT_RESUME, OPT_QUIET, OPT_HELP, OPT_LR_SCALING, OPT_BASE_BATCH, OPT_LR_POLICY, OPT_LR_GAMMA,
@@ -57,6 +57,7 @@ static const struct option LONG_OPTS[] = {
     {"model", required_argument, 0, OPT_MODEL},
     {"data", required_argument, 0, OPT_DATA},
     {"data-root", required_argument, 0, OPT_DATA_ROOT},
+    {"image-size", required_argument, 0, OPT_IMAGE_SIZE},
     {"augment", required_argument, 0, OPT_AUGMENT},
     {"train-subset", required_argument, 0, OPT_TRAIN_SUBSET},
     {"test-subset", required_argument, 0, OPT_TEST_SUBSET},
@@ -212,6 +213,7 @@ static int parse_flags(int argc, char **argv, TrainFlags *out, OptOverrides *ov,
         case OPT_MODEL: cfg->model = optarg; break;
         case OPT_DATA: cfg->data = optarg; break;
         case OPT_DATA_ROOT: cfg->data_root = optarg; break;
+        case OPT_IMAGE_SIZE: if (cli_parse_long("--image-size", optarg, 8, &v, err)) return -1; cfg->image_size = (int)v; break;
         case OPT_AUGMENT:
             if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
                 error_set(err, "--augment: '%s' is not on or off", optarg);

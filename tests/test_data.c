@@ -10,6 +10,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -231,7 +233,7 @@ Test(data, idx_labels_exact)
     Error err = {{0}};
     cr_assert_eq(idx_read_labels(P("lab.gz"), &s, &err), 0, "%s", err.msg);
     cr_assert_eq(s.count, 5, "count %d", s.count);
-    cr_assert_arr_eq(s.labels, lab, 5);
+    for (int i = 0; i < 5; i++) cr_assert_eq(s.labels[i], lab[i], "label %d", i);
     imageset_free(&s);
 }
 
@@ -418,6 +420,19 @@ Test(data, fashion_real, .timeout = 60)
 
 /* ---- image folders ---- */
 
+static int read_folder(const char *dir, const char *cache, int max_classes, ImageSet *s, char (*names)[32],
+                       int *classes, Error *err)
+{
+    FolderOptions o = {.cache_path = cache, .max_classes = max_classes};
+    return imagefolder_read(dir, &o, s, names, classes, err);
+}
+
+static bool cache_valid(const char *cache, int max_classes)
+{
+    FolderOptions o = {.cache_path = cache, .max_classes = max_classes};
+    return imagefolder_cache_valid(&o);
+}
+
 Test(data, imagefolder_class_and_file_order)
 {
     /* strcmp order: "C" < "a" < "b"; "10.jpeg" < "2.jpg"; "a.jpg" < "y.JPG" */
@@ -437,7 +452,7 @@ Test(data, imagefolder_class_and_file_order)
     char names[8][32];
     int classes = 0;
     Error err = {{0}};
-    cr_assert_eq(imagefolder_read(P("f"), NULL, &s, names, 8, &classes, &err), 0, "%s", err.msg);
+    cr_assert_eq(read_folder(P("f"), NULL, 8, &s, names, &classes, &err), 0, "%s", err.msg);
     cr_assert_eq(classes, 3);
     cr_assert_str_eq(names[0], "C");
     cr_assert_str_eq(names[1], "a");
@@ -456,7 +471,7 @@ Test(data, imagefolder_class_and_file_order)
     }
     imageset_free(&s);
     /* more class folders than max_classes */
-    cr_assert_eq(imagefolder_read(P("f"), NULL, &s, names, 2, &classes, &err), -1);
+    cr_assert_eq(read_folder(P("f"), NULL, 2, &s, names, &classes, &err), -1);
     assert_contains(err.msg, "3 class folders, at most 2");
 }
 
@@ -481,7 +496,7 @@ Test(data, jpeg_decode_matches_encoded_pixels)
     char names[4][32];
     int classes = 0;
     Error err = {{0}};
-    cr_assert_eq(imagefolder_read(P("g"), NULL, &s, names, 4, &classes, &err), 0, "%s", err.msg);
+    cr_assert_eq(read_folder(P("g"), NULL, 4, &s, names, &classes, &err), 0, "%s", err.msg);
     cr_assert_eq(s.h, H);
     cr_assert_eq(s.w, W);
     int worst = 0;
@@ -507,7 +522,7 @@ Test(data, jpeg_grayscale_becomes_three_equal_channels)
     write_jpeg(P("g/k/gray.jpg"), g, W, H, 1, 100);
     ImageSet s = {0};
     Error err = {{0}};
-    cr_assert_eq(imagefolder_read(P("g"), NULL, &s, NULL, 4, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(read_folder(P("g"), NULL, 4, &s, NULL, NULL, &err), 0, "%s", err.msg);
     cr_assert_eq(s.c, 3);
     for (int p = 0; p < W * H; p++) {
         cr_assert_eq(s.pixels[p], s.pixels[W * H + p]);
@@ -533,7 +548,7 @@ Test(data, jpeg_truncated_is_an_error)
     free(bytes);
     ImageSet s = {0};
     Error err = {{0}};
-    cr_assert_eq(imagefolder_read(P("c"), NULL, &s, NULL, 4, NULL, &err), -1);
+    cr_assert_eq(read_folder(P("c"), NULL, 4, &s, NULL, NULL, &err), -1);
     assert_contains(err.msg, P("c/k/b.jpg: bad JPEG: Premature end of JPEG file"));
     cr_assert_null(s.pixels);
 }
@@ -545,10 +560,10 @@ Test(data, jpeg_garbage_is_an_error)
     write_bytes(P("c/k/z.jpeg"), "this is not a JPEG file at all", 30);
     ImageSet s = {0};
     Error err = {{0}};
-    cr_assert_eq(imagefolder_read(P("c"), NULL, &s, NULL, 4, NULL, &err), -1);
+    cr_assert_eq(read_folder(P("c"), NULL, 4, &s, NULL, NULL, &err), -1);
     assert_contains(err.msg, P("c/k/z.jpeg: bad JPEG: "));
     write_bytes(P("c/k/z.jpeg"), "", 0);
-    cr_assert_eq(imagefolder_read(P("c"), NULL, &s, NULL, 4, NULL, &err), -1);
+    cr_assert_eq(read_folder(P("c"), NULL, 4, &s, NULL, NULL, &err), -1);
     assert_contains(err.msg, P("c/k/z.jpeg: bad JPEG: "));
 }
 
@@ -560,7 +575,7 @@ Test(data, imagefolder_sizes_must_agree)
     write_flat_jpeg(P("s/b/1.jpg"), 8, 6, 1, 2, 3);
     ImageSet s = {0};
     Error err = {{0}};
-    cr_assert_eq(imagefolder_read(P("s"), NULL, &s, NULL, 4, NULL, &err), -1);
+    cr_assert_eq(read_folder(P("s"), NULL, 4, &s, NULL, NULL, &err), -1);
     assert_contains(err.msg, P("s/b/1.jpg: image is 8x6"));
 }
 
@@ -569,19 +584,19 @@ Test(data, imagefolder_empty_is_an_error)
     mkdirs(P("e"));
     ImageSet s = {0};
     Error err = {{0}};
-    cr_assert_eq(imagefolder_read(P("e"), NULL, &s, NULL, 4, NULL, &err), -1);
+    cr_assert_eq(read_folder(P("e"), NULL, 4, &s, NULL, NULL, &err), -1);
     assert_contains(err.msg, P("e: no class folders"));
     mkdirs(P("e/k"));
-    cr_assert_eq(imagefolder_read(P("e"), NULL, &s, NULL, 4, NULL, &err), -1);
+    cr_assert_eq(read_folder(P("e"), NULL, 4, &s, NULL, NULL, &err), -1);
     assert_contains(err.msg, P("e: no .jpg/.jpeg files"));
-    cr_assert_eq(imagefolder_read(P("missing"), NULL, &s, NULL, 4, NULL, &err), -1);
+    cr_assert_eq(read_folder(P("missing"), NULL, 4, &s, NULL, NULL, &err), -1);
     assert_contains(err.msg, P("missing: No such file or directory"));
 }
 
 static void read_ok(const char *dir, const char *cache, ImageSet *s, char (*names)[32], int *classes)
 {
     Error err = {{0}};
-    cr_assert_eq(imagefolder_read(dir, cache, s, names, 8, classes, &err), 0, "%s", err.msg);
+    cr_assert_eq(read_folder(dir, cache, 8, s, names, classes, &err), 0, "%s", err.msg);
 }
 
 Test(data, cache_is_used_and_rebuilt)
@@ -596,16 +611,20 @@ Test(data, cache_is_used_and_rebuilt)
     write_jpeg(P("d/dogs/1.jpg"), hwc, W, H, 3, 50);
     char cache[512];
     snprintf(cache, sizeof cache, "%s", P("d.cache"));
-    cr_assert(!imagefolder_cache_valid(cache, 8));
+    cr_assert(!cache_valid(cache, 8));
 
     ImageSet first = {0}, again = {0};
     char names[8][32], names2[8][32];
     int classes = 0, classes2 = 0;
     read_ok(P("d"), cache, &first, names, &classes);
-    long want = 8 + 20 + 2 * 32 + 3 * (3 * W * H) + 3;
+    cr_assert_not_null(first.map, "a cached set is mapped from the cache file");
+    /* kept apart: the test truncates the file the mapping shows */
+    uint8_t *want_px = malloc(3 * 3 * W * H);
+    memcpy(want_px, first.pixels, 3 * 3 * W * H);
+    long want = 8 + 24 + 48 + 2 * 32 + 3 * 2 + 3 * (3 * W * H);
     cr_assert_eq(file_size(cache), want);
-    cr_assert(imagefolder_cache_valid(cache, 8));
-    cr_assert(!imagefolder_cache_valid(cache, 1), "a cache with more classes than allowed is not valid");
+    cr_assert(cache_valid(cache, 8));
+    cr_assert(!cache_valid(cache, 1), "a cache with more classes than allowed is not valid");
 
     /* Corrupt a JPEG: the read must come from the cache, identical. */
     write_bytes(P("d/dogs/1.jpg"), "garbage", 7);
@@ -618,22 +637,24 @@ Test(data, cache_is_used_and_rebuilt)
     cr_assert_eq(again.c, 3);
     cr_assert_eq(again.h, H);
     cr_assert_eq(again.w, W);
-    cr_assert_arr_eq(again.pixels, first.pixels, 3 * 3 * W * H);
-    cr_assert_arr_eq(again.labels, first.labels, 3);
+    cr_assert_arr_eq(again.pixels, want_px, 3 * 3 * W * H);
+    cr_assert_arr_eq(again.labels, first.labels, 3 * sizeof *first.labels);
+    cr_assert(again.has_stats && first.has_stats);
+    cr_assert_arr_eq(again.mean, first.mean, sizeof first.mean, "statistics stored in the cache");
     imageset_free(&again);
 
     /* Truncated cache: ignored, so the corrupt JPEG is decoded and reported. */
     cr_assert_eq(truncate(cache, want - 1), 0);
-    cr_assert(!imagefolder_cache_valid(cache, 8));
+    cr_assert(!cache_valid(cache, 8));
     Error err = {{0}};
-    cr_assert_eq(imagefolder_read(P("d"), cache, &again, NULL, 8, NULL, &err), -1);
+    cr_assert_eq(read_folder(P("d"), cache, 8, &again, NULL, NULL, &err), -1);
     assert_contains(err.msg, P("d/dogs/1.jpg: bad JPEG"));
 
     /* Repaired JPEG: decoded again and the cache rewritten whole. */
     write_jpeg(P("d/dogs/1.jpg"), hwc, W, H, 3, 50);
     read_ok(P("d"), cache, &again, NULL, NULL);
     cr_assert_eq(file_size(cache), want);
-    cr_assert_arr_eq(again.pixels, first.pixels, 3 * 3 * W * H);
+    cr_assert_arr_eq(again.pixels, want_px, 3 * 3 * W * H);
     imageset_free(&again);
 
     /* A cache with a wrong magic is ignored and replaced as well. */
@@ -641,15 +662,16 @@ Test(data, cache_is_used_and_rebuilt)
     cr_assert_not_null(f);
     cr_assert_eq(fputc('X', f), 'X');
     cr_assert_eq(fclose(f), 0);
-    cr_assert(!imagefolder_cache_valid(cache, 8));
+    cr_assert(!cache_valid(cache, 8));
     read_ok(P("d"), cache, &again, NULL, NULL);
-    cr_assert(imagefolder_cache_valid(cache, 8));
-    cr_assert_arr_eq(again.pixels, first.pixels, 3 * 3 * W * H);
+    cr_assert(cache_valid(cache, 8));
+    cr_assert_arr_eq(again.pixels, want_px, 3 * 3 * W * H);
     imageset_free(&again);
 
     /* No temporary files left beside the cache. */
     cr_assert_eq(count_entries(tmp, "d.cache"), 1);
     imageset_free(&first);
+    free(want_px);
 }
 
 Test(data, imagefolder_dataset_train_test)
@@ -671,18 +693,161 @@ Test(data, imagefolder_dataset_train_test)
     cr_assert_eq(ds->test.count, 2);
     cr_assert_float_eq(ds->mean[1], 0.5, 0.01);
     cr_assert_float_eq(ds->std[2], 0.5, 0.01);
-    cr_assert_gt(file_size(P("r/train.cache")), 0);
-    cr_assert_gt(file_size(P("r/test.cache")), 0);
+    cr_assert_gt(file_size(P("r/train.bbimg")), 0);
+    cr_assert_gt(file_size(P("r/test.bbimg")), 0);
     dataset_free(ds);
 
     mkdirs(P("r/test/z"));
     write_flat_jpeg(P("r/test/z/1.jpg"), 4, 4, 9, 9, 9);
-    remove(P("r/test.cache"));
+    remove(P("r/test.bbimg"));
     cr_assert_eq(dataset_load(&opt, ds, &err), -1);
     assert_contains(err.msg, "different class folders");
     opt.root = NULL;
     cr_assert_eq(dataset_load(&opt, ds, &err), -1);
     assert_contains(err.msg, "imagefolder: needs a root");
+    free(ds);
+}
+
+/* ---- image folders of any size (ImageNet): --image-size ---- */
+
+static int read_sized(const char *dir, const char *cache, int size, int max_classes, ImageSet *s, Error *err)
+{
+    FolderOptions o = {.cache_path = cache, .image_size = size, .max_classes = max_classes};
+    return imagefolder_read(dir, &o, s, NULL, NULL, err);
+}
+
+Test(data, imagefolder_scales_mixed_sizes)
+{
+    mkdirs(P("m/a"));
+    mkdirs(P("m/b"));
+    write_flat_jpeg(P("m/a/1.jpg"), 40, 30, 200, 100, 50);
+    write_flat_jpeg(P("m/a/2.jpg"), 64, 64, 10, 20, 30);
+    write_flat_jpeg(P("m/b/1.jpg"), 20, 50, 90, 180, 250);
+    write_flat_jpeg(P("m/b/2.jpg"), 9, 11, 60, 60, 60); /* enlarged */
+    const int want[4][3] = {{200, 100, 50}, {10, 20, 30}, {90, 180, 250}, {60, 60, 60}};
+    Error err = {{0}};
+    ImageSet s = {0}, again = {0};
+    cr_assert_eq(read_sized(P("m"), NULL, 0, 8, &s, &err), -1, "native size needs one size");
+    assert_contains(err.msg, "all images must have one size; or give --image-size");
+    const char *cache = strdup(P("m.16.bbimg"));
+    cr_assert_eq(read_sized(P("m"), cache, 16, 8, &s, &err), 0, "%s", err.msg);
+    cr_assert_eq(s.count, 4);
+    cr_assert_eq(s.h, 16);
+    cr_assert_eq(s.w, 16);
+    cr_assert_not_null(s.map);
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(s.labels[i], i / 2);
+        for (int c = 0; c < 3; c++)
+            for (int p = 0; p < 256; p++)
+                cr_assert_leq(absdiff(s.pixels[(size_t)i * 768 + c * 256 + p], want[i][c]), 3, "image %d ch %d px %d: %d",
+                              i, c, p, s.pixels[(size_t)i * 768 + c * 256 + p]);
+    }
+    /* the stored statistics are those of the stored pixels */
+    float mean[3], sd[3];
+    ImageSet plain = s;
+    plain.has_stats = false;
+    imageset_stats(&plain, mean, sd);
+    cr_assert(s.has_stats);
+    cr_assert_arr_eq(mean, s.mean, sizeof mean);
+    cr_assert_arr_eq(sd, s.std, sizeof sd);
+    /* a cache is valid only for its own size */
+    FolderOptions o = {.cache_path = cache, .image_size = 16, .max_classes = 8};
+    cr_assert(imagefolder_cache_valid(&o));
+    o.image_size = 24;
+    cr_assert(!imagefolder_cache_valid(&o));
+    o.image_size = 0;
+    cr_assert(!imagefolder_cache_valid(&o));
+    /* read back from the cache, identical, after the folder is gone */
+    write_bytes(P("m/a/1.jpg"), "gone", 4);
+    cr_assert_eq(read_sized(P("m"), cache, 16, 8, &again, &err), 0, "%s", err.msg);
+    cr_assert_arr_eq(again.pixels, s.pixels, 4 * 768);
+    /* a subset of a mapped set moves to memory */
+    imageset_keep_spread(&again, 2);
+    cr_assert_null(again.map);
+    cr_assert_eq(again.count, 2);
+    cr_assert_arr_eq(again.pixels + 768, s.pixels + 2 * 768, 768);
+    cr_assert_eq(again.labels[1], 1);
+    imageset_free(&again);
+    imageset_free(&s);
+    free((void *)cache);
+}
+
+Test(data, imagefolder_reports_the_first_bad_file_in_order)
+{
+    /* Decoding runs on several threads; the error must not depend on which is faster. */
+    mkdirs(P("o/k"));
+    for (int i = 0; i < 64; i++) write_flat_jpeg(P("o/k/%02d.jpg", i), 8, 8, 1, 2, 3);
+    write_bytes(P("o/k/25.jpg"), "bad", 3);
+    write_bytes(P("o/k/50.jpg"), "bad", 3);
+    for (int run = 0; run < 5; run++) {
+        ImageSet s = {0};
+        Error err = {{0}};
+        cr_assert_eq(read_sized(P("o"), NULL, 0, 4, &s, &err), -1);
+        assert_contains(err.msg, P("o/k/25.jpg: bad JPEG"));
+    }
+}
+
+Test(data, imagefolder_more_than_256_classes)
+{
+    for (int k = 0; k < 300; k++) {
+        mkdirs(P("many/n%04d", k));
+        write_flat_jpeg(P("many/n%04d/x.jpg", k), 2, 2, (uint8_t)k, 0, 0);
+    }
+    ImageSet s = {0};
+    Error err = {{0}};
+    char (*names)[32] = calloc(1000, 32);
+    int classes = 0;
+    FolderOptions o = {.cache_path = P("many.bbimg"), .max_classes = 1000};
+    cr_assert_eq(imagefolder_read(P("many"), &o, &s, names, &classes, &err), 0, "%s", err.msg);
+    cr_assert_eq(classes, 300);
+    cr_assert_eq(s.labels[299], 299);
+    cr_assert_str_eq(names[299], "n0299");
+    imageset_free(&s);
+    memset(names, 0, 1000 * 32);
+    cr_assert_eq(imagefolder_read(P("many"), &o, &s, names, &classes, &err), 0, "%s", err.msg);
+    cr_assert_eq(s.labels[299], 299, "labels survive the cache");
+    cr_assert_str_eq(names[256], "n0256");
+    imageset_free(&s);
+    free(names);
+}
+
+Test(data, cache_on_a_full_disk_is_an_error)
+{
+    /* A file-size limit stands in for a full disk: the cache's space is reserved before
+     * any pixel is written, so the decode fails with a message, not SIGBUS/SIGXFSZ. */
+    mkdirs(P("full/k"));
+    for (int i = 0; i < 4; i++) write_flat_jpeg(P("full/k/%d.jpg", i), 32, 32, 5, 5, 5);
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit lim = {4096, 4096};
+    cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    ImageSet s = {0};
+    Error err = {{0}};
+    cr_assert_eq(read_sized(P("full"), P("full.bbimg"), 0, 4, &s, &err), -1);
+    assert_contains(err.msg, P("full.bbimg: cannot write cache"));
+    cr_assert_eq(count_entries(tmp, "full.bbimg"), 0, "no cache and no temporary file left");
+    cr_assert_null(s.pixels);
+}
+
+Test(data, imagefolder_val_is_the_test_split)
+{
+    mkdirs(P("inet/train/n01"));
+    mkdirs(P("inet/train/n02"));
+    mkdirs(P("inet/val/n01"));
+    mkdirs(P("inet/val/n02"));
+    write_flat_jpeg(P("inet/train/n01/a.JPEG"), 50, 40, 0, 0, 0);
+    write_flat_jpeg(P("inet/train/n02/a.JPEG"), 30, 60, 255, 255, 255);
+    write_flat_jpeg(P("inet/val/n01/a.JPEG"), 20, 20, 0, 0, 0);
+    write_flat_jpeg(P("inet/val/n02/a.JPEG"), 80, 30, 255, 255, 255);
+    DataOptions opt = {.name = "imagefolder", .root = P("inet"), .image_size = 12, .quiet = true};
+    Dataset *ds = malloc(sizeof *ds);
+    Error err = {{0}};
+    cr_assert_eq(dataset_load(&opt, ds, &err), 0, "%s", err.msg);
+    cr_assert_eq(ds->test.count, 2);
+    cr_assert_eq(ds->test.h, 12);
+    cr_assert_eq(ds->test.labels[1], 1);
+    cr_assert_gt(file_size(P("inet/train.12.bbimg")), 0);
+    cr_assert_gt(file_size(P("inet/val.12.bbimg")), 0);
+    dataset_free(ds);
     free(ds);
 }
 
@@ -715,8 +880,8 @@ Test(data, cifar10_unpacks_tarball_then_caches, .timeout = 60)
     cr_assert_eq(ds->train.h, 32);
     cr_assert_eq(ds->train.labels[2], 1);
     cr_assert_leq(absdiff(ds->train.pixels[2 * 3 * 32 * 32], 30), 2);
-    cr_assert(imagefolder_cache_valid(P("data/cifar10-jpeg/train.cache"), 1000));
-    cr_assert(imagefolder_cache_valid(P("data/cifar10-jpeg/test.cache"), 1000));
+    cr_assert(cache_valid(P("data/cifar10-jpeg/train.bbimg"), 1000));
+    cr_assert(cache_valid(P("data/cifar10-jpeg/test.bbimg"), 1000));
     dataset_free(ds);
     /* Only the dataset folder is left in data/ (the temporary unpack folder is gone). */
     cr_assert_eq(count_entries(P("data"), ""), 1);
@@ -742,9 +907,9 @@ static ImageSet small_set(int count, int c, int h, int w)
 {
     ImageSet s = {.count = count, .c = c, .h = h, .w = w};
     s.pixels = malloc((size_t)count * c * h * w);
-    s.labels = malloc((size_t)count);
+    s.labels = malloc((size_t)count * sizeof *s.labels);
     for (int i = 0; i < count * c * h * w; i++) s.pixels[i] = (uint8_t)(i * 37 + 11);
-    for (int i = 0; i < count; i++) s.labels[i] = (uint8_t)(count - 1 - i);
+    for (int i = 0; i < count; i++) s.labels[i] = (uint16_t)(count - 1 - i);
     return s;
 }
 
@@ -831,6 +996,48 @@ Test(data, batch_crop_and_flip_semantics)
     int oy = (int)rng_below(&r2, 2 * PAD + 1) - PAD, ox = (int)rng_below(&r2, 2 * PAD + 1) - PAD;
     bool flip = rng_below(&r2, 2) == 1;
     cr_assert(matches(&s, (int)idx[0], out, oy, ox, flip, mean, std), "documented draw order");
+    free(out);
+    imageset_free(&s);
+}
+
+Test(data, batch_crops_a_larger_stored_image)
+{
+    /* Stored 6x8, input 4x4: the centre crop at (1, 2); random crops at every offset
+     * in 0..2 x 0..4, drawn as documented, and augment_skip skips exactly those draws. */
+    enum { H = 6, W = 8, OH = 4, OW = 4, N = 200 };
+    ImageSet s = small_set(1, 1, H, W);
+    const float mean[1] = {0}, std[1] = {1};
+    uint32_t idx[N] = {0};
+    real *out = malloc(sizeof(real) * N * OH * OW);
+    Augment centre = {.out_h = OH, .out_w = OW};
+    batch_assemble(&s, idx, 1, mean, std, &centre, NULL, out, NULL);
+    for (int y = 0; y < OH; y++)
+        for (int x = 0; x < OW; x++)
+            cr_assert_eq(out[y * OW + x], (real)s.pixels[(y + 1) * W + x + 2] / (real)255, "centre (%d, %d)", y, x);
+    Augment aug = {.out_h = OH, .out_w = OW, .random_crop = true, .crop_pad = 0};
+    Rng r;
+    rng_seed(&r, 9, 9);
+    batch_assemble(&s, idx, N, mean, std, &aug, &r, out, NULL);
+    bool seen[H - OH + 1][W - OW + 1];
+    memset(seen, 0, sizeof seen);
+    Rng replay;
+    rng_seed(&replay, 9, 9);
+    for (int i = 0; i < N; i++) {
+        int oy = (int)rng_below(&replay, H - OH + 1), ox = (int)rng_below(&replay, W - OW + 1);
+        seen[oy][ox] = true;
+        for (int y = 0; y < OH; y++)
+            for (int x = 0; x < OW; x++)
+                cr_assert_eq(out[(size_t)i * OH * OW + y * OW + x], (real)s.pixels[(y + oy) * W + x + ox] / (real)255,
+                             "image %d at (%d, %d)", i, oy, ox);
+    }
+    for (int a = 0; a <= H - OH; a++)
+        for (int b = 0; b <= W - OW; b++) cr_assert(seen[a][b], "offset (%d, %d) never drawn", a, b);
+    /* skipping 7 images then assembling 1 gives the 8th image of the full batch */
+    rng_seed(&r, 9, 9);
+    augment_skip(&s, &aug, &r, 7);
+    real one[OH * OW];
+    batch_assemble(&s, idx, 1, mean, std, &aug, &r, one, NULL);
+    cr_assert_arr_eq(one, out + 7 * OH * OW, sizeof one);
     free(out);
     imageset_free(&s);
 }

@@ -1,7 +1,8 @@
-/* Datasets held in memory as raw 8-bit pixels (CHW order per image) and labels;
- * batches are assembled from them with augmentation and per-channel normalization.
- * Sources: Fashion-MNIST IDX files (gzip, read with zlib), an image folder of JPEG
- * files (libjpeg-turbo, decoded once into a cache file), and synthetic data. */
+/* Datasets held as raw 8-bit pixels (CHW order per image) and labels; batches are
+ * assembled from them with augmentation and per-channel normalization. Sources:
+ * Fashion-MNIST IDX files (gzip, read with zlib), an image folder of JPEG files
+ * (libjpeg-turbo, decoded once into a cache file that is then memory-mapped, so
+ * ImageNet need not fit in memory), and synthetic data. */
 #ifndef BB_DATA_H
 #define BB_DATA_H
 #include <stdbool.h>
@@ -13,8 +14,12 @@
 
 typedef struct {
     int count, c, h, w;
-    uint8_t *pixels; /* count * c*h*w, CHW per image */
-    uint8_t *labels; /* count */
+    uint8_t *pixels;   /* count * c*h*w, CHW per image */
+    uint16_t *labels;  /* count */
+    void *map;         /* non-NULL: pixels lie in this read-only mapping of a cache file */
+    size_t map_len;
+    bool has_stats;    /* mean/std below are the set's (a cache stores them) */
+    float mean[3], std[3];
 } ImageSet;
 
 typedef struct {
@@ -34,6 +39,7 @@ typedef struct {
 typedef struct {
     const char *name; /* "fashion-mnist", "cifar10", "imagefolder", "synthetic" */
     const char *root; /* NULL: the default for the name */
+    int image_size;   /* imagefolder/cifar10: > 0 stores images resized to this square */
     int synth_c, synth_h, synth_w, synth_classes, synth_train, synth_test;
     uint64_t seed;
     bool quiet;
@@ -48,21 +54,39 @@ void dataset_free(Dataset *ds);
 /* Readers behind dataset_load, usable on their own (tests use small fixtures). */
 int idx_read_images(const char *path, ImageSet *set, Error *err); /* gzip or raw IDX3 */
 int idx_read_labels(const char *path, ImageSet *set, Error *err); /* gzip or raw IDX1 */
-/* Reads dir/<class>/<name>.jpg (or .jpeg, any case) with classes sorted by name; all
- * images must have the same size. If cache_path is non-NULL, a valid cache there is
- * used instead of decoding, and a fresh decode writes it (atomically: temp file +
- * rename; failing to write it is an error). Labels are uint8_t, so at most 256
- * classes whatever max_classes says. class_names and classes may be NULL. */
-int imagefolder_read(const char *dir, const char *cache_path, ImageSet *set,
-                     char (*class_names)[32], int max_classes, int *classes, Error *err);
-/* True when cache_path holds a cache imagefolder_read would use (header and size
+typedef struct {
+    const char *cache_path; /* NULL: decode into memory, no cache */
+    int image_size;         /* > 0: shorter side scaled to this, centre cropped square;
+                               0: all images must already have one size */
+    int max_classes;        /* at most 65535 (labels are uint16_t) */
+} FolderOptions;
+/* Reads dir/<class>/<name>.jpg (or .jpeg, any case) with classes sorted by name. If
+ * opt->cache_path is set, a valid cache there (same image_size) is mapped instead of
+ * decoding, and a fresh decode is written there first (atomically: temp file +
+ * rename, space reserved up front so a full disk is an error, not a crash) and then
+ * mapped. Decoding runs on all OpenMP threads. class_names and classes may be NULL. */
+int imagefolder_read(const char *dir, const FolderOptions *opt, ImageSet *set, char (*class_names)[32],
+                     int *classes, Error *err);
+/* True when opt->cache_path holds a cache imagefolder_read would use (header and size
  * check only), so a caller can announce a slow first decode. */
-bool imagefolder_cache_valid(const char *cache_path, int max_classes);
+bool imagefolder_cache_valid(const FolderOptions *opt);
+/* The shorter side of a w x h RGB image (HWC) scaled to `size` and the centre
+ * size x size written to chw (CHW), each pixel the mean of the area it covers. */
+void image_resize_square(const uint8_t *hwc, int h, int w, int size, uint8_t *chw);
 void imageset_free(ImageSet *set);
+/* Keeps `keep` images spread evenly over the set (image k*count/keep for k < keep).
+ * Not the first `keep`: image folders are sorted by class, so the first images of
+ * CIFAR-10 are all airplanes. A mapped set is copied into memory. No-op when keep <= 0
+ * or keep >= count. */
+void imageset_keep_spread(ImageSet *set, int keep);
 
 /* Per-channel mean and std of set's pixels on the 0..1 scale (what dataset_load puts
- * in Dataset.mean/std from the training set); channels beyond set->c get 0 and 1. */
+ * in Dataset.mean/std from the training set); channels beyond set->c get 0 and 1.
+ * imageset_stats_from_sums does the arithmetic from exact integer sums over n pixels
+ * per channel (the cache stores those sums, so a mapped set is not read twice). */
 void imageset_stats(const ImageSet *set, float mean[3], float std[3]);
+void imageset_stats_from_sums(int c, const uint64_t sum[3], const uint64_t sumsq[3], double n, float mean[3],
+                              float std[3]);
 
 /* Synthetic images (see synthetic.c for the rule): count images of c x h x w with
  * label = the brightness band of channel 0's mean, synthetic_label(image, h, w, classes).
@@ -75,17 +99,22 @@ int synthetic_label(const uint8_t *image, int h, int w, int classes);
  * dataset folder becomes `root`, via a temporary folder beside root and a rename. */
 int unpack_tarball(const char *tarball, const char *root, bool quiet, Error *err);
 
+/* How a stored image becomes a network input of out_h x out_w (at most the stored
+ * size plus twice the padding; 0 means the stored size). */
 typedef struct {
-    bool random_crop; /* pad by crop_pad with zeros, then crop back to h x w at random */
+    int out_h, out_w;
+    bool random_crop; /* pad by crop_pad with zeros, then crop out_h x out_w at random;
+                         otherwise the centre crop */
     int crop_pad;
     bool flip;        /* horizontal flip with probability 1/2 */
 } Augment;
 
 /* Writes n images (indices idx) as normalized real NCHW into out and their labels.
- * Augmentation draws from rng (deterministic for a seed); pass NULL aug for none. */
+ * Augmentation draws from rng (deterministic for a seed); NULL aug: the whole image. */
 void batch_assemble(const ImageSet *set, const uint32_t *idx, int n, const float *mean,
                     const float *std, const Augment *aug, Rng *rng, real *out, int32_t *labels);
-/* Advances rng past the augmentation draws of n images (a rank's place in the batch). */
-void augment_skip(const Augment *aug, Rng *rng, int n);
+/* Advances rng past the augmentation draws of n images of set (a rank's place in the
+ * batch). */
+void augment_skip(const ImageSet *set, const Augment *aug, Rng *rng, int n);
 
 #endif

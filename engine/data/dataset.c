@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,9 +24,32 @@ static const char *const FASHION_CLASSES[10] = {"T-shirt/top", "Trouser", "Pullo
 void imageset_free(ImageSet *set)
 {
     if (!set) return;
-    free(set->pixels);
+    if (set->map)
+        munmap(set->map, set->map_len);
+    else
+        free(set->pixels);
     free(set->labels);
     *set = (ImageSet){0};
+}
+
+void imageset_keep_spread(ImageSet *set, int keep)
+{
+    if (keep <= 0 || keep >= set->count) return;
+    size_t item = (size_t)set->c * set->h * set->w;
+    /* a mapped set is read-only: the kept images move to memory */
+    uint8_t *dst = set->map ? xmalloc((size_t)keep * item, "image subset") : set->pixels;
+    for (int k = 0; k < keep; k++) {
+        size_t src = (size_t)k * (size_t)set->count / (size_t)keep; /* >= k: safe in place */
+        if (src != (size_t)k || dst != set->pixels) memmove(dst + (size_t)k * item, set->pixels + src * item, item);
+        set->labels[k] = set->labels[src];
+    }
+    if (set->map) {
+        munmap(set->map, set->map_len);
+        set->map = NULL, set->map_len = 0;
+    }
+    set->pixels = dst;
+    set->count = keep;
+    set->has_stats = false; /* the stored statistics were the whole set's */
 }
 
 void dataset_free(Dataset *ds)
@@ -38,25 +62,37 @@ void dataset_free(Dataset *ds)
 /* Per-channel mean and standard deviation of the pixels on the 0..1 scale, from exact
  * integer sums (so the result does not depend on summation order). Channels beyond
  * set->c get mean 0, std 1; a constant channel gets std 1 rather than a division by 0. */
-void imageset_stats(const ImageSet *set, float mean[3], float std[3])
+void imageset_stats_from_sums(int c, const uint64_t sum[3], const uint64_t sumsq[3], double n, float mean[3],
+                              float std[3])
 {
-    size_t hw = (size_t)set->h * (size_t)set->w, chw = (size_t)set->c * hw;
     for (int ch = 0; ch < 3; ch++) {
         mean[ch] = 0.0f, std[ch] = 1.0f;
-        if (ch >= set->c || set->count == 0) continue;
-        uint64_t sum = 0, sumsq = 0;
-        for (int i = 0; i < set->count; i++) {
-            const uint8_t *p = set->pixels + (size_t)i * chw + (size_t)ch * hw;
-            uint64_t s = 0, sq = 0;
-            for (size_t k = 0; k < hw; k++) s += p[k], sq += (uint32_t)p[k] * p[k];
-            sum += s, sumsq += sq;
-        }
-        double n = (double)set->count * (double)hw;
-        double m = (double)sum / n, var = (double)sumsq / n - m * m;
+        if (ch >= c || n <= 0) continue;
+        double m = (double)sum[ch] / n, var = (double)sumsq[ch] / n - m * m;
         mean[ch] = (float)(m / 255.0);
         double sd = var > 0 ? sqrt(var) / 255.0 : 0.0;
         std[ch] = sd > 1e-6 ? (float)sd : 1.0f;
     }
+}
+
+void imageset_stats(const ImageSet *set, float mean[3], float std[3])
+{
+    if (set->has_stats) {
+        memcpy(mean, set->mean, sizeof set->mean);
+        memcpy(std, set->std, sizeof set->std);
+        return;
+    }
+    size_t hw = (size_t)set->h * (size_t)set->w, chw = (size_t)set->c * hw;
+    uint64_t sum[3] = {0, 0, 0}, sumsq[3] = {0, 0, 0};
+    for (int ch = 0; ch < 3 && ch < set->c; ch++) {
+        for (int i = 0; i < set->count; i++) {
+            const uint8_t *p = set->pixels + (size_t)i * chw + (size_t)ch * hw;
+            uint64_t s = 0, sq = 0;
+            for (size_t k = 0; k < hw; k++) s += p[k], sq += (uint32_t)p[k] * p[k];
+            sum[ch] += s, sumsq[ch] += sq;
+        }
+    }
+    imageset_stats_from_sums(set->c, sum, sumsq, (double)set->count * (double)hw, mean, std);
 }
 
 static char *join(const char *a, const char *b)
@@ -152,29 +188,37 @@ static int load_fashion(const DataOptions *opt, Dataset *ds, Error *err)
 
 /* ---- image folders (CIFAR-10, ImageNet layout) ---- */
 
-/* Reads root/train and root/test, caching each beside them (root/train.cache) when
- * root is writable. `what` names the data in the one-line "decoding" notice. */
-static int load_folders(const char *root, const char *what, bool quiet, Dataset *ds, Error *err)
+/* Reads root/train and root/test (or root/val, ImageNet's name), caching each beside
+ * them (root/train.bbimg, or root/train.256.bbimg at --image-size 256) when root is
+ * writable. `what` names the data in the one-line "decoding" notice. */
+static int load_folders(const char *root, const char *what, int image_size, bool quiet, Dataset *ds, Error *err)
 {
     bool can_cache = access(root, W_OK) == 0;
     if (!can_cache && !quiet) fprintf(stderr, "note: %s is not writable; decoding without a cache\n", root);
+    char *test_dir = join(root, "test"), *val_dir = join(root, "val");
+    const char *test_split = !exists(test_dir) && exists(val_dir) ? "val" : "test";
+    free(test_dir);
+    free(val_dir);
     char(*test_names)[32] = xcalloc(MAX_CLASSES, 32, "class names");
-    const char *splits[2] = {"train", "test"};
+    const char *splits[2] = {"train", test_split};
     ImageSet *sets[2] = {&ds->train, &ds->test};
     char(*names[2])[32] = {ds->class_names, test_names};
     int classes[2] = {0, 0};
     int rc = 0;
     for (int k = 0; k < 2 && rc == 0; k++) {
         char *dir = join(root, splits[k]), *cache = NULL;
+        FolderOptions fo = {.image_size = image_size, .max_classes = MAX_CLASSES};
         if (can_cache) {
-            if (asprintf(&cache, "%s.cache", dir) < 0) {
+            int n = image_size > 0 ? asprintf(&cache, "%s.%d.bbimg", dir, image_size) : asprintf(&cache, "%s.bbimg", dir);
+            if (n < 0) {
                 fprintf(stderr, "bigbatch: out of memory building a path\n");
                 exit(3);
             }
-            if (!quiet && !imagefolder_cache_valid(cache, MAX_CLASSES))
+            fo.cache_path = cache;
+            if (!quiet && !imagefolder_cache_valid(&fo))
                 fprintf(stderr, "decoding %s JPEGs once into %s ...\n", what, cache);
         }
-        rc = imagefolder_read(dir, cache, sets[k], names[k], MAX_CLASSES, &classes[k], err);
+        rc = imagefolder_read(dir, &fo, sets[k], names[k], &classes[k], err);
         free(dir);
         free(cache);
     }
@@ -182,8 +226,8 @@ static int load_folders(const char *root, const char *what, bool quiet, Dataset 
         bool same = classes[0] == classes[1];
         for (int k = 0; same && k < classes[0]; k++) same = strcmp(names[0][k], names[1][k]) == 0;
         if (!same) {
-            error_set(err, "%s/train and %s/test have different class folders (%d and %d classes)", root, root,
-                      classes[0], classes[1]);
+            error_set(err, "%s/train and %s/%s have different class folders (%d and %d classes)", root, root,
+                      test_split, classes[0], classes[1]);
             rc = -1;
         }
     }
@@ -214,7 +258,7 @@ static int load_cifar10(const DataOptions *opt, Dataset *ds, Error *err)
         }
     }
     free(train);
-    return load_folders(root, "CIFAR-10", opt->quiet, ds, err);
+    return load_folders(root, "CIFAR-10", opt->image_size, opt->quiet, ds, err);
 }
 
 /* ---- synthetic ---- */
@@ -247,7 +291,7 @@ int dataset_load(const DataOptions *opt, Dataset *ds, Error *err)
             error_set(err, "imagefolder: needs a root folder holding train/<class>/*.jpg and test/<class>/*.jpg");
             return -1;
         }
-        rc = load_folders(opt->root, opt->root, opt->quiet, ds, err);
+        rc = load_folders(opt->root, opt->root, opt->image_size, opt->quiet, ds, err);
     } else if (strcmp(name, "synthetic") == 0) {
         rc = load_synthetic(opt, ds, err);
     } else {

@@ -165,7 +165,9 @@ int idx_read_labels(const char *path, ImageSet *set, Error *err)
         free(labels);
         return -1;
     }
+    set->labels = xmalloc((size_t)n * sizeof *set->labels, "labels");
+    for (uint32_t i = 0; i < n; i++) set->labels[i] = labels[i];
+    free(labels);
     set->count = (int)n;
-    set->labels = labels;
     return 0;
 }

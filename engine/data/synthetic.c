@@ -34,7 +34,7 @@ int synthetic_make(ImageSet *set, int count, int c, int h, int w, int classes, u
     }
     size_t hw = (size_t)h * (size_t)w, chw = (size_t)c * hw;
     uint8_t *pixels = xmalloc((size_t)count * chw, "synthetic images");
-    uint8_t *labels = xmalloc((size_t)count, "synthetic labels");
+    uint16_t *labels = xmalloc((size_t)count * sizeof *labels, "synthetic labels");
     Rng rng;
     rng_seed(&rng, seed, stream);
     for (int i = 0; i < count; i++) {
@@ -44,7 +44,7 @@ int synthetic_make(ImageSet *set, int count, int c, int h, int w, int classes, u
         uint32_t hi = ((k + 1) * 256 + (uint32_t)classes - 1) / (uint32_t)classes;
         for (size_t p = 0; p < hw; p++) img[p] = (uint8_t)(lo + rng_below(&rng, hi - lo));
         for (size_t p = hw; p < chw; p++) img[p] = (uint8_t)rng_below(&rng, 256);
-        labels[i] = (uint8_t)synthetic_label(img, h, w, classes);
+        labels[i] = (uint16_t)synthetic_label(img, h, w, classes);
     }
     *set = (ImageSet){.count = count, .c = c, .h = h, .w = w, .pixels = pixels, .labels = labels};
     return 0;

@@ -90,11 +90,11 @@ INI
 "$BB" sweep "$TMP/killed.ini" --db "$TMP/k.db" --ranks 2 --threads 1 > "$TMP/sweep.out" 2>&1 &
 sweep=$!
 n=0
-until [ "$(pgrep -f "run-id" | wc -l)" -ge 2 ]; do
+until [ "$(pgrep -f -- "--db $TMP/k.db --run-id" | wc -l)" -ge 2 ]; do
     n=$((n + 1)); [ $n -lt 150 ] || fail "sweep ranks did not start"; sleep 0.1
 done
 sleep 1
-kill -9 "$(pgrep -f "run-id" | tail -n 1)"
+kill -9 "$(pgrep -f -- "--db $TMP/k.db --run-id" | tail -n 1)"
 wait $sweep; rc=$?
 [ $rc -eq 1 ] || { cat "$TMP/sweep.out"; fail "sweep exit $rc, expected 1"; }
 [ "$(sqlite3 "$TMP/k.db" "select status from runs")" = failed ] || fail "run not failed"

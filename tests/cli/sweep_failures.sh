@@ -39,7 +39,7 @@ INI
 "$BB" sweep "$TMP/long.ini" --db "$TMP/long.db" > "$TMP/long.out" 2>&1 &
 sweep=$!
 n=0
-until child=$(pgrep -f "run-id .* --quiet" | head -n 1) && [ -n "$child" ]; do
+until child=$(pgrep -f -- "--db $TMP/long.db --run-id" | head -n 1) && [ -n "$child" ]; do
     n=$((n + 1)); [ $n -lt 100 ] || fail "the run never started"; sleep 0.1
 done
 sleep 0.3
