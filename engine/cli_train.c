@@ -37,6 +37,8 @@ static void train_usage(FILE *f, const TrainConfig *d)
             "  --steps N              stop after N iterations in total [no limit]\n"
             "  --batch N              global batch size; the last partial batch of an epoch is dropped [%d]\n"
             "  --eval-batch N         batch size for evaluation [min(batch, 500)]\n"
+            "  --eval-every N         also evaluate on the test set every N steps within an epoch (steps to\n"
+            "                         a target at finer grain than epochs) [at epoch ends only]\n"
             "learning rate, evaluated every iteration:\n"
             "  --lr X                 base learning rate, before --lr-scaling [%g]\n"
             "  --lr-scaling RULE      none | linear (lr*batch/base) | sqrt (lr*sqrt(batch/base)) [none]\n"
@@ -200,6 +202,15 @@ static void print_epoch(Observer *o, const EpochMetrics *m)
     fflush(stdout);
 }
 
+static void print_eval(Observer *o, int epoch, long step, double test_loss, double test_acc)
+{
+    Printer *p = o->ctx;
+    if (p->record) run_record_on_eval(p->record, o, epoch, step, test_loss, test_acc);
+    if (p->progress) fprintf(stderr, "\r%*s\r", 80, "");
+    printf("%5s %8ld %10s %9s %10.4f %9.4f\n", "", step, "", "", test_loss, test_acc);
+    fflush(stdout);
+}
+
 static void print_diverged(Observer *o, long step, double loss)
 {
     Printer *p = o->ctx;
@@ -264,8 +275,8 @@ static int train_rank(int argc, char **argv, const Comm *comm)
     if (flags.preset_said[0] && lead) printf("%s\n", flags.preset_said);
     Printer printer = {!cfg.quiet && isatty(STDERR_FILENO), 0, 0, 0, NULL, NULL, NULL, flags.db ? &record : NULL};
     Observer obs = {.on_start = print_start, .on_progress = print_progress, .on_epoch = print_epoch,
-                    .on_step = record_step, .on_diverged = print_diverged, .on_layer_stats = keep_layer_stats,
-                    .ctx = &printer};
+                    .on_step = record_step, .on_diverged = print_diverged, .on_eval = print_eval,
+                    .on_layer_stats = keep_layer_stats, .ctx = &printer};
     TrainResult res;
     int status = 0;
     if (train_run(&cfg, &obs, &res, &err) != 0) {

@@ -393,7 +393,7 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
     for (int epoch = pos.epoch; epoch < cfg->epochs && !res->diverged; epoch++) {
         epoch_order(&r, cfg->seed, epoch, r.order);
         /* A resumed epoch carries on the sums of its first part. */
-        double loss_sum = pos.epoch_loss_sum, epoch_t0 = now_seconds();
+        double loss_sum = pos.epoch_loss_sum, epoch_t0 = now_seconds(), eval_time = 0;
         long hits = pos.epoch_hits, done = 0;
         long first = pos.epoch_step;
         for (long s = first; s < steps_per_epoch; s++) {
@@ -427,8 +427,15 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
             hits += correct;
             pos.epoch_loss_sum = loss_sum;
             pos.epoch_hits = hits;
+            if (cfg->eval_every > 0 && pos.step % cfg->eval_every == 0 && s + 1 < steps_per_epoch) {
+                /* the epoch's end evaluates anyway; the time is not the epoch's training time */
+                double te = now_seconds(), eval_loss, eval_acc;
+                evaluate(&r, cfg->eval_batch, eval_idx, &eval_loss, &eval_acc);
+                if (obs && obs->on_eval) obs->on_eval(obs, epoch + 1, pos.step, eval_loss, eval_acc);
+                eval_time += now_seconds() - te;
+            }
             if (obs && obs->on_progress) {
-                double dt = now_seconds() - epoch_t0;
+                double dt = now_seconds() - epoch_t0 - eval_time;
                 obs->on_progress(obs, epoch + 1, s + 1, steps_per_epoch, loss_sum / (s + 1),
                                  dt > 0 ? done * cfg->batch / dt : 0);
             }
@@ -436,7 +443,7 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
         if (res->diverged || status != 0) break;
         bool epoch_done = pos.epoch_step >= steps_per_epoch;
         if (done == 0 && !epoch_done) break; /* --steps reached exactly at an epoch boundary */
-        double train_time = now_seconds() - epoch_t0;
+        double train_time = now_seconds() - epoch_t0 - eval_time;
         EpochMetrics m = {0};
         m.epoch = epoch + 1;
         m.step = pos.step;

@@ -19,6 +19,7 @@ typedef struct {
     long steps;             /* > 0: stop after this many iterations in total */
     int batch;
     int eval_batch;
+    long eval_every;        /* > 0: also evaluate on the test set every N steps within an epoch */
     double lr;              /* base LR, before the scaling rule */
     ScheduleConfig sched;   /* policy, warmup, ...; its base_lr is derived from lr */
     LrScaling lr_scaling;   /* lr * batch/base_batch (linear) or its square root */
@@ -66,6 +67,8 @@ struct Observer {
     /* Every iteration's loss and LR; `step` is 0-based. */
     void (*on_step)(Observer *o, int epoch, long step, double loss, double lr);
     void (*on_diverged)(Observer *o, long step, double loss);
+    /* An evaluation within an epoch (--eval-every), after `step` iterations in all. */
+    void (*on_eval)(Observer *o, int epoch, long step, double test_loss, double test_acc);
     /* Per-parameter statistics of the update at `step` (0-based), in network order. */
     void (*on_layer_stats)(Observer *o, long step, const Net *net, const OptStats *stats);
     void *ctx;

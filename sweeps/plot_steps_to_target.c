@@ -7,14 +7,20 @@
 
 /* ---- steps-to-target -------------------------------------------------------------------- */
 
-/* The step count at the end of the first epoch whose metric reaches the target: 0 and *step
- * set, 1 when never, -1 with err. */
+/* The step count of the first evaluation whose metric reaches the target (at an epoch's end,
+ * or within an epoch with --eval-every): 0 and *step set, 1 when never, -1 with err. */
 static int steps_to_target(Plot *p, const char *run_id, long *step, int *epoch, Error *err)
 {
-    char sql[256];
+    char sql[512];
     bool higher = p->set->higher_is_better;
-    snprintf(sql, sizeof sql, "SELECT step, epoch FROM epochs WHERE run_id = ?1 AND %s %s ?2 ORDER BY epoch LIMIT 1",
-             metric_epoch_column(p->exp->metric), higher ? ">=" : "<=");
+    const char *col = metric_epoch_column(p->exp->metric);
+    /* evals hold test metrics only; a train metric is known at epoch ends alone */
+    bool test_metric = !strcmp(col, "test_acc") || !strcmp(col, "test_loss");
+    snprintf(sql, sizeof sql,
+             "SELECT step, epoch FROM (SELECT step, epoch, %s AS v FROM epochs WHERE run_id = ?1%s%s%s)"
+             " WHERE v %s ?2 ORDER BY step LIMIT 1",
+             col, test_metric ? " UNION ALL SELECT step, epoch, " : "", test_metric ? col : "",
+             test_metric ? " FROM evals WHERE run_id = ?1" : "", higher ? ">=" : "<=");
     sqlite3_stmt *st;
     if (store_prepare(&p->d.store, &st, sql, err)) return -1;
     sqlite3_bind_text(st, 1, run_id, -1, SQLITE_STATIC);
@@ -134,7 +140,7 @@ int fig_steps(Plot *p, Error *err)
         goto fail;
     }
     char sub[512], tl[256];
-    snprintf(sub, sizeof sub, "steps until %s reaches %s (at the end of an epoch)%s%s", exp->metric, target_text,
+    snprintf(sub, sizeof sub, "steps until %s reaches %s (the first evaluation that does)%s%s", exp->metric, target_text,
              exp->n_tuned ? "; the fewest over " : "", exp->n_tuned ? tuned_list(exp, tl, sizeof tl) : "");
     write_common_vars(p, vars, kind, sub, key_label("batch"), "training steps to the target (log scale)", 960, 720);
     fprintf(vars, "nseries = %d\n", shown.n);

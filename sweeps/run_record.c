@@ -106,7 +106,7 @@ int run_record_begin(RunRecord *rr, const char *db_path, const char *run_id, con
     if ((run_id ? 0 : claim_by_hand(rr, config_json, args, err)) || read_attempt(rr, err)) goto fail_txn;
     /* Rows of an earlier attempt (a killed or failed run) go before this one writes any. */
     static const char *const clear[] = {"DELETE FROM epochs WHERE run_id=?1", "DELETE FROM steps WHERE run_id=?1",
-                                        "DELETE FROM layer_stats WHERE run_id=?1",
+                                        "DELETE FROM layer_stats WHERE run_id=?1", "DELETE FROM evals WHERE run_id=?1",
                                         "UPDATE runs SET engine_version=?2, steps=NULL, test_acc=NULL,"
                                         " test_loss=NULL, train_loss=NULL, diverged_step=NULL,"
                                         " diverged_loss=NULL, nonfinite=NULL WHERE id=?1"};
@@ -114,7 +114,7 @@ int run_record_begin(RunRecord *rr, const char *db_path, const char *run_id, con
         sqlite3_stmt *st;
         if (store_prepare(&rr->store, &st, clear[i], err)) goto fail_txn;
         sqlite3_bind_text(st, 1, rr->run_id, -1, SQLITE_STATIC);
-        if (i == 3) sqlite3_bind_text(st, 2, BIGBATCH_VERSION, -1, SQLITE_STATIC);
+        if (i == 4) sqlite3_bind_text(st, 2, BIGBATCH_VERSION, -1, SQLITE_STATIC);
         int rc = store_step_done(&rr->store, st, "clearing an earlier attempt", err);
         sqlite3_finalize(st);
         if (rc) goto fail_txn;
@@ -218,6 +218,39 @@ static int write_epoch(RunRecord *rr, const void *arg, Error *err)
 void run_record_on_epoch(RunRecord *rr, Observer *obs, const EpochMetrics *m)
 {
     write_txn(rr, obs, write_epoch, m);
+}
+
+typedef struct {
+    int epoch;
+    long step;
+    double test_loss, test_acc;
+} Eval;
+
+static int write_eval(RunRecord *rr, const void *arg, Error *err)
+{
+    const Eval *e = arg;
+    sqlite3_stmt *st;
+    if (store_prepare(&rr->store, &st,
+                      "INSERT INTO evals(run_id, step, epoch, test_loss, test_acc, nonfinite) VALUES(?,?,?,?,?,?)", err))
+        return -1;
+    char note[128] = "";
+    store_nonfinite_note(note, sizeof note, "test_loss", e->test_loss);
+    store_nonfinite_note(note, sizeof note, "test_acc", e->test_acc);
+    sqlite3_bind_text(st, 1, rr->run_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, e->step);
+    sqlite3_bind_int(st, 3, e->epoch);
+    store_bind_real(st, 4, e->test_loss);
+    store_bind_real(st, 5, e->test_acc);
+    if (note[0]) sqlite3_bind_text(st, 6, note, -1, SQLITE_TRANSIENT);
+    int rc = store_step_done(&rr->store, st, "writing an evaluation", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+void run_record_on_eval(RunRecord *rr, Observer *obs, int epoch, long step, double test_loss, double test_acc)
+{
+    Eval e = {epoch, step, test_loss, test_acc};
+    write_txn(rr, obs, write_eval, &e);
 }
 
 typedef struct {

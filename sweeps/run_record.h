@@ -35,6 +35,7 @@ int run_record_begin(RunRecord *rr, const char *db_path, const char *run_id, con
 /* Observer callbacks; each may set obs->stop when the store fails or the claim is lost. */
 void run_record_on_step(RunRecord *rr, Observer *obs, int epoch, long step, double loss, double lr);
 void run_record_on_epoch(RunRecord *rr, Observer *obs, const EpochMetrics *m);
+void run_record_on_eval(RunRecord *rr, Observer *obs, int epoch, long step, double test_loss, double test_acc);
 void run_record_on_diverged(RunRecord *rr, Observer *obs, long step, double loss);
 void run_record_on_layer_stats(RunRecord *rr, Observer *obs, long step, const Net *net, const OptStats *stats);
 /* Final status: complete or diverged from res; failed with `why` when res is NULL. */

@@ -72,6 +72,19 @@ n=$(rows "$OUT/steps-to-target.dat")
 # the steps are epoch ends: multiples of 512/64 = 8 or 512/128 = 4
 awk '!/^#/ && NF { if ($2 % 4) exit 1 }' "$OUT/steps-to-target.dat" || fail "steps-to-target steps"
 
+# --eval-every: steps to the target from evaluations within epochs, at their own step
+sed -e 's/^name = plot-test/name = plot-evals/' -e 's/^epochs = 2/epochs = 2\neval-every = 1/' \
+    -e 's/^opt = sgd, lars/opt = sgd/' -e 's/^batch = 64, 128/batch = 64/' -e "s/^lr = 0.05, 80/lr = 0.05/" -e "s/^target = 0.2/target = 0.15/" \
+    "$TMP/exp.ini" > "$TMP/evals.ini"
+expect_exit 0 "$BB" sweep "$TMP/evals.ini" --db "$TMP/evals.db" --workers 1 --quiet
+expect_exit 0 "$BB" plot "$TMP/evals.ini" --db "$TMP/evals.db" --out "$TMP/evfig" --format svg
+[ "$(sqlite3 "$TMP/evals.db" "select count(*) from evals")" = 14 ] || fail "not 7 evaluations per epoch of 8 steps"
+want=$(sqlite3 "$TMP/evals.db" "select min(step) from (select step, test_acc from epochs union all
+    select step, test_acc from evals) where test_acc >= 0.15")
+[ -n "$want" ] && [ $((want % 8)) -ne 0 ] || fail "the target ($want) is not reached within an epoch: the check below proves nothing"
+got=$(awk '!/^#/ && NF { print $2 }' "$TMP/evfig/steps-to-target.dat")
+[ "$got" = "$want" ] || { cat "$TMP/evfig/steps-to-target.dat"; fail "steps to target $got, expected $want"; }
+
 # --format svg: only SVG; the scripts draw again standalone from the files.
 expect_exit 0 "$BB" plot "$TMP/exp.ini" --db "$DB" --out "$TMP/svg" --format svg
 [ -f "$TMP/svg/heatmap.svg" ] && [ ! -e "$TMP/svg/heatmap.png" ] || fail "--format svg"
