@@ -772,6 +772,51 @@ Test(data, imagefolder_scales_mixed_sizes)
     free((void *)cache);
 }
 
+/* A flat CMYK JPEG as Photoshop writes them (Adobe marker, inverted values): stored
+ * (c, m, y, k) = (R, G, B, 255) means the colour (R, G, B) with no black. */
+static void write_cmyk_jpeg(const char *path, int w, int h, uint8_t r, uint8_t g, uint8_t b)
+{
+    struct jpeg_compress_struct c;
+    struct jpeg_error_mgr e;
+    c.err = jpeg_std_error(&e);
+    jpeg_create_compress(&c);
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "open %s", path);
+    jpeg_stdio_dest(&c, f);
+    c.image_width = (JDIMENSION)w;
+    c.image_height = (JDIMENSION)h;
+    c.input_components = 4;
+    c.in_color_space = JCS_CMYK;
+    jpeg_set_defaults(&c);
+    jpeg_set_quality(&c, 100, TRUE);
+    cr_assert(c.write_Adobe_marker, "libjpeg marks CMYK files as Adobe's");
+    jpeg_start_compress(&c, TRUE);
+    uint8_t *row = malloc((size_t)w * 4);
+    for (int x = 0; x < w; x++) row[4 * x] = r, row[4 * x + 1] = g, row[4 * x + 2] = b, row[4 * x + 3] = 255;
+    while (c.next_scanline < c.image_height) jpeg_write_scanlines(&c, &row, 1);
+    jpeg_finish_compress(&c);
+    jpeg_destroy_compress(&c);
+    free(row);
+    cr_assert_eq(fclose(f), 0);
+}
+
+Test(data, imagefolder_reads_cmyk)
+{
+    mkdirs(P("cm/k"));
+    write_cmyk_jpeg(P("cm/k/a.jpg"), 24, 16, 200, 100, 50);
+    write_flat_jpeg(P("cm/k/b.jpg"), 24, 16, 200, 100, 50);
+    ImageSet s = {0};
+    Error err = {{0}};
+    cr_assert_eq(read_sized(P("cm"), NULL, 0, 4, &s, &err), 0, "%s", err.msg);
+    const int want[3] = {200, 100, 50};
+    for (int i = 0; i < 2; i++)
+        for (int c = 0; c < 3; c++)
+            for (int p = 0; p < 24 * 16; p++)
+                cr_assert_leq(absdiff(s.pixels[(size_t)i * 3 * 384 + c * 384 + p], want[c]), 3, "image %d ch %d: %d", i,
+                              c, s.pixels[(size_t)i * 3 * 384 + c * 384 + p]);
+    imageset_free(&s);
+}
+
 Test(data, imagefolder_reports_the_first_bad_file_in_order)
 {
     /* Decoding runs on several threads; the error must not depend on which is faster. */

@@ -127,6 +127,8 @@ typedef struct {
     size_t file_cap;
     uint8_t *rgb;      /* one decoded image, HWC */
     size_t rgb_cap;
+    uint8_t *row;      /* one CMYK row */
+    size_t row_cap;
 } Decoder;
 
 static void decoder_free(Decoder *dec)
@@ -134,6 +136,7 @@ static void decoder_free(Decoder *dec)
     if (!dec) return;
     free(dec->file);
     free(dec->rgb);
+    free(dec->row);
     free(dec);
 }
 
@@ -200,7 +203,10 @@ static int decode_jpeg(const char *path, Decoder *dec, int min_side, int *h, int
     jpeg_create_decompress(&dec->cinfo);
     jpeg_mem_src(&dec->cinfo, dec->file, (unsigned long)len);
     jpeg_read_header(&dec->cinfo, TRUE);
-    dec->cinfo.out_color_space = JCS_RGB; /* grayscale is expanded to 3 equal channels */
+    /* Grayscale is expanded to 3 equal channels. libjpeg converts CMYK to nothing else, so
+     * it is decoded as CMYK and converted below (ImageNet's training set has 22 such files). */
+    const bool cmyk = dec->cinfo.jpeg_color_space == JCS_CMYK || dec->cinfo.jpeg_color_space == JCS_YCCK;
+    dec->cinfo.out_color_space = cmyk ? JCS_CMYK : JCS_RGB;
     if (min_side > 0) {
         unsigned long shorter = dec->cinfo.image_width < dec->cinfo.image_height ? dec->cinfo.image_width
                                                                                    : dec->cinfo.image_height;
@@ -211,7 +217,7 @@ static int decode_jpeg(const char *path, Decoder *dec, int min_side, int *h, int
     }
     jpeg_start_decompress(&dec->cinfo);
     size_t ih = dec->cinfo.output_height, iw = dec->cinfo.output_width;
-    if (dec->cinfo.output_components != 3 || ih == 0 || iw == 0 || ih > 65535 || iw > 65535) {
+    if (dec->cinfo.output_components != (cmyk ? 4 : 3) || ih == 0 || iw == 0 || ih > 65535 || iw > 65535) {
         error_set(err, "%s: bad JPEG: unsupported image (%zux%zu, %d components)", path, ih, iw,
                   dec->cinfo.output_components);
         jpeg_destroy_decompress(&dec->cinfo);
@@ -221,9 +227,24 @@ static int decode_jpeg(const char *path, Decoder *dec, int min_side, int *h, int
         dec->rgb_cap = ih * iw * 3;
         dec->rgb = xrealloc(dec->rgb, dec->rgb_cap, "decoded JPEG");
     }
+    if (cmyk && iw * 4 > dec->row_cap) {
+        dec->row_cap = iw * 4;
+        dec->row = xrealloc(dec->row, dec->row_cap, "CMYK row");
+    }
+    /* Adobe's CMYK JPEGs (the common kind) store inverted values: R = C * K / 255 */
+    const bool inverted = dec->cinfo.saw_Adobe_marker;
     while (dec->cinfo.output_scanline < ih) {
-        JSAMPROW row = dec->rgb + (size_t)dec->cinfo.output_scanline * iw * 3;
+        uint8_t *rgb = dec->rgb + (size_t)dec->cinfo.output_scanline * iw * 3;
+        JSAMPROW row = cmyk ? dec->row : rgb;
         jpeg_read_scanlines(&dec->cinfo, &row, 1);
+        for (size_t x = 0; cmyk && x < iw; x++) {
+            const uint8_t *p = dec->row + 4 * x;
+            unsigned k = inverted ? p[3] : 255u - p[3];
+            for (int c = 0; c < 3; c++) {
+                unsigned v = inverted ? p[c] : 255u - p[c];
+                rgb[3 * x + c] = (uint8_t)((v * k + 127) / 255);
+            }
+        }
     }
     jpeg_finish_decompress(&dec->cinfo);
     jpeg_destroy_decompress(&dec->cinfo);
