@@ -268,7 +268,8 @@ static char *read_line(char *str, int num, void *stream)
 static bool text_key(SecKind kind, const char *name)
 {
     static const char *const exp_text[] = {"title", "source", "description", "scaled", NULL};
-    return (kind == SEC_EXPERIMENT && in_list(name, exp_text)) || (kind == SEC_PAPER && !strcmp(name, "note"));
+    return (kind == SEC_EXPERIMENT && in_list(name, exp_text)) ||
+           (kind == SEC_PAPER && (!strcmp(name, "note") || !strcmp(name, "what")));
 }
 
 static int on_entry(void *user, const char *section, const char *name, const char *value)
@@ -600,6 +601,11 @@ static int do_paper(Loader *L, const Entry *en)
         push_str(&exp->paper_notes, &exp->n_paper_notes, xstrdup(en->value));
         return 0;
     }
+    if (!strcmp(en->name, "what")) {
+        free(exp->paper_what);
+        exp->paper_what = xstrdup(en->value);
+        return 0;
+    }
     if (!strcmp(en->name, "scales")) {
         free_strs(exp->paper_scales, exp->n_paper_scales);
         exp->paper_scales = NULL;
@@ -610,7 +616,7 @@ static int do_paper(Loader *L, const Entry *en)
                 return fail_at(L, en->line, "key 'scales': '%s' is not smoke, proxy or full", exp->paper_scales[i]);
         return 0;
     }
-    return fail_at(L, en->line, "unknown key '%s' in [paper] (known: columns, row, note, scales)", en->name);
+    return fail_at(L, en->line, "unknown key '%s' in [paper] (known: columns, row, note, scales, what)", en->name);
 }
 
 static int do_scale(Loader *L, const Entry *en, int scale)
@@ -948,6 +954,7 @@ void experiment_free(Experiment *exp)
     for (int i = 0; i < exp->n_paper_rows; i++) free_strs(exp->paper_rows[i], exp->n_paper_cols);
     free(exp->paper_rows);
     free_strs(exp->paper_notes, exp->n_paper_notes);
+    free(exp->paper_what);
     memset(exp, 0, sizeof *exp);
 }
 

@@ -41,6 +41,7 @@ typedef struct {
     char **paper_notes;
     int n_paper_scales;
     char **paper_scales;         /* [paper] scales: where the rows compare with ours (none: all) */
+    char *paper_what;            /* [paper] what: the paper's network and data, for figures; NULL */
     char *text;                  /* the whole file as read */
 } Experiment;
 

@@ -7,6 +7,40 @@
 
 /* ---- accuracy-vs-batch ------------------------------------------------------------------ */
 
+/* A panel's value axis: the points' range with a margin, and a band below it for the
+ * diverged ones. */
+typedef struct {
+    double lo, hi, span;
+    bool any_div;
+} YRange;
+
+static YRange y_range(const Experiment *exp, const Point *a, int na, const Point *b, int nb)
+{
+    YRange y = {INFINITY, -INFINITY, 0, false};
+    for (int i = 0; i < na + nb; i++) {
+        const Point *q = i < na ? &a[i] : &b[i - na];
+        y.any_div |= q->diverged;
+        if (q->diverged) continue;
+        if (q->value - q->std < y.lo) y.lo = q->value - q->std;
+        if (q->value + q->std > y.hi) y.hi = q->value + q->std;
+    }
+    if (!isfinite(y.lo)) {
+        y.lo = 0;
+        y.hi = metric_is_acc(exp->metric) ? 100 : 1;
+    }
+    y.span = y.hi - y.lo > 0 ? y.hi - y.lo : (fabs(y.hi) > 0 ? fabs(y.hi) * 0.1 : 1);
+    return y;
+}
+
+/* Diverged points sit in a band below the lowest value. */
+static void write_y_range(FILE *v, const char *prefix, const YRange *y)
+{
+    const char *pre = prefix;
+    fprintf(v, "%sylo = %.10g\n%syhi = %.10g\n%sydiv = %.10g\n%sydivtop = %.10g\n%sdivband = %d\n", pre,
+            y->lo - (y->any_div ? 0.3 : 0.1) * y->span, pre, y->hi + 0.1 * y->span, pre, y->lo - 0.2 * y->span, pre,
+            y->lo - 0.1 * y->span, pre, y->any_div);
+}
+
 int fig_accuracy(Plot *p, Error *err)
 {
     const char *kind = "accuracy-vs-batch";
@@ -44,9 +78,12 @@ int fig_accuracy(Plot *p, Error *err)
         goto out;
     }
     qsort(pts, (size_t)n, sizeof *pts, cmp_point);
-    /* The paper's rows with a batch column, grouped by their values of our series axes. */
+    /* The paper's rows with a batch column, grouped by their values of our series axes. At a
+     * scale its numbers do not apply to ([paper] scales: another network and dataset) they
+     * are drawn beside ours, in a panel with its own axes, not on ours. */
+    const bool beside = !experiment_paper_applies(exp);
     int bcol = -1;
-    for (int c = 0; c + 1 < exp->n_paper_cols && experiment_paper_applies(exp); c++) /* [paper] scales */
+    for (int c = 0; c + 1 < exp->n_paper_cols; c++)
         if (!strcmp(exp->paper_cols[c], "batch")) bcol = c;
     for (int r = 0; bcol >= 0 && r < exp->n_paper_rows; r++) {
         const char *const *row = (const char *const *)exp->paper_rows[r];
@@ -79,20 +116,8 @@ int fig_accuracy(Plot *p, Error *err)
         }
     }
     qsort(paper, (size_t)n_paper, sizeof *paper, cmp_point);
-    double lo = INFINITY, hi = -INFINITY;
-    for (int i = 0; i < n + n_paper; i++) {
-        const Point *q = i < n ? &pts[i] : &paper[i - n];
-        if (q->diverged) continue;
-        if (q->value - q->std < lo) lo = q->value - q->std;
-        if (q->value + q->std > hi) hi = q->value + q->std;
-    }
-    if (!isfinite(lo)) {
-        lo = 0;
-        hi = metric_is_acc(exp->metric) ? 100 : 1;
-    }
-    double span = hi - lo > 0 ? hi - lo : (fabs(hi) > 0 ? fabs(hi) * 0.1 : 1);
-    bool any_div = n_div > 0;
-    for (int i = 0; i < n_paper; i++) any_div |= paper[i].diverged;
+    const int n_shared = beside ? 0 : n_paper; /* paper points on our axes */
+    YRange ours_y = y_range(exp, pts, n, paper, n_shared), paper_y = y_range(exp, paper, n_paper, NULL, 0);
 
     if (!(dat = open_out(p, kind, ".dat", dat_path, sizeof dat_path, err))) goto fail;
     data_header(p, dat, kind, "batch, metric (mean over repeats), std, ok|diverged, the best cell's tuned values");
@@ -123,7 +148,14 @@ int fig_accuracy(Plot *p, Error *err)
     if (exp->n_tuned) snprintf(sub, sizeof sub, "%s against the batch size; each point the best over %s", metric_label(exp->metric),
                                tuned_list(exp, tl, sizeof tl));
     else snprintf(sub, sizeof sub, "%s against the batch size", metric_label(exp->metric));
-    write_common_vars(p, vars, kind, sub, key_label("batch"), metric_label(exp->metric), 960, 680);
+    const bool two_panels = beside && n_paper > 0;
+    write_common_vars(p, vars, kind, sub, key_label("batch"), metric_label(exp->metric), two_panels ? 1500 : 960, 680);
+    fprintf(vars, "beside = %d\n", two_panels);
+    snprintf(buf, sizeof buf, "ours (%s scale)", exp->scale);
+    gp_var(vars, "ourstitle", buf);
+    if (exp->paper_what) snprintf(buf, sizeof buf, "the paper: %s", exp->paper_what);
+    else snprintf(buf, sizeof buf, "the paper's numbers (its own network and data)");
+    gp_var(vars, "papertitle", buf);
     char **titles = xcalloc((size_t)series.n, sizeof *titles, "plot titles");
     for (int s = 0; s < series.n; s++) titles[s] = series.v[s][0] ? series.v[s] : "ours";
     fprintf(vars, "nseries = %d\n", series.n);
@@ -131,11 +163,14 @@ int fig_accuracy(Plot *p, Error *err)
     free(titles);
     char **ptitles = xcalloc((size_t)(pseries.n > 0 ? pseries.n : 1), sizeof *ptitles, "plot titles");
     double *pcolor = xcalloc((size_t)(pseries.n > 0 ? pseries.n : 1), sizeof *pcolor, "plot colors");
-    for (int s = 0; s < pseries.n; s++) {
+    /* A paper series takes the colour of ours with the same values; unmatched ones (in their
+     * own panel: another network's name) take colours in order, so the i-th series of each
+     * panel (alexnet-cifar, alexnet) share one. */
+    for (int s = 0, unmatched = 0; s < pseries.n; s++) {
         snprintf(buf, sizeof buf, pseries.v[s][0] ? "paper (%s)" : "paper%s", pseries.v[s]);
         ptitles[s] = xstrdup(buf);
         int ours = strlist_find(&series, pseries.v[s]);
-        pcolor[s] = ours >= 0 ? ours + 1 : series.n + 1;
+        pcolor[s] = ours >= 0 ? ours + 1 : two_panels ? ++unmatched : series.n + ++unmatched;
     }
     fprintf(vars, "npaper = %d\n", pseries.n);
     gp_array(vars, "ptitle", ptitles, pseries.n);
@@ -143,10 +178,11 @@ int fig_accuracy(Plot *p, Error *err)
     for (int s = 0; s < pseries.n; s++) free(ptitles[s]);
     free(ptitles);
     free(pcolor);
-    write_batch_tics(vars, pts, n, paper, n_paper);
-    /* Diverged points sit in a band below the lowest value. */
-    fprintf(vars, "ylo = %.10g\nyhi = %.10g\nydiv = %.10g\nydivtop = %.10g\ndivband = %d\nndiverged = %d\n",
-            lo - (any_div ? 0.3 : 0.1) * span, hi + 0.1 * span, lo - 0.2 * span, lo - 0.1 * span, any_div, n_div);
+    write_batch_tics(vars, "", pts, n, paper, n_shared);
+    write_batch_tics(vars, "p", paper, n_paper, NULL, 0);
+    write_y_range(vars, "", &ours_y);
+    write_y_range(vars, "p", &paper_y);
+    fprintf(vars, "ndiverged = %d\n", n_div);
     rc = plot_finish(p, kind, dat, dat_path, vars, vars_path, err);
     dat = vars = NULL;
     goto out;

@@ -457,7 +457,7 @@ bool batch_axis_ok(const Plot *p, const char *kind)
 }
 
 /* x tics at every batch value shown, and the x range around them. */
-void write_batch_tics(FILE *v, const Point *pts, int n, const Point *more, int n_more)
+void write_batch_tics(FILE *v, const char *prefix, const Point *pts, int n, const Point *more, int n_more)
 {
     double lo = INFINITY, hi = -INFINITY;
     char tics[2048] = "";
@@ -480,6 +480,8 @@ void write_batch_tics(FILE *v, const Point *pts, int n, const Point *more, int n
                 seen[j] = t;
             }
     for (int i = 0; i < n_seen; i++) plot_append(tics, sizeof tics, "%s%.10g", i ? " " : "", seen[i]);
-    gp_var(v, "xticks", tics);
-    fprintf(v, "xmin = %.10g\nxmax = %.10g\n", lo / 1.5, hi * 1.5);
+    char name[64];
+    snprintf(name, sizeof name, "%sxticks", prefix);
+    gp_var(v, name, tics);
+    fprintf(v, "%sxmin = %.10g\n%sxmax = %.10g\n", prefix, lo / 1.5, prefix, hi * 1.5);
 }

@@ -87,7 +87,8 @@ int plot_finish(Plot *p, const char *kind, FILE *dat, const char *dat_path, FILE
                 Error *err);
 int cmp_point(const void *a, const void *b);
 bool batch_axis_ok(const Plot *p, const char *kind);
-void write_batch_tics(FILE *v, const Point *pts, int n, const Point *more, int n_more);
+/* The batch sizes of pts and more as gnuplot tics: <prefix>xticks, <prefix>xmin, <prefix>xmax. */
+void write_batch_tics(FILE *v, const char *prefix, const Point *pts, int n, const Point *more, int n_more);
 
 /* One per figure kind: 1 drawn, 0 skipped (no data: warned), -1 with err. */
 int fig_accuracy(Plot *p, Error *err);

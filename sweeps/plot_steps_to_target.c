@@ -146,7 +146,7 @@ int fig_steps(Plot *p, Error *err)
     fprintf(vars, "nseries = %d\n", shown.n);
     gp_array(vars, "stitle", shown.v, shown.n);
     strlist_free(&shown);
-    write_batch_tics(vars, pts, n, NULL, 0);
+    write_batch_tics(vars, "", pts, n, NULL, 0);
     double lo = INFINITY, hi = 0;
     for (int i = 0; i < n; i++) {
         lo = fmin(lo, pts[i].value);

@@ -316,6 +316,7 @@ Test(experiment, paper_block_and_text)
     cr_assert_str_eq(exp.paper_rows[1][1], "diverged");
     cr_assert_eq(exp.n_paper_notes, 2);
     cr_assert_str_eq(exp.paper_notes[1], "a second note");
+    cr_assert_str_eq(exp.paper_what, "LeNet on a synthetic set");
     cr_assert(strstr(exp.text, "[paper]"));
     done(&exp, runs, n);
 }

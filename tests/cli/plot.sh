@@ -72,6 +72,19 @@ n=$(rows "$OUT/steps-to-target.dat")
 # the steps are epoch ends: multiples of 512/64 = 8 or 512/128 = 4
 awk '!/^#/ && NF { if ($2 % 4) exit 1 }' "$OUT/steps-to-target.dat" || fail "steps-to-target steps"
 
+# [paper] scales = full: at this scale the paper's rows are drawn in a panel of their own
+grep -q '^beside = 0' "$OUT/accuracy-vs-batch.vars.gp" || fail "the paper's rows that apply are not on our axes"
+sed -e 's/^name = plot-test/name = plot-beside/' -e 's/^\[paper\]/[paper]\nscales = full\nwhat = LeNet elsewhere/' \
+    "$TMP/exp.ini" > "$TMP/beside.ini"
+n_runs=$(sqlite3 "$DB" "select count(*) from runs")
+expect_exit 0 "$BB" sweep "$TMP/beside.ini" --db "$DB" --workers 1 --quiet
+[ "$(sqlite3 "$DB" "select count(*) from runs")" = "$n_runs" ] || fail "the same cells ran again"
+expect_exit 0 "$BB" plot "$TMP/beside.ini" --db "$DB" --out "$TMP/beside"
+grep -q '^beside = 1' "$TMP/beside/accuracy-vs-batch.vars.gp" || fail "no panel of the paper's own"
+grep -q "^papertitle = 'the paper: LeNet elsewhere'" "$TMP/beside/accuracy-vs-batch.vars.gp" || fail "[paper] what"
+[ "$(rows "$TMP/beside/accuracy-vs-batch-paper.dat")" = 2 ] || fail "paper rows beside"
+[ "$(wc -c < "$TMP/beside/accuracy-vs-batch.png")" -gt 2048 ] || fail "two-panel PNG"
+
 # --eval-every: steps to the target from evaluations within epochs, at their own step
 sed -e 's/^name = plot-test/name = plot-evals/' -e 's/^epochs = 2/epochs = 2\neval-every = 1/' \
     -e 's/^opt = sgd, lars/opt = sgd/' -e 's/^batch = 64, 128/batch = 64/' -e "s/^lr = 0.05, 80/lr = 0.05/" -e "s/^target = 0.2/target = 0.15/" \
