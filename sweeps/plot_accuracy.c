@@ -33,9 +33,8 @@ static YRange y_range(const Experiment *exp, const Point *a, int na, const Point
 }
 
 /* Diverged points sit in a band below the lowest value. */
-static void write_y_range(FILE *v, const char *prefix, const YRange *y)
+static void write_y_range(FILE *v, const char *pre, const YRange *y)
 {
-    const char *pre = prefix;
     fprintf(v, "%sylo = %.10g\n%syhi = %.10g\n%sydiv = %.10g\n%sydivtop = %.10g\n%sdivband = %d\n", pre,
             y->lo - (y->any_div ? 0.3 : 0.1) * y->span, pre, y->hi + 0.1 * y->span, pre, y->lo - 0.2 * y->span, pre,
             y->lo - 0.1 * y->span, pre, y->any_div);

@@ -11,16 +11,18 @@
  * or within an epoch with --eval-every): 0 and *step set, 1 when never, -1 with err. */
 static int steps_to_target(Plot *p, const char *run_id, long *step, int *epoch, Error *err)
 {
-    char sql[512];
-    bool higher = p->set->higher_is_better;
     const char *col = metric_epoch_column(p->exp->metric);
+    char from[256], sql[512];
     /* evals hold test metrics only; a train metric is known at epoch ends alone */
-    bool test_metric = !strcmp(col, "test_acc") || !strcmp(col, "test_loss");
-    snprintf(sql, sizeof sql,
-             "SELECT step, epoch FROM (SELECT step, epoch, %s AS v FROM epochs WHERE run_id = ?1%s%s%s)"
-             " WHERE v %s ?2 ORDER BY step LIMIT 1",
-             col, test_metric ? " UNION ALL SELECT step, epoch, " : "", test_metric ? col : "",
-             test_metric ? " FROM evals WHERE run_id = ?1" : "", higher ? ">=" : "<=");
+    if (!strcmp(col, "test_acc") || !strcmp(col, "test_loss"))
+        snprintf(from, sizeof from,
+                 "SELECT step, epoch, %s AS v FROM epochs WHERE run_id = ?1"
+                 " UNION ALL SELECT step, epoch, %s FROM evals WHERE run_id = ?1",
+                 col, col);
+    else
+        snprintf(from, sizeof from, "SELECT step, epoch, %s AS v FROM epochs WHERE run_id = ?1", col);
+    snprintf(sql, sizeof sql, "SELECT step, epoch FROM (%s) WHERE v %s ?2 ORDER BY step LIMIT 1", from,
+             p->set->higher_is_better ? ">=" : "<=");
     sqlite3_stmt *st;
     if (store_prepare(&p->d.store, &st, sql, err)) return -1;
     sqlite3_bind_text(st, 1, run_id, -1, SQLITE_STATIC);

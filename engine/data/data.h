@@ -85,6 +85,8 @@ void imageset_keep_spread(ImageSet *set, int keep);
  * imageset_stats_from_sums does the arithmetic from exact integer sums over n pixels
  * per channel (the cache stores those sums, so a mapped set is not read twice). */
 void imageset_stats(const ImageSet *set, float mean[3], float std[3]);
+/* Adds the sum and the sum of squares of the n pixel values p to *sum and *sumsq. */
+void pixel_sums_add(const uint8_t *p, size_t n, uint64_t *sum, uint64_t *sumsq);
 void imageset_stats_from_sums(int c, const uint64_t sum[3], const uint64_t sumsq[3], double n, float mean[3],
                               float std[3]);
 

@@ -62,6 +62,13 @@ void dataset_free(Dataset *ds)
 /* Per-channel mean and standard deviation of the pixels on the 0..1 scale, from exact
  * integer sums (so the result does not depend on summation order). Channels beyond
  * set->c get mean 0, std 1; a constant channel gets std 1 rather than a division by 0. */
+void pixel_sums_add(const uint8_t *p, size_t n, uint64_t *sum, uint64_t *sumsq)
+{
+    uint64_t s = 0, sq = 0;
+    for (size_t k = 0; k < n; k++) s += p[k], sq += (uint32_t)p[k] * p[k];
+    *sum += s, *sumsq += sq;
+}
+
 void imageset_stats_from_sums(int c, const uint64_t sum[3], const uint64_t sumsq[3], double n, float mean[3],
                               float std[3])
 {
@@ -84,14 +91,9 @@ void imageset_stats(const ImageSet *set, float mean[3], float std[3])
     }
     size_t hw = (size_t)set->h * (size_t)set->w, chw = (size_t)set->c * hw;
     uint64_t sum[3] = {0, 0, 0}, sumsq[3] = {0, 0, 0};
-    for (int ch = 0; ch < 3 && ch < set->c; ch++) {
-        for (int i = 0; i < set->count; i++) {
-            const uint8_t *p = set->pixels + (size_t)i * chw + (size_t)ch * hw;
-            uint64_t s = 0, sq = 0;
-            for (size_t k = 0; k < hw; k++) s += p[k], sq += (uint32_t)p[k] * p[k];
-            sum[ch] += s, sumsq[ch] += sq;
-        }
-    }
+    for (int ch = 0; ch < 3 && ch < set->c; ch++)
+        for (int i = 0; i < set->count; i++)
+            pixel_sums_add(set->pixels + (size_t)i * chw + (size_t)ch * hw, hw, &sum[ch], &sumsq[ch]);
     imageset_stats_from_sums(set->c, sum, sumsq, (double)set->count * (double)hw, mean, std);
 }
 

@@ -274,11 +274,7 @@ static int store_image(const Decoder *dec, int ih, int iw, const char *path, int
             dst[2 * hw + p] = dec->rgb[3 * p + 2];
         }
     }
-    for (int c = 0; c < 3; c++) {
-        uint64_t s = 0, sq = 0;
-        for (size_t p = 0; p < hw; p++) s += dst[c * hw + p], sq += (uint32_t)dst[c * hw + p] * dst[c * hw + p];
-        sum[c] += s, sumsq[c] += sq;
-    }
+    for (int c = 0; c < 3; c++) pixel_sums_add(dst + c * hw, hw, &sum[c], &sumsq[c]);
     return 0;
 }
 
