@@ -107,6 +107,8 @@ typedef struct {
     int c, hw, size;
     real alpha, beta, k;
 } LrnShape;
+/* Per-thread workspace that bk_lrn_backward needs (reserve it before the first step). */
+size_t lrn_workspace_elems(const LrnShape *s);
 void bk_lrn_forward(Backend *bk, const LrnShape *s, int n, const real *x, real *y, real *scale);
 void bk_lrn_backward(Backend *bk, const LrnShape *s, int n, const real *x, const real *y,
                      const real *scale, const real *dy, real *dx);

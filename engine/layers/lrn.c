@@ -11,8 +11,8 @@ typedef struct {
 
 static void lrn_plan(Layer *l, Net *net, int batch)
 {
-    (void)net;
     LrnState *st = l->state;
+    backend_reserve(net->bk, lrn_workspace_elems(&st->shape));
     tensor_free(&st->scale);
     tensor_alloc(&st->scale, batch, l->c, l->h, l->w);
 }
