@@ -1,7 +1,5 @@
 /* Max and average pooling over each (image, channel) plane. Windows are clipped to
  * the input; max ignores padding, average counts it (PyTorch defaults). */
-#include <float.h>
-
 #include "cpu.h"
 
 void bk_maxpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, real *y,
@@ -14,17 +12,23 @@ void bk_maxpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, r
         real *yp = y + (size_t)p * s->out_h * s->out_w;
         int32_t *ap = argmax + (size_t)p * s->out_h * s->out_w;
         for (int oh = 0; oh < s->out_h; oh++) {
+            /* the window clipped to the input, so the inner loops test nothing but values */
+            int h0 = oh * s->stride - s->pad, h1 = h0 + s->k;
+            if (h0 < 0) h0 = 0;
+            if (h1 > H) h1 = H;
             for (int ow = 0; ow < s->out_w; ow++) {
-                int h0 = oh * s->stride - s->pad, w0 = ow * s->stride - s->pad;
-                real best = -FLT_MAX;
-                int32_t at = -1;
-                for (int ih = h0; ih < h0 + s->k; ih++) {
-                    if (ih < 0 || ih >= H) continue;
-                    for (int iw = w0; iw < w0 + s->k; iw++) {
-                        if (iw < 0 || iw >= W) continue;
-                        real v = xp[ih * W + iw];
-                        if (at < 0 || v > best) {
-                            best = v;
+                int w0 = ow * s->stride - s->pad, w1 = w0 + s->k;
+                if (w0 < 0) w0 = 0;
+                if (w1 > W) w1 = W;
+                /* the first element of the window, then strictly greater ones: the first
+                 * maximum in row-major order takes the gradient */
+                int32_t at = h0 * W + w0;
+                real best = xp[at];
+                for (int ih = h0; ih < h1; ih++) {
+                    const real *xr = xp + ih * W;
+                    for (int iw = w0; iw < w1; iw++) {
+                        if (xr[iw] > best) {
+                            best = xr[iw];
                             at = ih * W + iw;
                         }
                     }

@@ -1,5 +1,6 @@
 /* Max pooling, average pooling and global average pooling (an average pool whose
  * window is the whole plane). Output size uses floor, as PyTorch's default. */
+#include <assert.h>
 #include <stdlib.h>
 
 #include "../net.h"
@@ -76,6 +77,8 @@ static const LayerOps avgpool_ops = {"avgpool", NULL, avgpool_forward, avgpool_b
 
 static int pool_add(Net *net, const LayerOps *ops, int in, int k, int stride, int pad)
 {
+    /* pad < k keeps every window at least one input wide (the kernels rely on it) */
+    assert(pad >= 0 && pad < k && stride > 0);
     int idx = net_add_layer(net, ops, NULL, in, NO_INPUT);
     Layer *l = &net->layers[idx];
     PoolState *st = xcalloc(1, sizeof *st, "pool state");
