@@ -23,24 +23,43 @@ static inline void normalize_channel(const BatchNormShape *s, int c, int n, cons
     running_var[c] = (real)((1 - s->momentum) * running_var[c] + s->momentum * unbiased);
 }
 
+/* Sums in double over eight interleaved lanes, added up in a fixed order at the end:
+ * a single running sum is a chain of dependent adds that cannot vectorize, and it made
+ * batch normalization 15% of a resnet8 step. The lanes depend only on the plane size,
+ * not on threads, so results stay the same run to run. */
+enum { BN_LANES = 8 };
+
+static inline double lanes_total(const double lane[BN_LANES])
+{
+    double t = 0;
+    for (int k = 0; k < BN_LANES; k++) t += lane[k];
+    return t;
+}
+
 static inline double channel_sum(const BatchNormShape *s, int c, int n, const real *x)
 {
-    double sum = 0;
+    double lane[BN_LANES] = {0};
     for (int i = 0; i < n; i++) {
         const real *xc = x + ((size_t)i * s->c + c) * s->hw;
-        for (int j = 0; j < s->hw; j++) sum += xc[j];
+        int j = 0;
+        for (; j + BN_LANES <= s->hw; j += BN_LANES)
+            for (int k = 0; k < BN_LANES; k++) lane[k] += xc[j + k];
+        for (; j < s->hw; j++) lane[j % BN_LANES] += xc[j];
     }
-    return sum;
+    return lanes_total(lane);
 }
 
 static inline double channel_sq_dev(const BatchNormShape *s, int c, int n, const real *x, double mean)
 {
-    double sq = 0;
+    double lane[BN_LANES] = {0};
     for (int i = 0; i < n; i++) {
         const real *xc = x + ((size_t)i * s->c + c) * s->hw;
-        for (int j = 0; j < s->hw; j++) sq += (xc[j] - mean) * (xc[j] - mean);
+        int j = 0;
+        for (; j + BN_LANES <= s->hw; j += BN_LANES)
+            for (int k = 0; k < BN_LANES; k++) lane[k] += (xc[j + k] - mean) * (xc[j + k] - mean);
+        for (; j < s->hw; j++) lane[j % BN_LANES] += (xc[j] - mean) * (xc[j] - mean);
     }
-    return sq;
+    return lanes_total(lane);
 }
 
 void bk_batchnorm_forward_train(Backend *bk, const BatchNormShape *s, int n, const real *x,
@@ -120,17 +139,21 @@ void bk_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const re
 #pragma omp parallel for schedule(static) num_threads(bk->threads)
     for (int c = 0; c < C; c++) {
         const real mu = save_mean[c];
-        double sum_dy = 0, sum_dy_x = 0;
+        double lane_dy[BN_LANES] = {0}, lane_dy_x[BN_LANES] = {0};
         for (int i = 0; i < n; i++) {
-            size_t off = ((size_t)i * C + c) * HW;
-            real acc_dy = 0, acc_dy_x = 0; /* per plane in real, across planes in double */
-            for (int j = 0; j < HW; j++) {
-                acc_dy += dy[off + j];
-                acc_dy_x += dy[off + j] * (x[off + j] - mu);
+            const real *d = dy + ((size_t)i * C + c) * HW, *xc = x + ((size_t)i * C + c) * HW;
+            int j = 0;
+            /* two loops, not one: each vectorizes alone */
+            for (; j + BN_LANES <= HW; j += BN_LANES)
+                for (int k = 0; k < BN_LANES; k++) lane_dy[k] += d[j + k];
+            for (j = 0; j + BN_LANES <= HW; j += BN_LANES)
+                for (int k = 0; k < BN_LANES; k++) lane_dy_x[k] += d[j + k] * (xc[j + k] - mu);
+            for (; j < HW; j++) {
+                lane_dy[j % BN_LANES] += d[j];
+                lane_dy_x[j % BN_LANES] += d[j] * (xc[j] - mu);
             }
-            sum_dy += acc_dy;
-            sum_dy_x += acc_dy_x;
         }
+        double sum_dy = lanes_total(lane_dy), sum_dy_x = lanes_total(lane_dy_x);
         double sum_dy_xhat = sum_dy_x * save_invstd[c];
         /* This rank's share: the gradient allreduce adds the other ranks'. */
         if (dgamma) dgamma[c] += (real)sum_dy_xhat;
