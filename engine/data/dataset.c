@@ -59,9 +59,6 @@ void dataset_free(Dataset *ds)
     imageset_free(&ds->test);
 }
 
-/* Per-channel mean and standard deviation of the pixels on the 0..1 scale, from exact
- * integer sums (so the result does not depend on summation order). Channels beyond
- * set->c get mean 0, std 1; a constant channel gets std 1 rather than a division by 0. */
 void pixel_sums_add(const uint8_t *p, size_t n, uint64_t *sum, uint64_t *sumsq)
 {
     uint64_t s = 0, sq = 0;
@@ -69,6 +66,9 @@ void pixel_sums_add(const uint8_t *p, size_t n, uint64_t *sum, uint64_t *sumsq)
     *sum += s, *sumsq += sq;
 }
 
+/* Per-channel mean and standard deviation of the pixels on the 0..1 scale, from exact
+ * integer sums (so the result does not depend on summation order). Channels beyond
+ * set->c get mean 0, std 1; a constant channel gets std 1 rather than a division by 0. */
 void imageset_stats_from_sums(int c, const uint64_t sum[3], const uint64_t sumsq[3], double n, float mean[3],
                               float std[3])
 {
