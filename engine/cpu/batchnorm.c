@@ -36,16 +36,19 @@ static inline double lanes_total(const double lane[BN_LANES])
     return t;
 }
 
+/* lane[j % BN_LANES] += p[j] for the hw values of one plane. */
+static inline void lanes_add(double lane[BN_LANES], const real *p, int hw)
+{
+    int j = 0;
+    for (; j + BN_LANES <= hw; j += BN_LANES)
+        for (int k = 0; k < BN_LANES; k++) lane[k] += p[j + k];
+    for (; j < hw; j++) lane[j % BN_LANES] += p[j];
+}
+
 static inline double channel_sum(const BatchNormShape *s, int c, int n, const real *x)
 {
     double lane[BN_LANES] = {0};
-    for (int i = 0; i < n; i++) {
-        const real *xc = x + ((size_t)i * s->c + c) * s->hw;
-        int j = 0;
-        for (; j + BN_LANES <= s->hw; j += BN_LANES)
-            for (int k = 0; k < BN_LANES; k++) lane[k] += xc[j + k];
-        for (; j < s->hw; j++) lane[j % BN_LANES] += xc[j];
-    }
+    for (int i = 0; i < n; i++) lanes_add(lane, x + ((size_t)i * s->c + c) * s->hw, s->hw);
     return lanes_total(lane);
 }
 
@@ -142,16 +145,12 @@ void bk_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const re
         double lane_dy[BN_LANES] = {0}, lane_dy_x[BN_LANES] = {0};
         for (int i = 0; i < n; i++) {
             const real *d = dy + ((size_t)i * C + c) * HW, *xc = x + ((size_t)i * C + c) * HW;
+            /* two passes over the plane, not one: each vectorizes alone */
+            lanes_add(lane_dy, d, HW);
             int j = 0;
-            /* two loops, not one: each vectorizes alone */
             for (; j + BN_LANES <= HW; j += BN_LANES)
-                for (int k = 0; k < BN_LANES; k++) lane_dy[k] += d[j + k];
-            for (j = 0; j + BN_LANES <= HW; j += BN_LANES)
                 for (int k = 0; k < BN_LANES; k++) lane_dy_x[k] += d[j + k] * (xc[j + k] - mu);
-            for (; j < HW; j++) {
-                lane_dy[j % BN_LANES] += d[j];
-                lane_dy_x[j % BN_LANES] += d[j] * (xc[j] - mu);
-            }
+            for (; j < HW; j++) lane_dy_x[j % BN_LANES] += d[j] * (xc[j] - mu);
         }
         double sum_dy = lanes_total(lane_dy), sum_dy_x = lanes_total(lane_dy_x);
         double sum_dy_xhat = sum_dy_x * save_invstd[c];
