@@ -45,7 +45,7 @@ DEB_PACKAGES := build-essential pkg-config libopenblas-dev libopenblas0-openmp l
 	zlib1g-dev libjpeg62-turbo-dev libinih-dev openmpi-bin libopenmpi-dev gnuplot-nox \
 	dataset-fashion-mnist libcriterion-dev libcjson-dev sqlite3
 
-.PHONY: all deps test bench clean data demo
+.PHONY: all deps test bench clean data demo figures results-save results-load
 all: $(BIN)
 
 # bin/bigbatch is linked from build/release (MPI) or build/release-nompi: relink when the
@@ -122,7 +122,15 @@ demo: deps bin/bigbatch
 	@echo "demo: results in results/$(DEMO).db (bigbatch runs --db results/$(DEMO).db),"
 	@echo "      figures in results/figures/$(DEMO)/, run logs in results/$(DEMO).logs/"
 
-# Redraws every figure from the databases present: results/<experiment>.db -> results/figures/<experiment>/
-figures: bin/bigbatch
+# The measured results kept in git as SQL dumps (sweeps/archive.sh): results/archive/<experiment>.sql.gz.
+# results-save dumps every results/*.db; results-load rebuilds the databases a clone lacks.
+results-save:
+	@sweeps/archive.sh save
+results-load:
+	@sweeps/archive.sh load
+
+# Redraws every figure from the databases present (after loading the archived ones this clone
+# lacks): results/<experiment>.db -> results/figures/<experiment>/
+figures: bin/bigbatch results-load
 	@for f in experiments/*.ini; do n=$$(basename $$f .ini); for s in proxy smoke full; do \
 	  [ -f results/$$n.db ] && bin/bigbatch plot $$f --scale $$s --db results/$$n.db --out results/figures/$$n 2>/dev/null && break; done; done; true
