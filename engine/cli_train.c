@@ -39,6 +39,8 @@ static void train_usage(FILE *f, const TrainConfig *d)
             "  --eval-batch N         batch size for evaluation [min(batch, 500)]\n"
             "  --eval-every N         also evaluate on the test set every N steps within an epoch (steps to\n"
             "                         a target at finer grain than epochs) [at epoch ends only]\n"
+            "  --stop-at-acc A        end the run at the first evaluation whose test accuracy is >= A\n"
+            "                         (0 < A <= 1; with --eval-every, steps to a target for less) [off]\n"
             "learning rate, evaluated every iteration:\n"
             "  --lr X                 base learning rate, before --lr-scaling [%g]\n"
             "  --lr-scaling RULE      none | linear (lr*batch/base) | sqrt (lr*sqrt(batch/base)) [none]\n"
@@ -294,8 +296,9 @@ static int train_rank(int argc, char **argv, const Comm *comm)
         }
         if (cfg.layer_stats && printer.stats) print_layer_stats(&printer);
         if (lead)
-            printf("final test_acc=%.4f test_loss=%.4f train_loss=%.4f%s\n", res.test_acc, res.test_loss,
-                   res.train_loss, res.diverged ? " status=diverged" : "");
+            printf("final test_acc=%.4f test_loss=%.4f train_loss=%.4f steps=%ld%s%s\n", res.test_acc,
+                   res.test_loss, res.train_loss, res.steps, res.diverged ? " status=diverged" : "",
+                   res.reached_target ? " stopped=reached-target" : "");
     }
     if (flags.db) run_record_close(&record);
     free(printer.names);

@@ -390,8 +390,13 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
     double last_train_loss = NAN, last_lr = cfg->sched.base_lr;
     double first_loss = NAN; /* the divergence test's reference: the first step of this process */
     int status = 0;
+    res->reached_target = false;
     for (int epoch = pos.epoch; epoch < cfg->epochs && !res->diverged; epoch++) {
         epoch_order(&r, cfg->seed, epoch, r.order);
+        /* an evaluation within the epoch that reached --stop-at-acc: it ends the epoch, and its
+         * numbers are the epoch's (one evaluation per step in the tables) */
+        bool target_eval = false;
+        double target_loss = NAN, target_acc = NAN;
         /* A resumed epoch carries on the sums of its first part. */
         double loss_sum = pos.epoch_loss_sum, epoch_t0 = now_seconds(), eval_time = 0;
         long hits = pos.epoch_hits, done = 0;
@@ -431,8 +436,14 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
                 /* the epoch's end evaluates anyway; the time is not the epoch's training time */
                 double te = now_seconds(), eval_loss, eval_acc;
                 evaluate(&r, cfg->eval_batch, eval_idx, &eval_loss, &eval_acc);
-                if (obs && obs->on_eval) obs->on_eval(obs, epoch + 1, pos.step, eval_loss, eval_acc);
                 eval_time += now_seconds() - te;
+                if (cfg->stop_at_acc > 0 && eval_acc >= cfg->stop_at_acc) {
+                    target_eval = true;
+                    target_loss = eval_loss;
+                    target_acc = eval_acc;
+                    break;
+                }
+                if (obs && obs->on_eval) obs->on_eval(obs, epoch + 1, pos.step, eval_loss, eval_acc);
             }
             if (obs && obs->on_progress) {
                 double dt = now_seconds() - epoch_t0 - eval_time;
@@ -450,7 +461,12 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
         long counted = pos.epoch_step; /* iterations of this epoch, before and after a resume */
         m.train_loss = counted ? loss_sum / counted : NAN;
         m.train_acc = counted ? (double)hits / ((double)counted * cfg->batch) : NAN;
-        evaluate(&r, cfg->eval_batch, eval_idx, &m.test_loss, &m.test_acc);
+        if (target_eval) {
+            m.test_loss = target_loss;
+            m.test_acc = target_acc;
+        } else {
+            evaluate(&r, cfg->eval_batch, eval_idx, &m.test_loss, &m.test_acc);
+        }
         m.loss_gap = m.test_loss - m.train_loss;
         m.lr = last_lr; /* at the epoch's last iteration */
         m.noise_scale = cfg->noise_scale ? noise_scale_bsimple(&r.noise) : NAN;
@@ -479,6 +495,10 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
             }
         }
         if (cfg->steps > 0 && pos.step >= cfg->steps) break;
+        if (cfg->stop_at_acc > 0 && m.test_acc >= cfg->stop_at_acc) {
+            res->reached_target = true;
+            break;
+        }
     }
     if (!res->diverged && status == 0 && isnan(last_train_loss)) {
         /* Nothing left to train (resumed at the end): report the model as it is. */

@@ -20,6 +20,8 @@ typedef struct {
     int batch;
     int eval_batch;
     long eval_every;        /* > 0: also evaluate on the test set every N steps within an epoch */
+    double stop_at_acc;     /* > 0: end the run at the first evaluation (epoch end or eval_every)
+                             * whose test accuracy reaches it; steps to a target need no more */
     double lr;              /* base LR, before the scaling rule */
     ScheduleConfig sched;   /* policy, warmup, ...; its base_lr is derived from lr */
     LrScaling lr_scaling;   /* lr * batch/base_batch (linear) or its square root */
@@ -79,6 +81,7 @@ typedef struct {
     double test_acc, test_loss, train_loss;
     long steps;
     bool diverged;
+    bool reached_target;    /* ended early: test accuracy reached stop_at_acc */
 } TrainResult;
 
 void train_config_defaults(TrainConfig *cfg);

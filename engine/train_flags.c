@@ -42,7 +42,7 @@ static int parse_milestones(const char *s, ScheduleConfig *sched, Error *err)
 
 enum {
     OPT_MODEL = 256, OPT_DATA, OPT_DATA_ROOT, OPT_IMAGE_SIZE, OPT_AUGMENT, OPT_TRAIN_SUBSET, OPT_TEST_SUBSET,
-    OPT_EPOCHS, OPT_STEPS, OPT_BATCH, OPT_EVAL_BATCH, OPT_EVAL_EVERY, OPT_LR, OPT_MOMENTUM, OPT_DAMPENING,
+    OPT_EPOCHS, OPT_STEPS, OPT_BATCH, OPT_EVAL_BATCH, OPT_EVAL_EVERY, OPT_STOP_AT_ACC, OPT_LR, OPT_MOMENTUM, OPT_DAMPENING,
     OPT_NESTEROV, OPT_WD, OPT_SMOOTHING, OPT_SEED, OPT_THREADS, OPT_SAVE, OPT_SAVE_EVERY,
     OPT_RESUME, OPT_QUIET, OPT_HELP, OPT_LR_SCALING, OPT_BASE_BATCH, OPT_LR_POLICY, OPT_LR_GAMMA,
     OPT_LR_STEP_EPOCHS, OPT_MILESTONES, OPT_POLY_POWER, OPT_END_LR, OPT_POLY_HORIZON,
@@ -66,6 +66,7 @@ static const struct option LONG_OPTS[] = {
     {"batch", required_argument, 0, OPT_BATCH},
     {"eval-batch", required_argument, 0, OPT_EVAL_BATCH},
     {"eval-every", required_argument, 0, OPT_EVAL_EVERY},
+    {"stop-at-acc", required_argument, 0, OPT_STOP_AT_ACC},
     {"lr", required_argument, 0, OPT_LR},
     {"momentum", required_argument, 0, OPT_MOMENTUM},
     {"dampening", required_argument, 0, OPT_DAMPENING},
@@ -228,6 +229,14 @@ static int parse_flags(int argc, char **argv, TrainFlags *out, OptOverrides *ov,
         case OPT_STEPS: if (cli_parse_long("--steps", optarg, 1, &v, err)) return -1; cfg->steps = v; break;
         case OPT_BATCH: if (cli_parse_long("--batch", optarg, 1, &v, err)) return -1; cfg->batch = (int)v; break;
         case OPT_EVAL_EVERY: if (cli_parse_long("--eval-every", optarg, 1, &v, err)) return -1; cfg->eval_every = v; break;
+        case OPT_STOP_AT_ACC:
+            if (cli_parse_double("--stop-at-acc", optarg, &x, err)) return -1;
+            if (!(x > 0 && x <= 1)) {
+                error_set(err, "--stop-at-acc: %g is not a test accuracy in (0, 1]", x);
+                return -1;
+            }
+            cfg->stop_at_acc = x;
+            break;
         case OPT_EVAL_BATCH: if (cli_parse_long("--eval-batch", optarg, 1, &v, err)) return -1; cfg->eval_batch = (int)v; break;
         case OPT_LR: if (cli_parse_double("--lr", optarg, &cfg->lr, err)) return -1; break;
         case OPT_MOMENTUM: if (cli_parse_double("--momentum", optarg, &cfg->opt.momentum, err)) return -1; break;
