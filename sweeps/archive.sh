@@ -36,8 +36,11 @@ done
 archive=${archive:-$results/archive}
 command -v sqlite3 >/dev/null || { echo "$0: sqlite3 not found (make deps installs it)" >&2; exit 1; }
 
+# The file being written; removed on failure here and, if the script dies, on exit. A failed
+# name must drop its own: the next name reuses the variable.
 tmp=
-trap '[ -n "$tmp" ] && rm -f "$tmp"' EXIT
+drop_tmp() { [ -z "$tmp" ] || rm -f "$tmp"; tmp=; }
+trap drop_tmp EXIT
 
 save_one() {
     local db=$results/$1.db out=$archive/$1.sql.gz
@@ -47,6 +50,7 @@ save_one() {
     # .dump reads in one transaction: a consistent copy even while a sweep writes.
     if ! sqlite3 -bail "$db" .dump | gzip -n -9 > "$tmp"; then
         echo "$0: $db: dump failed; $out left as it was" >&2
+        drop_tmp
         return 1
     fi
     mv -f "$tmp" "$out"; tmp=
@@ -65,10 +69,12 @@ load_one() {
     rm -f "$tmp"
     if ! gunzip -c "$in" | sqlite3 -bail "$tmp"; then
         echo "$0: $in: cannot be loaded (corrupt archive?); $db left as it was" >&2
+        drop_tmp
         return 1
     fi
     if [ "$(sqlite3 "$tmp" 'pragma integrity_check')" != ok ]; then
         echo "$0: $in: loaded database fails integrity_check; $db left as it was" >&2
+        drop_tmp
         return 1
     fi
     rm -f "$db-wal" "$db-shm"

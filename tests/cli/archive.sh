@@ -44,6 +44,13 @@ printf 'not gzip' > "$TMP/arch/broken.sql.gz"
 expect_exit 1 sweeps/archive.sh load --results "$TMP/c" --archive "$TMP/arch" broken
 expect_output "$TMP/arch/broken.sql.gz: cannot be loaded"
 ls "$TMP/c" 2>/dev/null | grep -q . && fail "a corrupt archive left files: $(ls "$TMP/c")"
+# ... also when it fails halfway (valid gzip, a bad statement after a good one) and a later
+# name loads: the failed one's temporary database is gone, the good one loaded
+printf 'CREATE TABLE t(x);\nINSERT INTO missing VALUES(1);\n' | gzip > "$TMP/arch/half.sql.gz"
+expect_exit 1 sweeps/archive.sh load --results "$TMP/c" --archive "$TMP/arch" half archive-test
+expect_output "$TMP/arch/half.sql.gz: cannot be loaded"
+expect_output "loaded $TMP/arch/archive-test.sql.gz"
+[ "$(ls "$TMP/c")" = archive-test.db ] || fail "files after a mixed load: $(ls "$TMP/c")"
 expect_exit 1 sweeps/archive.sh save --results "$TMP/a" --archive "$TMP/arch" missing
 expect_output "$TMP/a/missing.db: no such database"
 expect_exit 2 sweeps/archive.sh list
