@@ -93,6 +93,12 @@ static void evaluate(Run *r, int eval_batch, uint32_t *idx, double *loss, double
     *acc = set->count ? sums[1] / set->count : 0;
 }
 
+/* --stop-at-acc: the run ends at an evaluation with this accuracy */
+static bool target_reached(const TrainConfig *cfg, double test_acc)
+{
+    return cfg->stop_at_acc > 0 && test_acc >= cfg->stop_at_acc;
+}
+
 static void epoch_order(const Run *r, unsigned long long seed, int epoch, uint32_t *order)
 {
     int n = r->ds.train.count;
@@ -437,7 +443,7 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
                 double te = now_seconds(), eval_loss, eval_acc;
                 evaluate(&r, cfg->eval_batch, eval_idx, &eval_loss, &eval_acc);
                 eval_time += now_seconds() - te;
-                if (cfg->stop_at_acc > 0 && eval_acc >= cfg->stop_at_acc) {
+                if (target_reached(cfg, eval_acc)) {
                     target_eval = true;
                     target_loss = eval_loss;
                     target_acc = eval_acc;
@@ -495,7 +501,7 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
             }
         }
         if (cfg->steps > 0 && pos.step >= cfg->steps) break;
-        if (cfg->stop_at_acc > 0 && m.test_acc >= cfg->stop_at_acc) {
+        if (target_reached(cfg, m.test_acc)) {
             res->reached_target = true;
             break;
         }
