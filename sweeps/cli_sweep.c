@@ -31,12 +31,14 @@ static void sweep_usage(FILE *f, const SweepOptions *d)
             "  --mpirun CMD       the launcher for --ranks [%s]\n"
             "  --retry-failed     run failed runs again\n"
             "  --stale-after SEC  a running run without a heartbeat for this long is re-queued [%g]\n"
+            "  --progress-every SEC  a line per run in flight (epoch, step, test accuracy,\n"
+            "                     time left) this often; 0: none [%g]\n"
             "  --dry-run          list the runs (and their status in the database) and exit\n"
             "  --quiet            no progress lines\n",
-            d->scale, d->workers, d->ranks, d->mpirun, d->stale_after);
+            d->scale, d->workers, d->ranks, d->mpirun, d->stale_after, d->progress_every);
 }
 
-enum { S_SCALE = 256, S_DB, S_WORKERS, S_THREADS, S_RANKS, S_MPIRUN, S_RETRY, S_STALE, S_DRY, S_QUIET, S_HELP };
+enum { S_SCALE = 256, S_DB, S_WORKERS, S_THREADS, S_RANKS, S_MPIRUN, S_RETRY, S_STALE, S_PROGRESS, S_DRY, S_QUIET, S_HELP };
 
 static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
 {
@@ -45,6 +47,7 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
         {"workers", required_argument, 0, S_WORKERS}, {"threads", required_argument, 0, S_THREADS},
         {"ranks", required_argument, 0, S_RANKS},     {"mpirun", required_argument, 0, S_MPIRUN},
         {"retry-failed", no_argument, 0, S_RETRY},    {"stale-after", required_argument, 0, S_STALE},
+        {"progress-every", required_argument, 0, S_PROGRESS},
         {"dry-run", no_argument, 0, S_DRY},           {"quiet", no_argument, 0, S_QUIET},
         {"help", no_argument, 0, S_HELP},             {0, 0, 0, 0},
     };
@@ -72,6 +75,13 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
             if (cli_parse_double("--stale-after", optarg, &o->stale_after, err)) return -1;
             if (o->stale_after < 10) {
                 error_set(err, "--stale-after: %g s is shorter than the 5 s heartbeat allows (at least 10)", o->stale_after);
+                return -1;
+            }
+            break;
+        case S_PROGRESS:
+            if (cli_parse_double("--progress-every", optarg, &o->progress_every, err)) return -1;
+            if (o->progress_every < 0) {
+                error_set(err, "--progress-every: %g s is negative (0 turns the lines off)", o->progress_every);
                 return -1;
             }
             break;

@@ -29,6 +29,7 @@ void sweep_options_defaults(SweepOptions *o)
     o->workers = 1;
     o->ranks = 1;
     o->stale_after = 120;
+    o->progress_every = 600;
     o->mpirun = "mpirun --oversubscribe";
 }
 
@@ -272,6 +273,56 @@ static int reap(Sweep *w, Error *err)
     return 0;
 }
 
+static const char *flag_value(const RunSpec *r, const char *name)
+{
+    for (int i = 0; i < r->n_flags; i++)
+        if (!strcmp(r->flag_names[i], name)) return r->flag_values[i];
+    return "";
+}
+
+/* A line per run in flight, so that a sweep of hour-long runs shows it is alive: the epochs
+ * the run has recorded, its last step and test accuracy, and its time left at the pace of
+ * its epochs so far. Read from the database the run writes (steps every 10 s). */
+static void report_running(Sweep *w)
+{
+    for (int i = 0; i < w->n_children; i++) {
+        const Child *c = &w->children[i];
+        const RunSpec *r = &w->runs[c->spec];
+        Error err = {{0}};
+        sqlite3_stmt *st;
+        int done = 0;
+        double acc = NAN, elapsed = 0;
+        long long steps = 0; /* the last recorded step is 0-based */
+        if (store_prepare(&w->store, &st,
+                          "SELECT (SELECT count(*) FROM epochs WHERE run_id=?1),"
+                          " (SELECT test_acc FROM epochs WHERE run_id=?1 ORDER BY epoch DESC LIMIT 1),"
+                          " (SELECT elapsed FROM epochs WHERE run_id=?1 ORDER BY epoch DESC LIMIT 1),"
+                          " (SELECT step FROM steps WHERE run_id=?1 ORDER BY step DESC LIMIT 1)",
+                          &err))
+            return;
+        sqlite3_bind_text(st, 1, c->run_id, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            done = sqlite3_column_int(st, 0);
+            if (sqlite3_column_type(st, 1) != SQLITE_NULL) acc = sqlite3_column_double(st, 1);
+            elapsed = sqlite3_column_double(st, 2);
+            if (sqlite3_column_type(st, 3) != SQLITE_NULL) steps = sqlite3_column_int64(st, 3) + 1;
+        }
+        sqlite3_finalize(st);
+        long epochs = strtol(flag_value(r, "epochs"), NULL, 10);
+        char total[24] = "", acc_text[40] = "", so_far[32], left[48] = "";
+        if (epochs > 0) snprintf(total, sizeof total, "/%ld", epochs);
+        if (isfinite(acc)) snprintf(acc_text, sizeof acc_text, ", last test_acc %.4f", acc);
+        format_duration(now_seconds() - c->started, so_far, sizeof so_far);
+        if (epochs > done && done > 0 && elapsed > 0) {
+            char d[32];
+            format_duration(elapsed / done * (double)(epochs - done), d, sizeof d);
+            snprintf(left, sizeof left, ", about %s left", d);
+        }
+        say(w, "run   %s  %s  %d%s epochs done, %lld steps%s; %s so far%s", c->run_id, r->label, done, total, steps,
+            acc_text, so_far, left);
+    }
+}
+
 static int heartbeat_all(Sweep *w, Error *err)
 {
     for (int i = 0; i < w->n_children; i++)
@@ -283,13 +334,6 @@ static void sleep_seconds(double s)
 {
     struct timespec ts = {(time_t)s, (long)((s - floor(s)) * 1e9)};
     nanosleep(&ts, NULL); /* a signal cuts it short, which is what we want */
-}
-
-static const char *flag_value(const RunSpec *r, const char *name)
-{
-    for (int i = 0; i < r->n_flags; i++)
-        if (!strcmp(r->flag_names[i], name)) return r->flag_values[i];
-    return "";
 }
 
 static int dry_run(const Sweep *w)
@@ -336,7 +380,7 @@ static int run_loop(Sweep *w, Error *err)
         if (claims_retry_failed(&w->store, w->exp_id, &n, err)) return -1;
         if (n) say(w, "retrying %d failed run%s", n, n == 1 ? "" : "s");
     }
-    double last_beat = 0, last_stale = 0;
+    double last_beat = 0, last_stale = 0, last_progress = now_seconds();
     for (;;) {
         double t = now_seconds();
         if (t - last_stale > 5) {
@@ -358,6 +402,10 @@ static int run_loop(Sweep *w, Error *err)
         if (now_seconds() - last_beat > 5) {
             if (heartbeat_all(w, err)) return -1;
             last_beat = now_seconds();
+        }
+        if (o->progress_every > 0 && now_seconds() - last_progress >= o->progress_every) {
+            report_running(w);
+            last_progress = now_seconds();
         }
         sleep_seconds(0.1);
     }

@@ -18,6 +18,7 @@ typedef struct {
     bool dry_run;
     double stale_after;     /* seconds without a heartbeat before a running run is stale */
     const char *mpirun;     /* launcher for ranks > 1 */
+    double progress_every;  /* seconds between the lines on runs in flight; 0: none */
     bool quiet;
 } SweepOptions;
 
