@@ -59,6 +59,15 @@ $(BIN): $(ENGINE_OBJ) $(BUILD)/engine/main.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 	@if [ "$@" = bin/bigbatch ]; then echo "$(BUILD)" > bin/.variant; fi
 
+# The commit the binary is built from, recorded with every run (engine/version.c): "+<commit>",
+# ".dirty" when engine/, sweeps/ or this file differ from it, "" outside a git checkout.
+# commit.h is rewritten only when that changes, so nothing else recompiles for it.
+COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+COMMIT_TEXT := $(if $(COMMIT),+$(COMMIT)$(shell git diff --quiet HEAD -- engine sweeps Makefile 2>/dev/null || echo .dirty))
+$(shell mkdir -p $(BUILD) && echo '#define BIGBATCH_COMMIT "$(COMMIT_TEXT)"' > $(BUILD)/commit.h.new && \
+  { cmp -s $(BUILD)/commit.h.new $(BUILD)/commit.h && rm -f $(BUILD)/commit.h.new || mv $(BUILD)/commit.h.new $(BUILD)/commit.h; })
+$(BUILD)/engine/version.o $(BUILD)/double/engine/version.o: CPPFLAGS += -I$(BUILD)
+
 # Static pattern rules: each object and test has exactly one way to be built. Objects
 # depend on this file too, so a change of flags rebuilds them.
 $(ENGINE_OBJ) $(BUILD)/engine/main.o: $(BUILD)/%.o: %.c Makefile

@@ -23,7 +23,7 @@ static void usage(FILE *f)
             "  scale     predicted time to train on N nodes; --papers checks it on published runs\n"
             "  compare   the largest difference between the weights of two checkpoints\n"
             "  version   print the engine version\n",
-            BIGBATCH_VERSION);
+            bigbatch_version());
 }
 
 int main(int argc, char **argv)
@@ -44,9 +44,9 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "plot")) return cli_plot(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
 #ifdef BB_NO_MPI
-        printf("bigbatch %s (%s, without MPI)\n", BIGBATCH_VERSION, REAL_NAME);
+        printf("bigbatch %s (%s, without MPI)\n", bigbatch_version(), REAL_NAME);
 #else
-        printf("bigbatch %s (%s, MPI)\n", BIGBATCH_VERSION, REAL_NAME);
+        printf("bigbatch %s (%s, MPI)\n", bigbatch_version(), REAL_NAME);
 #endif
         return 0;
     }

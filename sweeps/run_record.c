@@ -114,7 +114,7 @@ int run_record_begin(RunRecord *rr, const char *db_path, const char *run_id, con
         sqlite3_stmt *st;
         if (store_prepare(&rr->store, &st, clear[i], err)) goto fail_txn;
         sqlite3_bind_text(st, 1, rr->run_id, -1, SQLITE_STATIC);
-        if (sqlite3_bind_parameter_count(st) == 2) sqlite3_bind_text(st, 2, BIGBATCH_VERSION, -1, SQLITE_STATIC);
+        if (sqlite3_bind_parameter_count(st) == 2) sqlite3_bind_text(st, 2, bigbatch_version(), -1, SQLITE_STATIC);
         int rc = store_step_done(&rr->store, st, "clearing an earlier attempt", err);
         sqlite3_finalize(st);
         if (rc) goto fail_txn;

@@ -15,6 +15,12 @@ q() { sqlite3 "$DB" "$1"; }
 # lenet has 10 parameter tensors; statistics at steps 0, 1, 3, 6 and the last (7)
 [ "$(q "select count(*), count(distinct step) from layer_stats")" = "50|5" ] || fail "layer_stats: $(q 'select step, count(*) from layer_stats group by step')"
 [ "$(q "select name from layer_stats where step=0 and param=0")" = conv1.weight ] || fail "names"
+# the run records the engine that ran it: `bigbatch version`'s, with the commit in a git checkout
+version=$("$BB" version | cut -d' ' -f2)
+[ "$(q "select engine_version from runs")" = "$version" ] || fail "engine_version $(q 'select engine_version from runs'), version $version"
+if commit=$(git rev-parse --short=12 HEAD 2>/dev/null); then
+    case "$version" in *"+$commit"*) ;; *) fail "version $version lacks the commit $commit" ;; esac
+fi
 # the same flags in another order and spelling: the same run, taken over
 expect_exit 0 "$BB" train --threads 2 --lr 0.050 $args --db "$DB"
 expect_output "run $id (attempt 2)"
