@@ -64,6 +64,10 @@ grep -q '"div" diverged' "$OUT/heatmap.dat" || { cat "$OUT/heatmap.dat"; fail "n
 grep -q "# panel 2: opt=lars" "$OUT/heatmap.dat" || fail "heatmap panels"
 # the best cell of each of the 4 groups, 2 epochs each
 [ "$(rows "$OUT/loss-curves.dat")" = 8 ] || { cat "$OUT/loss-curves.dat"; fail "loss-curves rows"; }
+# opt x batch: a panel per optimizer, a colour per batch that is the same in both
+grep -q '^npanels = 2$' "$OUT/loss-curves.vars.gp" || { cat "$OUT/loss-curves.vars.gp"; fail "loss-curves panels"; }
+grep -q "^array ptitle\[2\] = \['opt=sgd', 'opt=lars'\]" "$OUT/loss-curves.vars.gp" || fail "loss-curves panel titles"
+grep -q '^array scolor\[4\] = \[1, 2, 1, 2\]' "$OUT/loss-curves.vars.gp" || { cat "$OUT/loss-curves.vars.gp"; fail "loss-curves colours"; }
 # LeNet's 10 parameter tensors per line; the optimizer and lr do not change step 0: one line per batch
 [ "$(rows "$OUT/layer-ratios.dat")" = 20 ] || { cat "$OUT/layer-ratios.dat"; fail "layer-ratios rows"; }
 grep -q '^0 [0-9.e+-]* weight "conv1.weight"' "$OUT/layer-ratios.dat" || fail "layer-ratios columns"
