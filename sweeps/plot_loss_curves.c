@@ -52,6 +52,15 @@ static int write_loss_block(Plot *p, FILE *dat, const Cell *c, double *gap, int 
     return rows;
 }
 
+/* A legend entry: "<keys> (<tuned values>)[ mean]: gap <gap>". */
+static void series_title(char *buf, size_t len, const char *keys, const char *tuned, int complete, double gap)
+{
+    buf[0] = 0;
+    plot_append(buf, len, "%s", keys);
+    if (tuned[0]) plot_append(buf, len, " (%s)", tuned);
+    plot_append(buf, len, "%s: gap %.3g", complete > 1 ? " mean" : "", gap);
+}
+
 /* The first group axis of a cell (its JSON keys are in file order), or NULL. */
 static const char *first_group_axis(const Experiment *exp, const cJSON *cell)
 {
@@ -99,10 +108,7 @@ int fig_loss_curves(Plot *p, Error *err)
         if (rows < 0) goto fail;
         if (rows == 0) fprintf(dat, "NaN NaN NaN NaN 0\n"); /* keeps one block per title */
         if (last > max_epoch) max_epoch = last;
-        title[0] = 0;
-        plot_append(title, sizeof title, "%s", key[0] ? key : "ours");
-        if (tuned[0]) plot_append(title, sizeof title, " (%s)", tuned);
-        plot_append(title, sizeof title, "%s: gap %.3g", gr->best->complete > 1 ? " mean" : "", gap);
+        series_title(title, sizeof title, key[0] ? key : "ours", tuned, gr->best->complete, gap);
         titles[n] = xstrdup(title);
         /* the same title without the panel axis, and where the series goes when split */
         const cJSON *cell = set->cells[gr->first].cell;
@@ -113,10 +119,7 @@ int fig_loss_curves(Plot *p, Error *err)
         if (!cJSON_IsString(av) || !rest[0]) splittable = false;
         panel_of[n] = 1 + strlist_add(&panels, cJSON_IsString(av) ? av->valuestring : "");
         color_of[n] = 1 + strlist_add(&colors, rest);
-        title[0] = 0;
-        plot_append(title, sizeof title, "%s", rest);
-        if (tuned[0]) plot_append(title, sizeof title, " (%s)", tuned);
-        plot_append(title, sizeof title, "%s: gap %.3g", gr->best->complete > 1 ? " mean" : "", gap);
+        series_title(title, sizeof title, rest, tuned, gr->best->complete, gap);
         short_titles[n++] = xstrdup(title);
     }
     if (n == 0) {
