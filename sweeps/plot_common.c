@@ -483,5 +483,8 @@ void write_batch_tics(FILE *v, const char *prefix, const Point *pts, int n, cons
     char name[64];
     snprintf(name, sizeof name, "%sxticks", prefix);
     gp_var(v, name, tics);
+    /* No points (an experiment whose paper gives no accuracies): a finite range all the same,
+     * since gnuplot has no "inf" and loads every variable even for a panel it does not draw. */
+    if (n_seen == 0) lo = 1.5, hi = 2 / 1.5;
     fprintf(v, "%sxmin = %.10g\n%sxmax = %.10g\n", prefix, lo / 1.5, prefix, hi * 1.5);
 }
