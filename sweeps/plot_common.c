@@ -131,6 +131,32 @@ void gp_var(FILE *f, const char *name, const char *value)
     fputc('\n', f);
 }
 
+/* A title line too long for the figure's width: broken at spaces into lines of at most
+ * max_chars, joined with gnuplot's "\n" (a single-quoted string cannot hold a line break). */
+void gp_wrapped_var(FILE *f, const char *name, const char *value, int max_chars)
+{
+    fprintf(f, "%s = ", name);
+    const char *s = value;
+    int first = 1;
+    do {
+        size_t len = strlen(s), cut = len;
+        if ((int)len > max_chars) {
+            cut = 0;
+            for (size_t i = 1; i <= (size_t)max_chars; i++)
+                if (s[i] == ' ') cut = i;
+            if (cut == 0) cut = strcspn(s, " "); /* one word longer than a line: keep it whole */
+        }
+        char *line = strndup(s, cut);
+        if (!first) fputs(".\"\\n\".", f);
+        gp_string(f, line ? line : "");
+        free(line);
+        first = 0;
+        s += cut;
+        while (*s == ' ') s++;
+    } while (*s);
+    fputc('\n', f);
+}
+
 void gp_array(FILE *f, const char *name, char *const *items, int n)
 {
     fprintf(f, "array %s[%d] = [", name, n > 0 ? n : 1);
@@ -409,8 +435,10 @@ void write_common_vars(const Plot *p, FILE *v, const char *kind, const char *sub
     fprintf(v, "# Written by `bigbatch plot` for plots/%s.gp, which loads it; draw again with\n"
                "#   gnuplot -e \"dir='%s'; fmt='png'\" plots/%s.gp\n",
             kind, p->out_dir, kind);
-    gp_var(v, "figtitle", p->figtitle);
-    gp_var(v, "subtitle", subtitle);
+    /* about 9.5 pixels per character of the title's 13-point sans font; 10 leaves a margin */
+    int chars = (width - 40) / 10;
+    gp_wrapped_var(v, "figtitle", p->figtitle, chars);
+    gp_wrapped_var(v, "subtitle", subtitle, chars);
     gp_var(v, "xlabel", xlabel);
     gp_var(v, "ylabel", ylabel);
     fprintf(v, "width = %d\nheight = %d\n", width, height);

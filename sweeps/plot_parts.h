@@ -57,6 +57,7 @@ void gp_string(FILE *f, const char *s);
 int gp_string_buf(char *buf, size_t len, const char *s);
 void data_label(FILE *f, const char *s);
 void gp_var(FILE *f, const char *name, const char *value);
+void gp_wrapped_var(FILE *f, const char *name, const char *value, int max_chars);
 void gp_array(FILE *f, const char *name, char *const *items, int n);
 void gp_num_array(FILE *f, const char *name, const double *x, int n);
 FILE *open_out(const Plot *p, const char *kind, const char *suffix, char *path, size_t len, Error *err);

@@ -90,13 +90,18 @@ grep -q "^papertitle = 'the paper: LeNet elsewhere'" "$TMP/beside/accuracy-vs-ba
 [ "$(wc -c < "$TMP/beside/accuracy-vs-batch.png")" -gt 2048 ] || fail "two-panel PNG"
 
 # --eval-every: steps to the target from evaluations within epochs, at their own step
-sed -e 's/^name = plot-test/name = plot-evals/' -e 's/^epochs = 2/epochs = 2\neval-every = 1/' \
+sed -e 's/^name = plot-test/name = plot-evals/' -e 's/^title = Plot test/title = Plot test with a title as long as those of the papers, which would run off the right edge of the figure/' -e 's/^epochs = 2/epochs = 2\neval-every = 1/' \
     -e 's/^opt = sgd, lars/opt = sgd/' -e 's/^batch = 64, 128/batch = 64/' -e "s/^lr = 0.05, 80/lr = 0.05/" -e "s/^target = 0.2/target = 0.15/" \
     -e '/^\[paper\]/,$d' "$TMP/exp.ini" > "$TMP/evals.ini"
 expect_exit 0 "$BB" sweep "$TMP/evals.ini" --db "$TMP/evals.db" --workers 1 --quiet
 expect_exit 0 "$BB" plot "$TMP/evals.ini" --db "$TMP/evals.db" --out "$TMP/evfig" --format svg
 # (and no [paper] rows: the paper's empty panel still gets a finite x range)
 grep -q '^pxmin = 1$' "$TMP/evfig/accuracy-vs-batch.vars.gp" || fail "no paper rows: x range"
+# a long title is broken at spaces into lines that fit the figure's 960 pixels
+grep -q "^figtitle = 'Plot test with a title as long as .*'\.\"\\\\n\"\.'.*(proxy scale)'$" "$TMP/evfig/steps-to-target.vars.gp" ||
+    { grep title "$TMP/evfig/steps-to-target.vars.gp"; fail "long title not wrapped"; }
+grep '^figtitle' "$TMP/evfig/steps-to-target.vars.gp" | sed 's/^figtitle = //; s/\."\\n"\./\n/g' |
+    awk '{ if (length($0) > 94) exit 1 }' || fail "a title line is longer than the figure"
 [ "$(sqlite3 "$TMP/evals.db" "select count(*) from evals")" = 14 ] || fail "not 7 evaluations per epoch of 8 steps"
 want=$(sqlite3 "$TMP/evals.db" "select min(step) from (select step, test_acc from epochs union all
     select step, test_acc from evals) where test_acc >= 0.15")
