@@ -88,16 +88,21 @@ fail:
     return -1;
 }
 
-/* A gnuplot single-quoted string: '' stands for a quote, no other escapes; line breaks and
- * tabs become spaces. */
-void gp_string(FILE *f, const char *s)
+/* The first n characters of s as a gnuplot single-quoted string: '' stands for a quote, no
+ * other escapes; line breaks and tabs become spaces. */
+static void gp_string_n(FILE *f, const char *s, size_t n)
 {
     fputc('\'', f);
-    for (; *s; s++) {
-        if (*s == '\'') fputs("''", f);
-        else fputc(*s == '\n' || *s == '\t' || *s == '\r' ? ' ' : *s, f);
+    for (size_t i = 0; i < n && s[i]; i++) {
+        if (s[i] == '\'') fputs("''", f);
+        else fputc(s[i] == '\n' || s[i] == '\t' || s[i] == '\r' ? ' ' : s[i], f);
     }
     fputc('\'', f);
+}
+
+void gp_string(FILE *f, const char *s)
+{
+    gp_string_n(f, s, strlen(s));
 }
 
 int gp_string_buf(char *buf, size_t len, const char *s)
@@ -137,7 +142,6 @@ void gp_wrapped_var(FILE *f, const char *name, const char *value, int max_chars)
 {
     fprintf(f, "%s = ", name);
     const char *s = value;
-    int first = 1;
     do {
         size_t len = strlen(s), cut = len;
         if ((int)len > max_chars) {
@@ -146,11 +150,8 @@ void gp_wrapped_var(FILE *f, const char *name, const char *value, int max_chars)
                 if (s[i] == ' ') cut = i;
             if (cut == 0) cut = strcspn(s, " "); /* one word longer than a line: keep it whole */
         }
-        char *line = strndup(s, cut);
-        if (!first) fputs(".\"\\n\".", f);
-        gp_string(f, line ? line : "");
-        free(line);
-        first = 0;
+        if (s != value) fputs(".\"\\n\".", f);
+        gp_string_n(f, s, cut);
         s += cut;
         while (*s == ' ') s++;
     } while (*s);
