@@ -9,7 +9,7 @@
 #include "cells.h"
 #include "plot.h"
 
-#define MAX_SERIES 12 /* lines of a loss-curves or layer-ratios figure */
+#define MAX_SERIES 16 /* lines of a loss-curves or layer-ratios figure (colours repeat after 8) */
 #define MAX_PANELS 12 /* panels of a heatmap */
 #define NOTE_CHARS 160
 
