@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "blas_core.h"
 #include "cli.h"
 #include "version.h"
 
@@ -28,6 +29,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    blas_core_ensure(argv); /* before any work: it may re-execute the program */
     if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
@@ -44,9 +46,10 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "plot")) return cli_plot(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
 #ifdef BB_NO_MPI
-        printf("bigbatch %s (%s, without MPI)\n", bigbatch_version(), REAL_NAME);
+        printf("bigbatch %s (%s, without MPI, OpenBLAS kernels %s)\n", bigbatch_version(), REAL_NAME,
+               blas_core_name());
 #else
-        printf("bigbatch %s (%s, MPI)\n", bigbatch_version(), REAL_NAME);
+        printf("bigbatch %s (%s, MPI, OpenBLAS kernels %s)\n", bigbatch_version(), REAL_NAME, blas_core_name());
 #endif
         return 0;
     }
