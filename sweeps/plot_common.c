@@ -88,16 +88,35 @@ fail:
     return -1;
 }
 
-/* The first n characters of s as a gnuplot single-quoted string: '' stands for a quote, no
- * other escapes; line breaks and tabs become spaces. */
+/* The first n characters of s as a gnuplot single-quoted string, into out (NULL: only counts):
+ * '' stands for a quote, no other escapes; with flatten, line breaks and tabs become spaces.
+ * Returns the quoted length, without a terminator. */
+static size_t gp_quote(const char *s, size_t n, bool flatten, char *out)
+{
+    size_t k = 0;
+    if (out) out[k] = '\'';
+    k++;
+    for (size_t i = 0; i < n && s[i]; i++) {
+        char c = s[i];
+        if (flatten && (c == '\n' || c == '\t' || c == '\r')) c = ' ';
+        if (c == '\'') {
+            if (out) out[k] = '\'';
+            k++;
+        }
+        if (out) out[k] = c;
+        k++;
+    }
+    if (out) out[k] = '\'';
+    return k + 1;
+}
+
 static void gp_string_n(FILE *f, const char *s, size_t n)
 {
-    fputc('\'', f);
-    for (size_t i = 0; i < n && s[i]; i++) {
-        if (s[i] == '\'') fputs("''", f);
-        else fputc(s[i] == '\n' || s[i] == '\t' || s[i] == '\r' ? ' ' : s[i], f);
-    }
-    fputc('\'', f);
+    size_t len = gp_quote(s, n, true, NULL);
+    char *quoted = xmalloc(len, "gnuplot string");
+    gp_quote(s, n, true, quoted);
+    fwrite(quoted, 1, len, f);
+    free(quoted);
 }
 
 void gp_string(FILE *f, const char *s)
@@ -107,17 +126,9 @@ void gp_string(FILE *f, const char *s)
 
 int gp_string_buf(char *buf, size_t len, const char *s)
 {
-    size_t k = 0;
-    if (k + 1 >= len) return -1;
-    buf[k++] = '\'';
-    for (; *s; s++) {
-        if (k + 3 >= len) return -1;
-        if (*s == '\'') buf[k++] = '\'';
-        buf[k++] = *s;
-    }
-    if (k + 2 > len) return -1;
-    buf[k++] = '\'';
-    buf[k] = 0;
+    size_t n = strlen(s);
+    if (gp_quote(s, n, false, NULL) + 1 > len) return -1;
+    buf[gp_quote(s, n, false, buf)] = 0;
     return 0;
 }
 

@@ -114,4 +114,8 @@ expect_exit 0 "$BB" plot "$TMP/exp.ini" --db "$DB" --out "$TMP/svg" --format svg
 [ -f "$TMP/svg/heatmap.svg" ] && [ ! -e "$TMP/svg/heatmap.png" ] || fail "--format svg"
 gnuplot -e "dir='$TMP/svg'; fmt='png'; out='$TMP/again.png'" plots/heatmap.gp >"$TMP/out" 2>&1 || { cat "$TMP/out"; fail "standalone script"; }
 [ -s "$TMP/again.png" ] || fail "standalone script wrote nothing"
+
+# an output folder whose name holds a quote reaches gnuplot quoted ('' inside '...')
+expect_exit 0 "$BB" plot "$TMP/exp.ini" --db "$DB" --out "$TMP/it's here" --format png
+[ -s "$TMP/it's here/heatmap.png" ] || { cat "$TMP/out"; fail "a quote in the output folder"; }
 exit 0
