@@ -46,11 +46,11 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "plot")) return cli_plot(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
 #ifdef BB_NO_MPI
-        printf("bigbatch %s (%s, without MPI, OpenBLAS kernels %s)\n", bigbatch_version(), REAL_NAME,
-               blas_core_name());
+        const char *mpi = "without MPI";
 #else
-        printf("bigbatch %s (%s, MPI, OpenBLAS kernels %s)\n", bigbatch_version(), REAL_NAME, blas_core_name());
+        const char *mpi = "MPI";
 #endif
+        printf("bigbatch %s (%s, %s, OpenBLAS kernels %s)\n", bigbatch_version(), REAL_NAME, mpi, blas_core_name());
         return 0;
     }
     fprintf(stderr, "bigbatch: unknown command '%s'\n\n", cmd);
