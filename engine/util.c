@@ -49,9 +49,19 @@ void error_set(Error *err, const char *fmt, ...)
     va_end(ap);
 }
 
-double now_seconds(void)
+static double clock_seconds(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double now_seconds(void)
+{
+    return clock_seconds(CLOCK_MONOTONIC);
+}
+
+double unix_time_seconds(void)
+{
+    return clock_seconds(CLOCK_REALTIME);
 }

@@ -19,5 +19,8 @@ typedef struct {
 void error_set(Error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 double now_seconds(void);
+/* Seconds since 1970 (the wall clock): for times stored where another process, or a later
+ * boot, reads them; now_seconds() is for intervals within one process. */
+double unix_time_seconds(void);
 
 #endif

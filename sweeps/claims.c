@@ -59,7 +59,7 @@ static int upsert_experiment(Store *s, const Experiment *exp, long long *exp_id,
     if (rc == 0) {
         const char *vals[] = {exp->name, exp->scale, exp->title, exp->source, exp->path, exp->text, exp->metric, paper};
         for (int i = 0; i < 8; i++) bind_text_or_null(st, i + 1, vals[i]);
-        sqlite3_bind_double(st, 9, now_seconds());
+        sqlite3_bind_double(st, 9, unix_time_seconds());
         if (sqlite3_step(st) == SQLITE_ROW) {
             *exp_id = sqlite3_column_int64(st, 0);
         } else {
@@ -92,7 +92,7 @@ static int insert_runs(Store *s, long long exp_id, const RunSpec *runs, int n_ru
         sqlite3_finalize(run);
         return -1;
     }
-    double t = now_seconds();
+    double t = unix_time_seconds();
     for (int i = 0; i < n_runs && rc == 0; i++) {
         const RunSpec *r = &runs[i];
         char **argv = runspec_train_argv(r, "bigbatch", NULL, 0);
@@ -180,7 +180,7 @@ int claims_mark_stale(Store *s, long long exp_id, double stale_after, int *n, Er
     Stale found[64];
     int n_found = 0;
     sqlite3_bind_int64(sel, 1, exp_id);
-    double t = now_seconds();
+    double t = unix_time_seconds();
     while (sqlite3_step(sel) == SQLITE_ROW && n_found < 64) {
         const char *h = (const char *)sqlite3_column_text(sel, 2);
         int pid = sqlite3_column_int(sel, 3);
@@ -226,7 +226,7 @@ int claims_take(Store *s, long long exp_id, int pid, const char *log_dir, char r
                       err))
         return -1;
     sqlite3_bind_int64(st, 1, exp_id);
-    sqlite3_bind_double(st, 2, now_seconds());
+    sqlite3_bind_double(st, 2, unix_time_seconds());
     sqlite3_bind_text(st, 3, host, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 4, pid);
     sqlite3_bind_text(st, 5, log_dir, -1, SQLITE_STATIC);
@@ -252,7 +252,7 @@ int claims_heartbeat(Store *s, const char *run_id, int attempt, Error *err)
         return -1;
     sqlite3_bind_text(st, 1, run_id, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 2, attempt);
-    sqlite3_bind_double(st, 3, now_seconds());
+    sqlite3_bind_double(st, 3, unix_time_seconds());
     int rc = store_step_done(s, st, "heartbeat", err);
     sqlite3_finalize(st);
     return rc;
@@ -271,7 +271,7 @@ int claims_close(Store *s, const char *run_id, int attempt, int status, int exit
     sqlite3_bind_text(st, 3, RUN_STATUS_NAMES[status], -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 4, exit_code);
     sqlite3_bind_text(st, 5, why, -1, SQLITE_STATIC);
-    sqlite3_bind_double(st, 6, now_seconds());
+    sqlite3_bind_double(st, 6, unix_time_seconds());
     int rc = store_step_done(s, st, "closing a run", err);
     sqlite3_finalize(st);
     return rc;

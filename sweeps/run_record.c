@@ -21,7 +21,7 @@ static int hold_claim(RunRecord *rr, Error *err)
     if (store_prepare(&rr->store, &st,
                       "UPDATE runs SET heartbeat=?1 WHERE id=?2 AND attempt=?3 AND status='running'", err))
         return -1;
-    sqlite3_bind_double(st, 1, now_seconds());
+    sqlite3_bind_double(st, 1, unix_time_seconds());
     sqlite3_bind_text(st, 2, rr->run_id, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 3, rr->attempt);
     int rc = store_step_done(&rr->store, st, "heartbeat", err);
@@ -64,7 +64,7 @@ static int claim_by_hand(RunRecord *rr, const char *config_json, const char *arg
                       " started=?4, heartbeat=?4, finished=NULL, host=?5, pid=?6, exit_code=NULL, error=NULL",
                       err))
         return -1;
-    double t = now_seconds();
+    double t = unix_time_seconds();
     sqlite3_bind_text(st, 1, rr->run_id, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, config_json, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, args, -1, SQLITE_STATIC);
@@ -347,7 +347,7 @@ static int write_final(RunRecord *rr, const void *arg, Error *err)
         return -1;
     const TrainResult *r = f->res;
     sqlite3_bind_text(st, 1, !r ? "failed" : r->diverged ? "diverged" : "complete", -1, SQLITE_STATIC);
-    sqlite3_bind_double(st, 2, now_seconds());
+    sqlite3_bind_double(st, 2, unix_time_seconds());
     char note[128] = "";
     if (r) {
         sqlite3_bind_int64(st, 3, r->steps);
