@@ -228,9 +228,13 @@ static void report_progress(Sweep *w)
     if (claims_count(&w->store, w->exp_id, counts, &err) != 0) return;
     int ended = counts[RUN_COMPLETE] + counts[RUN_DIVERGED] + counts[RUN_FAILED];
     int left = counts[RUN_PENDING] + counts[RUN_STALE] + counts[RUN_RUNNING];
+    /* Runs train in our workers and in any other sweep process on this database (the runs
+     * running that are not ours), so the runs left share that many lanes. */
+    int others = counts[RUN_RUNNING] - w->n_children;
+    int lanes = w->o->workers + (others > 0 ? others : 0);
+    if (lanes > left) lanes = left > 0 ? left : 1;
     char eta[32] = "?";
-    if (w->finished_here > 0)
-        format_duration(w->run_seconds / w->finished_here * left / w->o->workers, eta, sizeof eta);
+    if (w->finished_here > 0) format_duration(w->run_seconds / w->finished_here * left / lanes, eta, sizeof eta);
     say(w, "%d/%d runs ended (%d complete, %d diverged, %d failed), %d running, %d waiting; ETA %s", ended,
         w->n_runs, counts[RUN_COMPLETE], counts[RUN_DIVERGED], counts[RUN_FAILED], counts[RUN_RUNNING],
         counts[RUN_PENDING] + counts[RUN_STALE], eta);

@@ -31,4 +31,30 @@ expect_exit 0 "$BB" sweep "$TMP/exp.ini" --db "$TMP/q.db" --threads 1 --progress
 grep -q "epochs done" "$TMP/out" && { cat "$TMP/out"; fail "--progress-every 0 printed progress lines"; }
 expect_exit 2 "$BB" sweep "$TMP/exp.ini" --db "$TMP/q.db" --progress-every -1
 expect_output "progress-every"
+# The ETA counts runs that another sweep process is running on the same database as lanes
+# beside ours: with one run running elsewhere and one waiting, the time left is one run's, not
+# two. The run "elsewhere" has a fresh heartbeat; it goes stale after 15 s and runs here last.
+cat > "$TMP/eta.ini" <<'INI'
+[experiment]
+name = sweep-eta
+[train]
+model = lenet
+data = fashion-mnist
+train-subset = 8000
+test-subset = 200
+epochs = 1
+batch = 64
+[grid]
+lr = 0.01, 0.02, 0.05
+INI
+expect_exit 0 "$BB" sweep "$TMP/eta.ini" --db "$TMP/eta.db" --threads 1 --progress-every 0
+sqlite3 "$TMP/eta.db" "update runs set status='pending';
+    update runs set status='running', host='elsewhere', pid=1, heartbeat=$(date +%s)
+    where id=(select id from runs order by id limit 1)"
+expect_exit 0 timeout 120 "$BB" sweep "$TMP/eta.ini" --db "$TMP/eta.db" --threads 1 --progress-every 0 --stale-after 15
+took=$(sed -n 's/.* end .* complete test_acc=[0-9.]* in \([0-9ms]*\)$/\1/p' "$TMP/out" | head -n 1)
+eta=$(sed -n 's/.* 1\/3 runs ended .*, 1 running, 1 waiting; ETA \(.*\)$/\1/p' "$TMP/out" | head -n 1)
+case "$took" in ""|0s|1s) cat "$TMP/out"; fail "no run time of 2 s or more to compare" ;; esac
+[ "$eta" = "$took" ] || { cat "$TMP/out"; fail "ETA $eta with one run elsewhere and one waiting; one run took $took"; }
+expect_output "1 run left by a dead or silent process re-queued"
 exit 0
