@@ -40,7 +40,7 @@ name = sweep-eta
 [train]
 model = lenet
 data = fashion-mnist
-train-subset = 8000
+train-subset = 24000
 test-subset = 200
 epochs = 1
 batch = 64
