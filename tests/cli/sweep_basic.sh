@@ -54,8 +54,7 @@ bad=$(sqlite3 "$DB" "select id from runs where created < $now - 3600 or started 
       or finished > $now + 5")
 [ -z "$bad" ] || fail "run times are not Unix time: $(sqlite3 "$DB" 'select created, started, finished from runs limit 1'), now $now"
 # A run left running by another host, silent for 1000 s, is re-queued and run again.
-sqlite3 "$DB" "update runs set status='running', host='elsewhere', pid=1, heartbeat=$now - 1000
-               where id=(select id from runs where status='complete' limit 1)"
+hold_elsewhere "$DB" "$now - 1000" "id=(select id from runs where status='complete' limit 1)"
 expect_exit 0 timeout 120 "$BB" sweep "$TMP/exp.ini" --db "$DB" --stale-after 120
 expect_output "1 run left by a dead or silent process re-queued"
 expect_output "done: 4 complete, 4 diverged, 0 failed, 0 not run"

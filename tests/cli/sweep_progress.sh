@@ -48,9 +48,8 @@ batch = 64
 lr = 0.01, 0.02, 0.05
 INI
 expect_exit 0 "$BB" sweep "$TMP/eta.ini" --db "$TMP/eta.db" --threads 1 --progress-every 0
-sqlite3 "$TMP/eta.db" "update runs set status='pending';
-    update runs set status='running', host='elsewhere', pid=1, heartbeat=$(date +%s)
-    where id=(select id from runs order by id limit 1)"
+sqlite3 "$TMP/eta.db" "update runs set status='pending'"
+hold_elsewhere "$TMP/eta.db" "$(date +%s)" "id=(select id from runs order by id limit 1)"
 expect_exit 0 timeout 120 "$BB" sweep "$TMP/eta.ini" --db "$TMP/eta.db" --threads 1 --progress-every 0 --stale-after 15
 took=$(sed -n 's/.* end .* complete test_acc=[0-9.]* in \([0-9ms]*\)$/\1/p' "$TMP/out" | head -n 1)
 eta=$(sed -n 's/.* 1\/3 runs ended .*, 1 running, 1 waiting; ETA \(.*\)$/\1/p' "$TMP/out" | head -n 1)
