@@ -31,6 +31,18 @@ endif
 ifneq ($(MPI),1)
   BUILD   := $(BUILD)-nompi
 endif
+# BACKEND=guarded: the CPU backend with its memory PROT_NONE outside backend calls
+# (engine/cpu/guard.h), so any access to tensor memory that bypasses engine/backend.h
+# faults with a backtrace. `make test BACKEND=guarded` runs the whole suite on it.
+BACKEND ?= cpu
+ifeq ($(BACKEND),guarded)
+  CPPFLAGS += -DBB_GUARDED
+  CFLAGS   += -fno-omit-frame-pointer
+  BUILD   := build/guarded$(if $(filter 1,$(SAN)),-san)
+  BIN     := $(BUILD)/bigbatch
+else ifneq ($(BACKEND),cpu)
+  $(error BACKEND=$(BACKEND): expected cpu or guarded)
+endif
 
 # The engine and the sweep runner (experiment files, SQLite store, reports) link into one binary.
 ENGINE_SRC := $(shell find engine sweeps -name '*.c' ! -name main.c | sort)

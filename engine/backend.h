@@ -1,19 +1,28 @@
-/* The arithmetic boundary. Layers, models, optimizers and the training loop call
- * only these operations on tensors; the CPU implementation (engine/cpu/, OpenMP over
- * the batch + single-threaded OpenBLAS sgemm inside it: threads at one level only)
- * is the reference, and a CUDA/cuDNN backend can implement the same list later.
+/* The device boundary. The backend owns tensor memory and runs every operation of a
+ * training step on it: layers, the loss, the optimizer updates and the norms they need.
+ * Code outside the backend implementation (engine/cpu/, later engine/cuda/) holds backend
+ * addresses (Tensor.data, and the int32/double arrays below) and passes them to these
+ * functions; it never reads or writes through them. Host values cross the boundary only
+ * by bk_upload / bk_download, at named points: a batch in, checkpoints, statistics to log,
+ * `compare`. `make BACKEND=guarded` builds a CPU backend whose memory is PROT_NONE except
+ * while one of these functions runs, so any other access faults with a backtrace.
+ *
+ * A new backend implements everything declared here. The CPU implementation (OpenMP over
+ * the batch + single-threaded OpenBLAS sgemm inside it: threads at one level only) is the
+ * reference every other backend is tested against.
  *
  * Conventions: every backward operation ADDS into its input gradient (dx) and into
  * parameter gradients (dw, db), so that a tensor feeding two consumers (the residual
  * shortcut) and micro-batch accumulation need no special cases. Forward operations
- * overwrite their output. `n` is the number of images actually present. */
+ * overwrite their output. `n` is the number of images actually present. Operations run
+ * in call order on one stream; bk_download waits for the operations before it. */
 #ifndef BB_BACKEND_H
 #define BB_BACKEND_H
 #include <stddef.h>
 #include <stdint.h>
 
+#include "opt_config.h"
 #include "real.h"
-#include "rng.h"
 #include "tensor.h"
 
 typedef struct Backend Backend;
@@ -25,7 +34,29 @@ int backend_threads(const Backend *bk);
  * here at build time so the step itself never allocates. Sizes are in elements,
  * per thread. */
 void backend_reserve(Backend *bk, size_t elems_per_thread);
-/* Single-threaded sgemm rate check and conv FLOP accounting live in the benchmark. */
+/* "cpu", or "cpu-guarded" for the guarded build (NULL: this build's CPU backend). */
+const char *backend_name(const Backend *bk);
+
+/* ---- memory ---- */
+/* Zero-filled backend memory of `bytes` (exits with status 3 when out of memory, naming the
+ * size, as the engine does for every allocation). */
+BkBuffer *bk_buffer_alloc(Backend *bk, size_t bytes);
+void bk_buffer_free(BkBuffer *b);
+void *bk_buffer_address(const BkBuffer *b); /* backend address of the first byte */
+Backend *bk_buffer_backend(const BkBuffer *b);
+/* Host <-> backend copies; `dev` is a backend address (any offset into a buffer). */
+void bk_upload(Backend *bk, void *dev, const void *host, size_t bytes);
+void bk_download(Backend *bk, void *host, const void *dev, size_t bytes);
+/* Waits until every operation issued so far has finished. */
+void bk_synchronize(Backend *bk);
+/* An event marks a point in the stream of operations: recorded after the backward of a
+ * layer, the gradient allreduce of that layer's bucket waits on it and no longer. The CPU
+ * backend runs operations synchronously, so its events are complete when recorded. */
+typedef struct BkEvent BkEvent;
+BkEvent *bk_event_create(Backend *bk);
+void bk_event_destroy(BkEvent *e);
+void bk_event_record(Backend *bk, BkEvent *e);
+void bk_event_wait(BkEvent *e);
 
 /* ---- convolution (im2col + gemm on the CPU) ---- */
 typedef struct {
@@ -51,9 +82,17 @@ void bk_relu_forward(Backend *bk, size_t count, const real *x, real *y);
 void bk_relu_backward(Backend *bk, size_t count, const real *y, const real *dy, real *dx);
 void bk_add_forward(Backend *bk, size_t count, const real *a, const real *b, real *y);
 void bk_accumulate(Backend *bk, size_t count, const real *dy, real *dx); /* dx += dy */
-/* Inverted dropout: mask holds 0 or 1/(1-p). The mask is drawn from `rng`. */
-void bk_dropout_forward(Backend *bk, size_t count, real p, Rng *rng, real *mask, const real *x,
-                        real *y);
+/* Inverted dropout: mask holds 0 or 1/(1-p). Element i of the tensor is dropped when the
+ * Philox4x32-10 uniform of (seed, step, layer, first_element + i) is below p (see
+ * philox.h), so a mask is a pure function of those and the same on every backend and any
+ * number of threads; first_element places a micro-batch or a rank's share within the
+ * step's whole batch. */
+typedef struct {
+    uint64_t seed, step, first_element;
+    uint32_t layer;
+} DropoutKey;
+void bk_dropout_forward(Backend *bk, size_t count, real p, const DropoutKey *key, real *mask,
+                        const real *x, real *y);
 void bk_dropout_backward(Backend *bk, size_t count, const real *mask, const real *dy, real *dx);
 
 /* ---- pooling ---- */
@@ -85,7 +124,7 @@ typedef struct {
 typedef struct {
     void (*sum)(void *ctx, double *values, int n);
     void *ctx;
-    double *scratch; /* 2*c + 1 doubles */
+    double *scratch; /* backend memory: 2*c + 1 doubles, the partial sums handed to `sum` */
 } BnSync;
 void bk_batchnorm_forward_train(Backend *bk, const BatchNormShape *s, int n, const real *x,
                                 const real *gamma, const real *beta, real *y, real *save_mean,
@@ -114,16 +153,39 @@ void bk_lrn_backward(Backend *bk, const LrnShape *s, int n, const real *x, const
                      const real *scale, const real *dy, real *dx);
 
 /* ---- loss: mean softmax cross-entropy with optional label smoothing ----
- * Returns the mean loss; writes probabilities and counts correct top-1 predictions.
+ * Writes probabilities, and result[0] = the mean loss, result[1] = the number of correct
+ * top-1 predictions (result and labels are backend memory).
  * Targets are (1-smoothing)*onehot + smoothing/classes, as PyTorch. */
-double bk_softmax_xent_forward(Backend *bk, int n, int classes, const real *logits,
-                               const int32_t *labels, real smoothing, real *probs,
-                               int *correct);
+void bk_softmax_xent_forward(Backend *bk, int n, int classes, const real *logits,
+                             const int32_t *labels, real smoothing, real *probs, double *result);
 /* dlogits += (probs - target) * scale; scale is 1/n for a mean over the batch. */
 void bk_softmax_xent_backward(Backend *bk, int n, int classes, const real *probs,
                               const int32_t *labels, real smoothing, real scale, real *dlogits);
 
-/* ---- vector operations for optimizers and statistics ---- */
+/* ---- optimizers ----
+ * The parameters an optimizer updates, as backend addresses: tensor i has count[i] values
+ * w[i] and gradients g[i], optimizer state slot[s][i] (NULL where the optimizer keeps
+ * fewer slots) and a kind (ParamKind: what lars_exclude excludes). */
+typedef struct {
+    int n;
+    real **w, **g, **slot[2];
+    size_t *count;
+    unsigned char *kind;
+    real *scratch; /* backend memory of the largest count: w before the update (statistics) */
+} BkParamList;
+/* The fused multi-tensor norms: norms[2i] = ||w_i||, norms[2i+1] = ||g_i|| (backend memory,
+ * 2n doubles), each summed in double in a fixed order. */
+void bk_param_norms(Backend *bk, const BkParamList *pl, double *norms);
+/* One update of every tensor by the optimizer `cfg` names (sgd, lars/larc with their
+ * switches, adamw, lamb) at the global learning rate lr; `updates` is the number applied
+ * before this one. `norms` holds bk_param_norms of this step's w and g (LARS and LAMB read
+ * them; others may pass NULL when stats is NULL). With stats (backend memory, n entries)
+ * the update also writes each tensor's statistics. */
+void bk_optimizer_update(Backend *bk, const OptConfig *cfg, const BkParamList *pl, double lr,
+                         long updates, const double *norms, OptStats *stats);
+
+/* ---- vector operations ---- */
+/* Sum of squares in double (a download of one value: statistics, the noise scale). */
 double bk_sum_squares(Backend *bk, size_t count, const real *x);
 void bk_copy(Backend *bk, size_t count, const real *x, real *y);
 void bk_fill(Backend *bk, size_t count, real value, real *x);

@@ -16,15 +16,18 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Median seconds of `repeats` allreduces of buf; bucketed: 16 "layers" become ready in turn. */
-static double time_allreduce(const Comm *c, GradReducer *g, real *buf, size_t n, int repeats, bool bucketed)
+/* Median seconds of `repeats` allreduces of n values; bucketed: 16 "layers" of the gradients
+ * in backend memory (dev) become ready in turn, as in training; plain: one MPI_Allreduce of
+ * the host buffer buf. */
+static double time_allreduce(const Comm *c, GradReducer *g, real *dev, real *buf, size_t n, int repeats,
+                             bool bucketed)
 {
     double *t = xmalloc(sizeof *t * (size_t)repeats, "timings");
     for (int r = -1; r < repeats; r++) { /* r = -1: untimed warm-up */
         comm_barrier(c);
         double t0 = now_seconds();
         if (bucketed) {
-            grad_reducer_begin(g, buf, n);
+            grad_reducer_begin(g, dev, n);
             for (int layer = 15; layer >= 0; layer--) grad_reducer_ready(g, n / 16 * (size_t)layer);
             grad_reducer_finish(g);
         } else {
@@ -72,10 +75,14 @@ int bench_allreduce(int argc, char **argv)
     size_t n = (size_t)(mb * 1e6 / sizeof(real));
     real *buf = xcalloc(n, sizeof *buf, "allreduce buffer");
     for (size_t i = 0; i < n; i++) buf[i] = (real)(i % 7) * (real)1e-3;
+    Backend *bk = backend_create(1);
+    Tensor grads;
+    tensor_alloc(&grads, bk, 1, 1, 1, (int)n);
+    tensor_upload(&grads, buf);
     GradReducer g;
-    grad_reducer_init(&g, &c, (size_t)(bucket_mb * 1e6), false);
-    double plain = time_allreduce(&c, &g, buf, n, (int)repeats, false);
-    double bucketed = time_allreduce(&c, &g, buf, n, (int)repeats, true);
+    grad_reducer_init(&g, &c, bk, (size_t)(bucket_mb * 1e6), false);
+    double plain = time_allreduce(&c, &g, grads.data, buf, n, (int)repeats, false);
+    double bucketed = time_allreduce(&c, &g, grads.data, buf, n, (int)repeats, true);
     double bus = c.size > 1 ? 2.0 * (c.size - 1) / c.size * (double)n * sizeof(real) / 1e9 : 0;
     if (c.rank == 0)
         printf("allreduce_mb=%.3g ranks=%d bucket_mb=%.3g plain_ms=%.3f plain_busbw_GBps=%.3f bucketed_ms=%.3f "
@@ -83,6 +90,8 @@ int bench_allreduce(int argc, char **argv)
                mb, c.size, bucket_mb, plain * 1e3, plain > 0 ? bus / plain : 0, bucketed * 1e3,
                bucketed > 0 ? bus / bucketed : 0);
     grad_reducer_free(&g);
+    tensor_free(&grads);
+    backend_destroy(bk);
     free(buf);
     comm_finalize(&c);
     return 0;

@@ -27,7 +27,8 @@
 /* One tensor the checkpoint must hold: a parameter, a buffer or an optimizer slot. */
 typedef struct {
     char *name;
-    real *data;
+    real *data;     /* backend address: values cross by bk_download / bk_upload */
+    Backend *bk;
     size_t count;
     int ndim;
     int64_t shape[4];
@@ -98,6 +99,7 @@ static int collect_entries(const Net *net, const Optimizer *opt, EntryList *l, E
         const Param *p = &net->params[i];
         Entry *e = entries_add(l, p->name);
         e->data = p->value.data;
+        e->bk = tensor_backend(&p->value);
         e->count = tensor_count(&p->value);
         param_shape(net, p, e);
     }
@@ -105,6 +107,7 @@ static int collect_entries(const Net *net, const Optimizer *opt, EntryList *l, E
         const Buffer *b = &net->buffers[i];
         Entry *e = entries_add(l, b->name);
         e->data = b->value.data;
+        e->bk = tensor_backend(&b->value);
         e->count = tensor_count(&b->value);
         e->ndim = 1;
         e->shape[0] = (int64_t)e->count;
@@ -127,6 +130,7 @@ static int collect_entries(const Net *net, const Optimizer *opt, EntryList *l, E
             Entry *e = entries_add(l, key);
             free(key);
             e->data = t->data;
+            e->bk = tensor_backend(t);
             e->count = tensor_count(t);
             param_shape(net, p, e);
         }
@@ -216,15 +220,18 @@ static int write_all(FILE *f, const void *buf, size_t bytes)
 static int write_tensors(FILE *f, const EntryList *l)
 {
     unsigned char *buf = xmalloc(4 * (size_t)CHUNK, "checkpoint write buffer");
+    real *host = xmalloc(sizeof *host * CHUNK, "checkpoint write buffer");
     int rc = 0;
     for (int i = 0; i < l->n && rc == 0; i++) {
         const Entry *e = &l->v[i];
         for (size_t at = 0; at < e->count && rc == 0; at += CHUNK) {
             size_t n = e->count - at < CHUNK ? e->count - at : CHUNK;
-            for (size_t k = 0; k < n; k++) put_f32_le(buf + 4 * k, e->data[at + k]);
+            bk_download(e->bk, host, e->data + at, n * sizeof *host);
+            for (size_t k = 0; k < n; k++) put_f32_le(buf + 4 * k, host[k]);
             rc = write_all(f, buf, 4 * n);
         }
     }
+    free(host);
     free(buf);
     return rc;
 }
@@ -422,13 +429,16 @@ static const char *meta_string(const char *path, const cJSON *meta, const char *
     return v->valuestring;
 }
 
+/* buf: 4 * CHUNK bytes, then CHUNK reals of host staging. */
 static int read_tensor(FILE *f, off_t at, Entry *e, unsigned char *buf)
 {
+    real *host = (real *)(buf + 4 * (size_t)CHUNK);
     if (fseeko(f, at, SEEK_SET) != 0) return -1;
     for (size_t done = 0; done < e->count; done += CHUNK) {
         size_t n = e->count - done < CHUNK ? e->count - done : CHUNK;
         if (fread(buf, 1, 4 * n, f) != 4 * n) return -1;
-        for (size_t k = 0; k < n; k++) e->data[done + k] = get_f32_le(buf + 4 * k);
+        for (size_t k = 0; k < n; k++) host[k] = get_f32_le(buf + 4 * k);
+        bk_upload(e->bk, e->data + done, host, n * sizeof *host);
     }
     return 0;
 }
@@ -575,7 +585,7 @@ int checkpoint_load(const char *path, Net *net, Optimizer *opt, TrainPosition *p
     }
 
     /* Everything checks out: only now overwrite the net and optimizer. */
-    buf = xmalloc(4 * (size_t)CHUNK, "checkpoint read buffer");
+    buf = xmalloc((4 + sizeof(real)) * (size_t)CHUNK, "checkpoint read buffer"); /* bytes, then reals */
     for (int i = 0; i < l.n; i++) {
         Entry *e = &l.v[i];
         if (read_tensor(f, (off_t)(8 + hlen + e->begin), e, buf) != 0) {

@@ -22,6 +22,7 @@
 #include "cli_args.h"
 #include "models.h"
 #include "optimizer.h"
+#include "rng.h"
 
 typedef struct {
     const char *model;
@@ -227,14 +228,7 @@ static int bench_sgemm(const BenchConfig *cfg)
     return 0;
 }
 
-static void fill_synthetic(Net *net, int batch, uint64_t seed)
-{
-    Rng rng;
-    rng_seed(&rng, seed, 0xbe7c);
-    size_t count = (size_t)batch * net->in_c * net->in_h * net->in_w;
-    for (size_t i = 0; i < count; i++) net->input.data[i] = (real)rng_normal(&rng);
-    for (int i = 0; i < batch; i++) net->labels[i] = (int32_t)rng_below(&rng, (uint32_t)net->classes);
-}
+static void fill_synthetic(Net *net, int batch, uint64_t seed) { net_upload_random_batch(net, batch, seed, 0xbe7c); }
 
 /* Per-layer profile of the profiled steps, per step, on stderr. */
 static void print_layers(const Net *net, int batch, int steps, double elapsed)

@@ -3,6 +3,7 @@
  * shows that K ranks and one process trained the same weights. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
@@ -79,13 +80,16 @@ int cli_compare(int argc, char **argv)
     } else {
         double worst = 0;
         for (int p = 0; p < a.net->n_params; p++) {
-            const Tensor *x = &a.net->params[p].value, *y = &b.net->params[p].value;
+            /* compare is a named crossing of the boundary: both tensors come to the host */
+            real *x = tensor_to_host(&a.net->params[p].value), *y = tensor_to_host(&b.net->params[p].value);
             double diff = 0, scale = 0;
-            for (size_t k = 0; k < tensor_count(x); k++) {
-                double d = fabs((double)x->data[k] - (double)y->data[k]);
+            for (size_t k = 0; k < tensor_count(&a.net->params[p].value); k++) {
+                double d = fabs((double)x[k] - (double)y[k]);
                 if (!(d <= diff)) diff = d; /* NaN counts as the largest */
-                if (fabs((double)x->data[k]) > scale) scale = fabs((double)x->data[k]);
+                if (fabs((double)x[k]) > scale) scale = fabs((double)x[k]);
             }
+            free(x);
+            free(y);
             double rel = scale > 0 ? diff / scale : diff;
             printf("%-28s max|a-b| %.3g  relative %.3g\n", a.net->params[p].name, diff, rel);
             if (!(rel <= worst)) worst = rel;

@@ -268,11 +268,7 @@ static int measure_throughput(const ScaleConfig *c, double *img_s, Error *err)
     }
     int batch = c->measure_batch;
     net_plan(net, batch);
-    Rng rng;
-    rng_seed(&rng, 1, 0x5ca1e);
-    size_t count = (size_t)batch * net->in_c * net->in_h * net->in_w;
-    for (size_t i = 0; i < count; i++) net->input.data[i] = (real)rng_normal(&rng);
-    for (int i = 0; i < batch; i++) net->labels[i] = (int32_t)rng_below(&rng, (uint32_t)net->classes);
+    net_upload_random_batch(net, batch, 1, 0x5ca1e);
     double t0 = 0;
     for (int s = -2; s < c->measure_steps; s++) {
         if (s == 0) t0 = now_seconds();

@@ -107,27 +107,38 @@ void comm_barrier(const Comm *c)
 #endif
 }
 
-void grad_reducer_init(GradReducer *g, const Comm *c, size_t bucket_bytes, bool plain)
+void grad_reducer_init(GradReducer *g, const Comm *c, Backend *bk, size_t bucket_bytes, bool plain)
 {
     memset(g, 0, sizeof *g);
     g->comm = c;
+    g->bk = bk;
     g->plain = plain;
     g->bucket = bucket_bytes / sizeof(real);
     if (g->bucket < 1024) g->bucket = 1024;
 #ifndef BB_NO_MPI
     if (c && c->size > 1) g->req = xcalloc(GRAD_MAX_BUCKETS, sizeof(MPI_Request), "allreduce requests");
 #endif
+    if (c && c->size > 1) g->written = bk_event_create(bk);
 }
 
 void grad_reducer_free(GradReducer *g)
 {
     free(g->req);
     g->req = NULL;
+    free(g->buf);
+    g->buf = NULL;
+    if (g->written) bk_event_destroy(g->written);
+    g->written = NULL;
 }
 
-void grad_reducer_begin(GradReducer *g, real *buf, size_t n)
+void grad_reducer_begin(GradReducer *g, real *dev, size_t n)
 {
-    g->buf = buf;
+    if (n > g->cap) {
+        free(g->buf);
+        g->buf = xmalloc(n * sizeof *g->buf, "allreduce staging");
+        g->cap = n;
+    }
+    g->dev = dev;
     g->n = n;
     g->sent_from = n;
     g->n_req = 0;
@@ -136,9 +147,12 @@ void grad_reducer_begin(GradReducer *g, real *buf, size_t n)
 }
 
 #ifndef BB_NO_MPI
+/* [from, to) is final in backend memory: stage it on the host and start its allreduce. */
 static void send_bucket(GradReducer *g, size_t from, size_t to)
 {
     MPI_Request *req = g->req;
+    bk_event_wait(g->written);
+    bk_download(g->bk, g->buf + from, g->dev + from, (to - from) * sizeof(real));
     MPI_Iallreduce(MPI_IN_PLACE, g->buf + from, (int)(to - from), MPI_REAL_T, MPI_SUM, MPI_COMM_WORLD,
                    &req[g->n_req++]);
 }
@@ -148,6 +162,7 @@ void grad_reducer_ready(GradReducer *g, size_t from)
 {
 #ifndef BB_NO_MPI
     if (!g->comm || g->comm->size == 1 || g->plain) return;
+    bk_event_record(g->bk, g->written);
     /* Send whole buckets from the end; the remainder waits for more layers. */
     while (g->sent_from >= from + g->bucket) {
         send_bucket(g, g->sent_from - g->bucket, g->sent_from);
@@ -166,13 +181,16 @@ void grad_reducer_finish(GradReducer *g)
 #ifndef BB_NO_MPI
     if (!g->comm || g->comm->size == 1) return;
     if (g->plain) {
+        bk_download(g->bk, g->buf, g->dev, g->n * sizeof(real));
         comm_allreduce_sum_real(g->comm, g->buf, g->n);
-        return;
+    } else {
+        bk_event_record(g->bk, g->written);
+        if (g->sent_from > 0) send_bucket(g, 0, g->sent_from);
+        g->sent_from = 0;
+        MPI_Waitall(g->n_req, g->req, MPI_STATUSES_IGNORE);
+        g->n_req = 0;
     }
-    if (g->sent_from > 0) send_bucket(g, 0, g->sent_from);
-    g->sent_from = 0;
-    MPI_Waitall(g->n_req, g->req, MPI_STATUSES_IGNORE);
-    g->n_req = 0;
+    bk_upload(g->bk, g->dev, g->buf, g->n * sizeof(real));
 #else
     (void)g;
 #endif

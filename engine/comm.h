@@ -8,12 +8,15 @@
  * Gradients are averaged in buckets: as backward finishes layers (from the last to the
  * first), the finished tail of the gradient block is sent with MPI_Iallreduce in buckets
  * of `bucket_bytes`, so communication overlaps the backward pass of earlier layers, as in
- * PyTorch DDP and Horovod. */
+ * PyTorch DDP and Horovod. The gradients live in backend memory: each bucket is
+ * downloaded into a host staging buffer once the backward that wrote it has finished (an
+ * event), reduced there, and the sums are uploaded back in one copy at the end. */
 #ifndef BB_COMM_H
 #define BB_COMM_H
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "backend.h"
 #include "real.h"
 #include "util.h"
 
@@ -38,7 +41,11 @@ void comm_barrier(const Comm *c);
 #define GRAD_MAX_BUCKETS 4096
 typedef struct {
     const Comm *comm;
-    real *buf;
+    Backend *bk;
+    real *dev;              /* the gradients, backend memory */
+    real *buf;              /* host staging of n elements: what MPI reduces */
+    size_t cap;             /* elements allocated in buf */
+    BkEvent *written;       /* recorded after each layer's backward */
     size_t n;               /* elements in buf */
     size_t bucket;          /* elements per bucket */
     size_t sent_from;       /* [sent_from, n) has been handed to MPI */
@@ -47,9 +54,10 @@ typedef struct {
     bool plain;             /* one blocking MPI_Allreduce of the whole buffer instead */
 } GradReducer;
 
-void grad_reducer_init(GradReducer *g, const Comm *c, size_t bucket_bytes, bool plain);
+void grad_reducer_init(GradReducer *g, const Comm *c, Backend *bk, size_t bucket_bytes, bool plain);
 void grad_reducer_free(GradReducer *g);
-void grad_reducer_begin(GradReducer *g, real *buf, size_t n);
+/* dev: n gradients in backend memory, reduced in place. */
+void grad_reducer_begin(GradReducer *g, real *dev, size_t n);
 /* [from, n) is final: start the buckets that are complete. */
 void grad_reducer_ready(GradReducer *g, size_t from);
 /* Everything is final: send the rest and wait for all buckets. */

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backend.h"
 #include "blas_core.h"
 #include "cli.h"
 #include "version.h"
@@ -50,7 +51,8 @@ int main(int argc, char **argv)
 #else
         const char *mpi = "MPI";
 #endif
-        printf("bigbatch %s (%s, %s, OpenBLAS kernels %s)\n", bigbatch_version(), REAL_NAME, mpi, blas_core_name());
+        printf("bigbatch %s (%s, %s, OpenBLAS kernels %s, backend %s)\n", bigbatch_version(), REAL_NAME, mpi,
+               blas_core_name(), backend_name(NULL));
         return 0;
     }
     fprintf(stderr, "bigbatch: unknown command '%s'\n\n", cmd);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rng.h"
 #include "util.h"
 
 const char *param_kind_name(ParamKind k)
@@ -27,7 +28,8 @@ Net *net_create(const char *model, Backend *bk, int in_c, int in_h, int in_w)
     net->in_h = in_h;
     net->in_w = in_w;
     net->loss_layer = -1;
-    rng_seed(&net->dropout_rng, 1, 0xd0);
+    net->dropout_seed = 1;
+    net->loss_result = bk_buffer_alloc(bk, 2 * sizeof(double));
     return net;
 }
 
@@ -45,7 +47,8 @@ void net_destroy(Net *net)
     tensor_free(&net->grad_block);
     tensor_free(&net->input);
     tensor_free(&net->input_grad);
-    free(net->labels);
+    bk_buffer_free(net->labels_buf);
+    bk_buffer_free(net->loss_result);
     free(net->layers);
     free(net->params);
     free(net->buffers);
@@ -85,7 +88,7 @@ int net_add_layer(Net *net, const LayerOps *ops, const char *name, int in0, int 
 int net_add_param(Net *net, int layer, const char *suffix, ParamKind kind, int n, int c, int h,
                   int w, int fan_in, int fan_out, Init init)
 {
-    if (net->param_block.data) {
+    if (net->param_block.buffer) {
         fprintf(stderr, "bigbatch: internal error: parameter added after net_finalize\n");
         abort();
     }
@@ -120,8 +123,8 @@ int net_add_buffer(Net *net, int layer, const char *suffix, int count, real fill
     int idx = net->n_buffers++;
     Buffer *b = &net->buffers[idx];
     snprintf(b->name, sizeof b->name, "%s.%s", net->layers[layer].name, suffix);
-    tensor_alloc(&b->value, 1, count, 1, 1);
-    for (int i = 0; i < count; i++) b->value.data[i] = fill;
+    tensor_alloc(&b->value, net->bk, 1, count, 1, 1);
+    bk_fill(net->bk, (size_t)count, fill, b->value.data);
     Layer *l = &net->layers[layer];
     l->buffer[l->n_buffer++] = idx;
     return idx;
@@ -135,15 +138,14 @@ void net_finalize(Net *net)
         total += (size_t)p->n * p->c * p->h * p->w;
     }
     net->n_weights = total;
-    tensor_alloc(&net->param_block, 1, 1, 1, (int)total);
-    tensor_alloc(&net->grad_block, 1, 1, 1, (int)total);
+    tensor_alloc(&net->param_block, net->bk, 1, 1, 1, (int)total);
+    tensor_alloc(&net->grad_block, net->bk, 1, 1, 1, (int)total);
     size_t off = 0;
     for (int i = 0; i < net->n_params; i++) {
         Param *p = &net->params[i];
-        size_t count = (size_t)p->n * p->c * p->h * p->w;
-        p->value = (Tensor){net->param_block.data + off, p->n, p->c, p->h, p->w, count};
-        p->grad = (Tensor){net->grad_block.data + off, p->n, p->c, p->h, p->w, count};
-        off += count;
+        p->value = tensor_view(&net->param_block, off, p->n, p->c, p->h, p->w);
+        p->grad = tensor_view(&net->grad_block, off, p->n, p->c, p->h, p->w);
+        off += tensor_count(&p->value);
     }
 }
 
@@ -151,17 +153,18 @@ void net_plan(Net *net, int batch_cap)
 {
     if (batch_cap <= net->batch_cap) return;
     tensor_free(&net->input);
-    free(net->labels);
-    tensor_alloc(&net->input, batch_cap, net->in_c, net->in_h, net->in_w);
+    bk_buffer_free(net->labels_buf);
+    tensor_alloc(&net->input, net->bk, batch_cap, net->in_c, net->in_h, net->in_w);
     tensor_free(&net->input_grad);
-    if (net->want_input_grad) tensor_alloc(&net->input_grad, batch_cap, net->in_c, net->in_h, net->in_w);
-    net->labels = xcalloc((size_t)batch_cap, sizeof *net->labels, "labels");
+    if (net->want_input_grad) tensor_alloc(&net->input_grad, net->bk, batch_cap, net->in_c, net->in_h, net->in_w);
+    net->labels_buf = bk_buffer_alloc(net->bk, (size_t)batch_cap * sizeof *net->labels);
+    net->labels = bk_buffer_address(net->labels_buf);
     for (int i = 0; i < net->n_layers; i++) {
         Layer *l = &net->layers[i];
         tensor_free(&l->out);
         tensor_free(&l->dout);
-        tensor_alloc(&l->out, batch_cap, l->c, l->h, l->w);
-        tensor_alloc(&l->dout, batch_cap, l->c, l->h, l->w);
+        tensor_alloc(&l->out, net->bk, batch_cap, l->c, l->h, l->w);
+        tensor_alloc(&l->dout, net->bk, batch_cap, l->c, l->h, l->w);
         if (l->ops->plan) l->ops->plan(l, net, batch_cap);
     }
     net->batch_cap = batch_cap;
@@ -169,34 +172,60 @@ void net_plan(Net *net, int batch_cap)
 
 static double init_fan_bound(const Param *p) { return p->fan_in > 0 ? 1.0 / sqrt((double)p->fan_in) : 0; }
 
-void net_init_params(Net *net, uint64_t seed)
+/* Drawn on the host from one stream per parameter, then uploaded. */
+static void init_param(const Param *p, uint64_t seed, int i, real *v)
 {
-    for (int i = 0; i < net->n_params; i++) {
-        Param *p = &net->params[i];
-        Rng rng;
-        rng_seed(&rng, seed, 1000 + (uint64_t)i); /* one stream per parameter */
-        size_t count = tensor_count(&p->value);
-        real *v = p->value.data;
-        for (size_t j = 0; j < count; j++) {
-            switch (p->init.kind) {
-            case INIT_ZERO: v[j] = 0; break;
-            case INIT_ONE: v[j] = 1; break;
-            case INIT_CONSTANT: v[j] = (real)p->init.a; break;
-            case INIT_GAUSSIAN: v[j] = (real)(p->init.a * rng_normal(&rng)); break;
-            case INIT_KAIMING_NORMAL:
-                v[j] = (real)(sqrt(2.0 / (double)p->fan_out) * rng_normal(&rng));
-                break;
-            case INIT_HE_GAUSSIAN:
-                v[j] = (real)(sqrt(2.0 / (double)p->fan_in) * rng_normal(&rng));
-                break;
-            case INIT_TORCH_DEFAULT: {
-                double b = init_fan_bound(p);
-                v[j] = (real)((2 * rng_uniform(&rng) - 1) * b);
-                break;
-            }
-            }
+    Rng rng;
+    rng_seed(&rng, seed, 1000 + (uint64_t)i); /* one stream per parameter */
+    size_t count = tensor_count(&p->value);
+    for (size_t j = 0; j < count; j++) {
+        switch (p->init.kind) {
+        case INIT_ZERO: v[j] = 0; break;
+        case INIT_ONE: v[j] = 1; break;
+        case INIT_CONSTANT: v[j] = (real)p->init.a; break;
+        case INIT_GAUSSIAN: v[j] = (real)(p->init.a * rng_normal(&rng)); break;
+        case INIT_KAIMING_NORMAL: v[j] = (real)(sqrt(2.0 / (double)p->fan_out) * rng_normal(&rng)); break;
+        case INIT_HE_GAUSSIAN: v[j] = (real)(sqrt(2.0 / (double)p->fan_in) * rng_normal(&rng)); break;
+        case INIT_TORCH_DEFAULT: v[j] = (real)((2 * rng_uniform(&rng) - 1) * init_fan_bound(p)); break;
         }
     }
+}
+
+void net_init_params(Net *net, uint64_t seed)
+{
+    size_t largest = 1;
+    for (int i = 0; i < net->n_params; i++)
+        if (tensor_count(&net->params[i].value) > largest) largest = tensor_count(&net->params[i].value);
+    real *host = xmalloc(largest * sizeof *host, "parameter initialisation");
+    for (int i = 0; i < net->n_params; i++) {
+        init_param(&net->params[i], seed, i, host);
+        tensor_upload(&net->params[i].value, host);
+    }
+    free(host);
+}
+
+void net_upload_batch(Net *net, int n, const real *images, const int32_t *labels)
+{
+    if (n > net->batch_cap) {
+        fprintf(stderr, "bigbatch: internal error: batch %d above the planned %d\n", n, net->batch_cap);
+        abort();
+    }
+    bk_upload(net->bk, net->input.data, images, (size_t)n * tensor_per_item(&net->input) * sizeof(real));
+    bk_upload(net->bk, net->labels, labels, (size_t)n * sizeof *labels);
+}
+
+void net_upload_random_batch(Net *net, int n, uint64_t seed, uint64_t stream)
+{
+    Rng rng;
+    rng_seed(&rng, seed, stream);
+    size_t count = (size_t)n * tensor_per_item(&net->input);
+    real *images = xmalloc((count ? count : 1) * sizeof *images, "synthetic batch");
+    int32_t *labels = xmalloc((size_t)(n ? n : 1) * sizeof *labels, "synthetic batch");
+    for (size_t i = 0; i < count; i++) images[i] = (real)rng_normal(&rng);
+    for (int i = 0; i < n; i++) labels[i] = (int32_t)rng_below(&rng, (uint32_t)net->classes);
+    net_upload_batch(net, n, images, labels);
+    free(images);
+    free(labels);
 }
 
 Tensor *net_layer_input(Net *net, Layer *l, int k)
@@ -224,6 +253,12 @@ double net_forward(Net *net, int n, bool train)
         double t = net->profile ? now_seconds() : 0;
         l->ops->forward(l, net, n, train);
         if (net->profile) l->fwd_seconds += now_seconds() - t;
+    }
+    if (net->loss_layer >= 0) {
+        double result[2];
+        bk_download(net->bk, result, bk_buffer_address(net->loss_result), sizeof result);
+        net->loss = result[0];
+        net->correct = (int)result[1];
     }
     return net->loss;
 }

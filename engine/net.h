@@ -9,14 +9,12 @@
 #include <stdint.h>
 
 #include "backend.h"
-#include "rng.h"
+#include "param_kind.h"
 #include "tensor.h"
 
 #define NET_INPUT (-1) /* the layer reads the net's input batch */
 #define NO_INPUT (-2)  /* unused second input */
 
-typedef enum { PARAM_WEIGHT, PARAM_BIAS, PARAM_BN_SCALE, PARAM_BN_SHIFT } ParamKind;
-const char *param_kind_name(ParamKind k);
 
 typedef enum {
     INIT_ZERO,
@@ -90,12 +88,16 @@ struct Net {
     int n_buffers, cap_buffers;
     Tensor param_block, grad_block; /* own the parameter and gradient memory */
     size_t n_weights;               /* total parameter count */
-    Tensor input;                   /* the batch, NCHW */
+    Tensor input;                   /* the batch, NCHW (filled by net_upload_batch) */
     bool want_input_grad;           /* set before net_plan: gradient checks need d loss/d input */
     Tensor input_grad;
-    int32_t *labels;
+    int32_t *labels;                /* backend memory, batch_cap labels */
+    BkBuffer *labels_buf;
+    BkBuffer *loss_result;          /* backend memory: the loss layer's mean loss and hits */
     int batch_cap;
-    Rng dropout_rng;
+    /* Dropout masks are Philox streams of (seed, step, layer, element); first_image places
+     * this forward's images within the step's whole batch (micro-batches, ranks). */
+    uint64_t dropout_seed, step, first_image;
     real label_smoothing;
     real loss_scale;                /* gradient scale of the mean loss; 0 = 1/n */
     double loss;                    /* of the last forward */
@@ -136,7 +138,12 @@ void net_plan(Net *net, int batch_cap);
 /* Fills every parameter from its Init with streams derived from seed. */
 void net_init_params(Net *net, uint64_t seed);
 
-/* Forward over n images in net->input with net->labels; returns the mean loss. */
+/* The batch's one crossing of the boundary: n images (NCHW, host) and their labels. */
+void net_upload_batch(Net *net, int n, const real *images, const int32_t *labels);
+/* A synthetic batch (normal inputs, uniform labels) from the stream (seed, stream). */
+void net_upload_random_batch(Net *net, int n, uint64_t seed, uint64_t stream);
+/* Forward over n images in net->input with net->labels; returns the mean loss (downloaded
+ * with net->correct). */
 double net_forward(Net *net, int n, bool train);
 /* Backward of the last forward; ADDS into net->grad_block (zero it per step with
  * net_zero_grad; not zeroing accumulates micro-batches). */

@@ -7,11 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void sgd_update(Optimizer *opt, Net *net, double lr);
-void lars_update(Optimizer *opt, Net *net, double lr);
-void adamw_update(Optimizer *opt, Net *net, double lr);
-void lamb_update(Optimizer *opt, Net *net, double lr);
-
 void opt_config_defaults(OptConfig *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -140,26 +135,65 @@ int optimizer_apply_preset(OptConfig *cfg, const char *variant, char *what_it_se
     return 0;
 }
 
-bool optimizer_excluded(const OptConfig *c, const Param *p)
+/* The parameter list the backend updates: the net's views and the optimizer's slots. */
+static void optimizer_list(Optimizer *opt, const Net *net, size_t largest)
 {
-    return (c->lars_exclude & OPT_EXCLUDE_KIND(p->kind)) != 0;
+    BkParamList *l = &opt->list;
+    size_t n = (size_t)(net->n_params ? net->n_params : 1);
+    l->n = net->n_params;
+    l->w = xcalloc(n, sizeof *l->w, "parameter list");
+    l->g = xcalloc(n, sizeof *l->g, "parameter list");
+    for (int s = 0; s < 2; s++) l->slot[s] = xcalloc(n, sizeof *l->slot[s], "parameter list");
+    l->count = xcalloc(n, sizeof *l->count, "parameter list");
+    l->kind = xcalloc(n, sizeof *l->kind, "parameter list");
+    for (int p = 0; p < net->n_params; p++) {
+        const Param *pr = &net->params[p];
+        l->w[p] = pr->value.data;
+        l->g[p] = pr->grad.data;
+        l->count[p] = tensor_count(&pr->value);
+        l->kind[p] = (unsigned char)pr->kind;
+        for (int s = 0; s < opt->n_slots; s++) l->slot[s][p] = optimizer_slot(opt, p, s)->data;
+    }
+    tensor_alloc(&opt->scratch, net->bk, 1, 1, 1, (int)largest);
+    l->scratch = opt->scratch.data;
+    opt->norms = bk_buffer_alloc(net->bk, 2 * n * sizeof(double));
+    opt->stats_dev = bk_buffer_alloc(net->bk, n * sizeof(OptStats));
+}
+
+static Optimizer *optimizer_alloc(const OptConfig *cfg, const Net *net, int n_slots, const char *const *slot_names)
+{
+    Optimizer *opt = xcalloc(1, sizeof *opt, "optimizer");
+    opt->cfg = *cfg;
+    opt->n_params = net->n_params;
+    opt->n_slots = n_slots;
+    opt->slot_names[0] = slot_names[0];
+    opt->slot_names[1] = slot_names[1];
+    opt->slots = xcalloc((size_t)net->n_params * (opt->n_slots ? opt->n_slots : 1), sizeof *opt->slots,
+                         "optimizer slots");
+    opt->stats = xcalloc((size_t)(net->n_params ? net->n_params : 1), sizeof *opt->stats, "optimizer stats");
+    size_t largest = 1;
+    for (int p = 0; p < net->n_params; p++) {
+        const Param *pr = &net->params[p];
+        if (tensor_count(&pr->value) > largest) largest = tensor_count(&pr->value);
+        for (int s = 0; s < opt->n_slots; s++)
+            tensor_alloc(optimizer_slot(opt, p, s), net->bk, pr->n, pr->c, pr->h, pr->w);
+    }
+    optimizer_list(opt, net, largest);
+    return opt;
 }
 
 Optimizer *optimizer_create(const OptConfig *cfg, const Net *net, Error *err)
 {
-    void (*update)(Optimizer *, Net *, double) = NULL;
     int n_slots = 0;
     const char *slot_names[2] = {"momentum_buffer", NULL};
     bool lars = strcmp(cfg->name, "lars") == 0 || strcmp(cfg->name, "larc") == 0;
     if (strcmp(cfg->name, "sgd") == 0 || lars) {
-        update = lars ? lars_update : sgd_update;
         n_slots = cfg->momentum > 0 ? 1 : 0;
         if (cfg->nesterov && (cfg->momentum <= 0 || cfg->dampening != 0)) {
             error_set(err, "--nesterov needs --momentum > 0 and zero dampening");
             return NULL;
         }
     } else if (strcmp(cfg->name, "adamw") == 0 || strcmp(cfg->name, "lamb") == 0) {
-        update = cfg->name[0] == 'a' ? adamw_update : lamb_update;
         n_slots = 2;
         slot_names[0] = "exp_avg";
         slot_names[1] = "exp_avg_sq";
@@ -192,25 +226,7 @@ Optimizer *optimizer_create(const OptConfig *cfg, const Net *net, Error *err)
             return NULL;
         }
     }
-    Optimizer *opt = xcalloc(1, sizeof *opt, "optimizer");
-    opt->cfg = *cfg;
-    opt->update = update;
-    opt->n_params = net->n_params;
-    opt->n_slots = n_slots;
-    opt->slot_names[0] = slot_names[0];
-    opt->slot_names[1] = slot_names[1];
-    opt->slots = xcalloc((size_t)net->n_params * (opt->n_slots ? opt->n_slots : 1), sizeof *opt->slots,
-                         "optimizer slots");
-    opt->stats = xcalloc((size_t)(net->n_params ? net->n_params : 1), sizeof *opt->stats, "optimizer stats");
-    int largest = 1;
-    for (int p = 0; p < net->n_params; p++) {
-        const Param *pr = &net->params[p];
-        if ((int)tensor_count(&pr->value) > largest) largest = (int)tensor_count(&pr->value);
-        for (int s = 0; s < opt->n_slots; s++)
-            tensor_alloc(optimizer_slot(opt, p, s), pr->n, pr->c, pr->h, pr->w);
-    }
-    tensor_alloc(&opt->scratch, 1, 1, 1, largest);
-    return opt;
+    return optimizer_alloc(cfg, net, n_slots, slot_names);
 }
 
 void optimizer_destroy(Optimizer *opt)
@@ -220,33 +236,35 @@ void optimizer_destroy(Optimizer *opt)
     free(opt->slots);
     free(opt->stats);
     tensor_free(&opt->scratch);
+    if (opt->norms) bk_buffer_free(opt->norms);
+    if (opt->stats_dev) bk_buffer_free(opt->stats_dev);
+    BkParamList *l = &opt->list;
+    free(l->w);
+    free(l->g);
+    free(l->slot[0]);
+    free(l->slot[1]);
+    free(l->count);
+    free(l->kind);
     free(opt);
+}
+
+/* LARS/LARC and LAMB read the norms every step; the others only for statistics. */
+static bool needs_norms(const OptConfig *c)
+{
+    return !strcmp(c->name, "lars") || !strcmp(c->name, "larc") || !strcmp(c->name, "lamb");
 }
 
 void optimizer_step(Optimizer *opt, Net *net, double lr)
 {
-    opt->update(opt, net, lr);
+    Backend *bk = net->bk;
+    double *norms = NULL;
+    if (opt->collect_stats || needs_norms(&opt->cfg)) {
+        norms = bk_buffer_address(opt->norms);
+        bk_param_norms(bk, &opt->list, norms);
+    }
+    OptStats *stats = opt->collect_stats ? bk_buffer_address(opt->stats_dev) : NULL;
+    bk_optimizer_update(bk, &opt->cfg, &opt->list, lr, opt->updates, norms, stats);
+    /* the step's one download, and only on a step that logs statistics */
+    if (stats) bk_download(bk, opt->stats, stats, (size_t)opt->n_params * sizeof *opt->stats);
     opt->updates++;
-}
-
-void optimizer_stats_before(Optimizer *opt, Backend *bk, int p, const Param *pr)
-{
-    (void)p;
-    if (opt->collect_stats) bk_copy(bk, tensor_count(&pr->value), pr->value.data, opt->scratch.data);
-}
-
-void optimizer_stats_after(Optimizer *opt, Backend *bk, int p, const Param *pr, double w_norm,
-                           double g_norm, double local_rate, double eff_rate)
-{
-    if (!opt->collect_stats) return;
-    size_t count = tensor_count(&pr->value);
-    /* scratch = w_before - w_after */
-    bk_axpy(bk, count, (real)-1, pr->value.data, opt->scratch.data);
-    double u = sqrt(bk_sum_squares(bk, count, opt->scratch.data));
-    OptStats *s = &opt->stats[p];
-    s->w_norm = w_norm;
-    s->g_norm = g_norm;
-    s->local_rate = local_rate;
-    s->eff_rate = eff_rate;
-    s->update_ratio = w_norm > 0 ? u / w_norm : 0;
 }

@@ -1,8 +1,11 @@
 /* The training loop. One iteration has visible stages: assemble the batch,
  * forward, backward, reduce gradients (a no-op in one process; micro-batch
  * accumulation and MPI allreduce belong here), update. Shuffling, augmentation
- * and dropout draw from generators seeded by (seed, epoch) and (seed, step), so a
- * run resumed from a checkpoint repeats an uninterrupted one exactly. */
+ * draw from generators seeded by (seed, epoch) and (seed, step), and dropout masks are
+ * Philox streams of (seed, step, layer, element), so a run resumed from a checkpoint
+ * repeats an uninterrupted one exactly. Tensors live in backend memory: a batch is
+ * assembled on the host in one staging buffer and uploaded; parameters and BN buffers
+ * are broadcast through host copies. */
 #include "train.h"
 
 #include <math.h>
@@ -51,12 +54,16 @@ typedef struct {
     const Comm *comm;
     GradReducer reducer;
     size_t *ready_from;  /* per layer: the gradients from here to the end are final after it */
+    real *stage_images;  /* host staging of one (micro-)batch, net_upload_batch's input */
+    int32_t *stage_labels;
 } Run;
 
 static void run_free(Run *r)
 {
     grad_reducer_free(&r->reducer);
     free(r->ready_from);
+    free(r->stage_images);
+    free(r->stage_labels);
     tensor_free(&r->grad_before);
     optimizer_destroy(r->opt);
     net_destroy(r->net);
@@ -65,12 +72,28 @@ static void run_free(Run *r)
     free(r->order);
 }
 
+/* Rank 0's values of t on every rank, through a host copy. */
+static void bcast_tensor(const Comm *comm, Tensor *t)
+{
+    if (comm->size == 1) return;
+    real *host = tensor_to_host(t);
+    comm_bcast_real(comm, host, tensor_count(t), 0);
+    tensor_upload(t, host);
+    free(host);
+}
+
 /* BN running statistics differ between ranks (each sees its own images); evaluation and
  * checkpoints use rank 0's, as PyTorch DDP broadcasts buffers. */
 static void share_buffers(Run *r)
 {
-    for (int b = 0; b < r->net->n_buffers; b++)
-        comm_bcast_real(r->comm, r->net->buffers[b].value.data, tensor_count(&r->net->buffers[b].value), 0);
+    for (int b = 0; b < r->net->n_buffers; b++) bcast_tensor(r->comm, &r->net->buffers[b].value);
+}
+
+/* Assembles n images of set (idx) on the host and uploads them with their labels. */
+static void load_batch(Run *r, const ImageSet *set, const uint32_t *idx, int n, const Augment *aug, Rng *rng)
+{
+    batch_assemble(set, idx, n, r->ds.mean, r->ds.std, aug, rng, r->stage_images, r->stage_labels);
+    net_upload_batch(r->net, n, r->stage_images, r->stage_labels);
 }
 
 /* Evaluates on the whole test set in inference mode; each rank takes a contiguous shard. */
@@ -84,7 +107,7 @@ static void evaluate(Run *r, int eval_batch, uint32_t *idx, double *loss, double
     for (int start = first; start < end; start += eval_batch) {
         int n = end - start < eval_batch ? end - start : eval_batch;
         for (int i = 0; i < n; i++) idx[i] = (uint32_t)(start + i);
-        batch_assemble(set, idx, n, r->ds.mean, r->ds.std, &r->centre, NULL, r->net->input.data, r->net->labels);
+        load_batch(r, set, idx, n, &r->centre, NULL);
         sums[0] += net_forward(r->net, n, false) * n;
         sums[1] += r->net->correct;
     }
@@ -154,12 +177,13 @@ static double train_step(Run *r, const TrainConfig *cfg, const uint32_t *idx, lo
     double sums[4] = {0, 0, 0, *stop}; /* loss x images, hits, micro-batch |g|^2, stop */
     bool finite = true;
     for (int j = 0; j < parts; j++) {
-        /* Dropout draws per micro-batch of the global batch: K ranks draw as K emulated workers. */
-        rng_seed(&net->dropout_rng, cfg->seed,
-                 0xd00000000ULL + (uint64_t)step * 0x10000ULL + (uint64_t)(first / m + j));
+        /* Dropout masks follow each image's place in the global batch: K ranks or K
+         * micro-batches draw what one process with the whole batch draws. */
+        net->dropout_seed = cfg->seed;
+        net->step = (uint64_t)step;
+        net->first_image = (uint64_t)(first + j * m);
         /* stage 1: data (augmentation draws continue across micro-batches) */
-        batch_assemble(&r->ds.train, idx + first + (size_t)j * m, m, r->ds.mean, r->ds.std,
-                       r->use_aug ? &r->aug : &r->centre, &aug_rng, net->input.data, net->labels);
+        load_batch(r, &r->ds.train, idx + first + (size_t)j * m, m, r->use_aug ? &r->aug : &r->centre, &aug_rng);
         /* stage 2-3: forward and backward, accumulating into the gradient */
         double loss = net_forward(net, m, true);
         sums[1] += net->correct;
@@ -338,7 +362,10 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
     }
     const int micro = cfg->micro_batch > 0 ? cfg->micro_batch : cfg->batch / r.comm->size;
     net_plan(r.net, micro > cfg->eval_batch ? micro : cfg->eval_batch);
-    grad_reducer_init(&r.reducer, r.comm, (size_t)(cfg->bucket_mb * 1e6), cfg->plain_allreduce);
+    grad_reducer_init(&r.reducer, r.comm, r.bk, (size_t)(cfg->bucket_mb * 1e6), cfg->plain_allreduce);
+    size_t staged = (size_t)r.net->batch_cap;
+    r.stage_images = xmalloc(staged * tensor_per_item(&r.net->input) * sizeof *r.stage_images, "batch staging");
+    r.stage_labels = xmalloc(staged * sizeof *r.stage_labels, "batch staging");
     if (cfg->sync_bn && r.comm->size > 1) {
         r.net->bn_allreduce = bn_allreduce;
         r.net->bn_allreduce_ctx = (void *)r.comm;
@@ -356,7 +383,7 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
         }
     }
     noise_scale_init(&r.noise, 0.95);
-    if (cfg->noise_scale) tensor_alloc(&r.grad_before, 1, 1, 1, (int)r.net->n_weights);
+    if (cfg->noise_scale) tensor_alloc(&r.grad_before, r.bk, 1, 1, 1, (int)r.net->n_weights);
     r.order = xmalloc(sizeof *r.order * (size_t)r.ds.train.count, "order");
     uint32_t *eval_idx = xmalloc(sizeof *eval_idx * (size_t)cfg->eval_batch, "eval indices");
 
@@ -380,7 +407,7 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
     snprintf(pos.optimizer, sizeof pos.optimizer, "%.15s", cfg->opt.name);
     /* Every rank starts from rank 0's weights (the same seed gives the same, but a rank
      * must never train a model of its own). */
-    comm_bcast_real(r.comm, r.net->param_block.data, r.net->n_weights, 0);
+    bcast_tensor(r.comm, &r.net->param_block);
     share_buffers(&r);
 
     char summary[256];

@@ -75,13 +75,19 @@ static Model make(const char *name, int classes, uint64_t seed)
     cr_assert_eq(m.opt->n_slots, 1);
     for (int p = 0; p < m.net->n_params; p++) {
         Tensor *t = optimizer_slot(m.opt, p, 0);
+        real *v = tensor_to_host(t);
         for (size_t i = 0; i < tensor_count(t); i++)
-            t->data[i] = (real)((double)seed * 1e-3 + p * 0.37 + (double)i * 1.0e-4 - 0.5);
+            v[i] = (real)((double)seed * 1e-3 + p * 0.37 + (double)i * 1.0e-4 - 0.5);
+        tensor_upload(t, v);
+        free(v);
     }
     for (int b = 0; b < m.net->n_buffers; b++) {
         Tensor *t = &m.net->buffers[b].value;
+        real *v = tensor_to_host(t);
         for (size_t i = 0; i < tensor_count(t); i++)
-            t->data[i] = (real)((double)seed * 1e-2 + b * 1.3 + (double)i * 0.01 + 0.25);
+            v[i] = (real)((double)seed * 1e-2 + b * 1.3 + (double)i * 0.01 + 0.25);
+        tensor_upload(t, v);
+        free(v);
     }
     m.opt->updates = (long)seed * 10 + 7;
     return m;
@@ -104,21 +110,26 @@ static TrainPosition position(void)
     return pos;
 }
 
+/* 1 when x and y hold the same bits (both downloaded). */
+static int same_tensor(const Tensor *x, const Tensor *y)
+{
+    if (tensor_count(x) != tensor_count(y)) return 0;
+    real *a = tensor_to_host(x), *b = tensor_to_host(y);
+    int same = memcmp(a, b, tensor_count(x) * sizeof(real)) == 0;
+    free(a);
+    free(b);
+    return same;
+}
+
 /* 1 when every parameter, buffer and slot of a and b holds the same bits. */
 static int same_state(const Model *a, const Model *b)
 {
     if (a->net->n_weights != b->net->n_weights) return 0;
-    if (memcmp(a->net->param_block.data, b->net->param_block.data,
-               a->net->n_weights * sizeof(real)) != 0)
-        return 0;
+    if (!same_tensor(&a->net->param_block, &b->net->param_block)) return 0;
     for (int i = 0; i < a->net->n_buffers; i++)
-        if (memcmp(a->net->buffers[i].value.data, b->net->buffers[i].value.data,
-                   tensor_count(&a->net->buffers[i].value) * sizeof(real)) != 0)
-            return 0;
-    for (int p = 0; p < a->net->n_params; p++) {
-        Tensor *x = optimizer_slot(a->opt, p, 0), *y = optimizer_slot(b->opt, p, 0);
-        if (memcmp(x->data, y->data, tensor_count(x) * sizeof(real)) != 0) return 0;
-    }
+        if (!same_tensor(&a->net->buffers[i].value, &b->net->buffers[i].value)) return 0;
+    for (int p = 0; p < a->net->n_params; p++)
+        if (!same_tensor(optimizer_slot(a->opt, p, 0), optimizer_slot(b->opt, p, 0))) return 0;
     return 1;
 }
 
@@ -320,13 +331,15 @@ Test(checkpoint, safetensors_layout_and_pytorch_shapes)
         cJSON_GetObjectItemCaseSensitive(root, "fc1.weight"), "data_offsets");
     size_t begin = (size_t)cJSON_GetArrayItem(o, 0)->valuedouble;
     const Param *p = &m.net->params[net_find_param(m.net, "fc1.weight")];
+    real *value = tensor_to_host(&p->value);
     for (size_t i = 0; i < tensor_count(&p->value); i += 997) {
         const unsigned char *q = buf + 8 + n + begin + 4 * i;
         uint32_t u = (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 | (uint32_t)q[3] << 24;
         float f;
         memcpy(&f, &u, 4);
-        cr_assert_eq(f, (float)p->value.data[i], "fc1.weight[%zu]", i);
+        cr_assert_eq(f, (float)value[i], "fc1.weight[%zu]", i);
     }
+    free(value);
     cJSON_Delete(root);
     free(buf);
     drop(&m);

@@ -10,6 +10,8 @@
 
 #include "../engine/models.h"
 #include "../engine/net.h"
+#include "../engine/rng.h"
+#include "tensor_access.h"
 
 typedef void (*BuildFn)(Net *net);
 
@@ -17,24 +19,27 @@ static const Init GAUSS = {INIT_GAUSSIAN, 0.5};
 
 static double loss_at(Net *net, int n)
 {
-    rng_seed(&net->dropout_rng, 7, 7); /* same dropout mask for every evaluation */
+    net->dropout_seed = 7; /* same dropout mask for every evaluation */
+    net->step = 7;
+    net->first_image = 0;
     return net_forward(net, n, true);
 }
 
 /* Compares analytic and numeric derivatives for up to `samples` entries of x. */
-static int check_tensor(Net *net, int n, real *x, const real *analytic, size_t count,
-                        const char *what, int samples)
+static int check_tensor(Net *net, int n, Tensor *x, const Tensor *grad, const char *what, int samples)
 {
     const double eps = 1e-6;
+    const size_t count = tensor_count(x);
+    real *analytic = tensor_to_host(grad);
     int bad = 0;
     size_t stride = count > (size_t)samples ? count / (size_t)samples : 1;
     for (size_t j = (stride > 1 ? stride / 2 : 0); j < count; j += stride) {
-        double saved = x[j];
-        x[j] = saved + eps;
+        real saved = tensor_get(x, j);
+        tensor_set(x, j, (real)(saved + eps));
         double lp = loss_at(net, n);
-        x[j] = saved - eps;
+        tensor_set(x, j, (real)(saved - eps));
         double lm = loss_at(net, n);
-        x[j] = saved;
+        tensor_set(x, j, saved);
         double numeric = (lp - lm) / (2 * eps), a = analytic[j];
         double scale = fmax(1e-3, fmax(fabs(a), fabs(numeric)));
         if (fabs(a - numeric) / scale > 1e-5) {
@@ -43,7 +48,18 @@ static int check_tensor(Net *net, int n, real *x, const real *analytic, size_t c
             bad++;
         }
     }
+    free(analytic);
     return bad;
+}
+
+/* Normal values for t, from rng. */
+static void fill_normal(Tensor *t, Rng *rng, double scale)
+{
+    size_t count = tensor_count(t);
+    real *v = malloc(count * sizeof *v);
+    for (size_t i = 0; i < count; i++) v[i] = (real)(scale * rng_normal(rng));
+    tensor_set_all(t, v, count);
+    free(v);
 }
 
 static void run_check(int c, int h, int w, int n, BuildFn build)
@@ -56,21 +72,23 @@ static void run_check(int c, int h, int w, int n, BuildFn build)
      * are all exercised with non-trivial values. */
     Rng rng;
     rng_seed(&rng, 42, 1);
-    for (size_t i = 0; i < net->n_weights; i++) net->param_block.data[i] = (real)(0.5 * rng_normal(&rng));
+    fill_normal(&net->param_block, &rng, 0.5);
     net->want_input_grad = true;
     net_plan(net, n);
-    for (size_t i = 0; i < tensor_count(&net->input); i++) net->input.data[i] = (real)rng_normal(&rng);
-    for (int i = 0; i < n; i++) net->labels[i] = (int32_t)rng_below(&rng, (uint32_t)net->classes);
+    fill_normal(&net->input, &rng, 1);
+    int32_t labels[16];
+    for (int i = 0; i < n; i++) labels[i] = (int32_t)rng_below(&rng, (uint32_t)net->classes);
+    labels_set(bk, net->labels, labels, n);
 
     net_zero_grad(net);
     loss_at(net, n);
     net_backward(net, n);
 
-    int bad = check_tensor(net, n, net->input.data, net->input_grad.data, tensor_count(&net->input),
-                           "input", 60);
+    tensor_set_batch(&net->input_grad, n);
+    int bad = check_tensor(net, n, &net->input, &net->input_grad, "input", 60);
     for (int p = 0; p < net->n_params; p++) {
         Param *pr = &net->params[p];
-        bad += check_tensor(net, n, pr->value.data, pr->grad.data, tensor_count(&pr->value), pr->name, 40);
+        bad += check_tensor(net, n, &pr->value, &pr->grad, pr->name, 40);
     }
     cr_expect_eq(bad, 0, "%d derivatives disagree with finite differences", bad);
     net_destroy(net);
@@ -149,15 +167,17 @@ Test(known_answer, batchnorm_eval_uses_running_stats)
     net_finalize(net);
     net->want_input_grad = true;
     net_plan(net, 1);
-    real *rm = net->buffers[0].value.data, *rv = net->buffers[1].value.data;
-    rm[0] = 1; rm[1] = -2; rv[0] = 4; rv[1] = 0.25;
-    net->params[0].value.data[0] = 3; net->params[0].value.data[1] = 1;  /* gamma */
-    net->params[1].value.data[0] = 0.5; net->params[1].value.data[1] = 0; /* beta */
-    real in[4] = {3, 5, -2, -1.5};
-    for (int i = 0; i < 4; i++) net->input.data[i] = in[i];
-    net->labels[0] = 0;
+    const real rm[2] = {1, -2}, rv[2] = {4, 0.25}, gamma[2] = {3, 1}, beta[2] = {0.5, 0};
+    tensor_set_all(&net->buffers[0].value, rm, 2);
+    tensor_set_all(&net->buffers[1].value, rv, 2);
+    tensor_set_all(&net->params[0].value, gamma, 2);
+    tensor_set_all(&net->params[1].value, beta, 2);
+    const real in[4] = {3, 5, -2, -1.5};
+    const int32_t label[1] = {0};
+    net_upload_batch(net, 1, in, label);
     net_forward(net, 1, false);
-    const real *y = net->layers[bn].out.data;
+    real y[4];
+    tensor_download(&net->layers[bn].out, y);
     cr_expect(fabs(y[0] - (3 * (3 - 1) / 2.0 + 0.5)) < 1e-12);
     cr_expect(fabs(y[1] - (3 * (5 - 1) / 2.0 + 0.5)) < 1e-12);
     cr_expect(fabs(y[2] - (1 * (-2 + 2) / 0.5)) < 1e-12);
@@ -176,12 +196,12 @@ Test(known_answer, batchnorm_running_update)
     net_finalize(net);
     net->want_input_grad = true;
     net_plan(net, 2);
-    real in[4] = {1, 2, 3, 6}; /* mean 3, biased var 3.5, unbiased 14/3 */
-    for (int i = 0; i < 4; i++) net->input.data[i] = in[i];
-    net->labels[0] = net->labels[1] = 0;
+    const real in[4] = {1, 2, 3, 6}; /* mean 3, biased var 3.5, unbiased 14/3 */
+    const int32_t labels[2] = {0, 0};
+    net_upload_batch(net, 2, in, labels);
     net_forward(net, 2, true);
-    cr_expect(fabs(net->buffers[0].value.data[0] - 0.3) < 1e-12);
-    cr_expect(fabs(net->buffers[1].value.data[0] - (0.9 + 0.1 * 14.0 / 3.0)) < 1e-12);
+    cr_expect(fabs(tensor_get(&net->buffers[0].value, 0) - 0.3) < 1e-12);
+    cr_expect(fabs(tensor_get(&net->buffers[1].value, 0) - (0.9 + 0.1 * 14.0 / 3.0)) < 1e-12);
     net_destroy(net);
     backend_destroy(bk);
 }

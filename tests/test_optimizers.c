@@ -17,6 +17,7 @@
 #include "../engine/net.h"
 #include "../engine/optimizer.h"
 #include "reference_fixture.c"
+#include "tensor_access.h"
 
 #define TOL 1e-5
 #define STEPS 10
@@ -106,7 +107,7 @@ static void run_case(const char *case_name)
         size_t count = tensor_count(&pr->value);
         snprintf(name, sizeof name, "init.%s", pr->name);
         const FxTensor *t = get(&fx, name, count);
-        for (size_t i = 0; i < count; i++) pr->value.data[i] = (real)t->f32[i];
+        upload_f32(&pr->value, t->f32, count);
     }
     double worst = 0;
     for (int s = 0; s < STEPS; s++) {
@@ -115,7 +116,7 @@ static void run_case(const char *case_name)
             size_t count = tensor_count(&pr->value);
             snprintf(name, sizeof name, "grad.%d.%s", s, pr->name);
             const FxTensor *t = get(&fx, name, count);
-            for (size_t i = 0; i < count; i++) pr->grad.data[i] = (real)t->f32[i];
+            upload_f32(&pr->grad, t->f32, count);
         }
         optimizer_step(opt, net, lrs->f32[s]);
         for (int p = 0; p < net->n_params; p++) {
@@ -124,11 +125,13 @@ static void run_case(const char *case_name)
             snprintf(name, sizeof name, "want.%d.%s", s, pr->name);
             const FxTensor *t = get(&fx, name, count);
             double max_want = 0, max_diff = 0;
+            real *got = tensor_to_host(&pr->value);
             for (size_t i = 0; i < count; i++) {
-                double d = fabs((double)pr->value.data[i] - (double)t->f32[i]);
+                double d = fabs((double)got[i] - (double)t->f32[i]);
                 if (!(d <= max_diff)) max_diff = d; /* NaN propagates */
                 if (fabs((double)t->f32[i]) > max_want) max_want = fabs((double)t->f32[i]);
             }
+            free(got);
             double rel = max_want > 0 ? max_diff / max_want : max_diff;
             if (!(rel <= worst)) worst = rel;
             cr_expect(rel <= TOL, "%s step %d %s: max rel diff %.3g > %g", case_name, s, pr->name, rel, TOL);
@@ -242,10 +245,10 @@ Test(optimizer_config, sgd_decoupled_weight_decay)
     Optimizer *o = optimizer_create(&c, net, &err);
     cr_assert_not_null(o, "%s", err.msg);
     Param *pr = &net->params[0];
-    pr->value.data[0] = 2;
-    pr->grad.data[0] = 1;
+    tensor_set(&pr->value, 0, 2);
+    tensor_set(&pr->grad, 0, 1);
     optimizer_step(o, net, 0.5);
-    cr_expect_float_eq(pr->value.data[0], 2 * (1 - 0.05) - 0.5, 1e-6);
+    cr_expect_float_eq(tensor_get(&pr->value, 0), 2 * (1 - 0.05) - 0.5, 1e-6);
     optimizer_destroy(o);
     net_destroy(net);
     backend_destroy(bk);
@@ -254,14 +257,12 @@ Test(optimizer_config, sgd_decoupled_weight_decay)
 /* Every parameter and gradient zero except conv.bias: w = (3, 4, 0), g = (0, 0.5, 0). */
 static Param *hand_made_bias(Net *net)
 {
-    for (int p = 0; p < net->n_params; p++) {
-        Param *pr = &net->params[p];
-        for (size_t i = 0; i < tensor_count(&pr->value); i++) pr->value.data[i] = pr->grad.data[i] = 0;
-    }
+    tensor_zero(&net->param_block);
+    tensor_zero(&net->grad_block);
     Param *pr = &net->params[1]; /* conv.bias, 3 values */
-    pr->value.data[0] = 3;
-    pr->value.data[1] = 4;
-    pr->grad.data[1] = 0.5;
+    tensor_set(&pr->value, 0, 3);
+    tensor_set(&pr->value, 1, 4);
+    tensor_set(&pr->grad, 1, 0.5);
     return pr;
 }
 
@@ -289,8 +290,8 @@ Test(optimizer_stats, lars_paper_one_update)
     cr_expect_float_eq(s->local_rate, 0.05, 1e-9);
     cr_expect_float_eq(s->eff_rate, 0.1, 1e-9);
     cr_expect_float_eq(s->update_ratio, 0.1 * sqrt(0.09 + 0.81) / 5, 1e-6);
-    cr_expect_float_eq(pr->value.data[0], 3 - 0.03, 1e-6);
-    cr_expect_float_eq(pr->value.data[1], 4 - 0.09, 1e-6);
+    cr_expect_float_eq(tensor_get(&pr->value, 0), 3 - 0.03, 1e-6);
+    cr_expect_float_eq(tensor_get(&pr->value, 1), 4 - 0.09, 1e-6);
     /* An all-zero parameter hits the guard: r = 1, nothing moves. */
     cr_expect_float_eq(o->stats[0].local_rate, 1.0, 1e-12);
     cr_expect_float_eq(o->stats[0].update_ratio, 0.0, 1e-12);
@@ -316,8 +317,8 @@ static double larc_effective_rate(const char *variant, double lr, double *w0, do
     Param *pr = hand_made_bias(net);
     optimizer_step(o, net, lr);
     double eff = o->stats[1].eff_rate;
-    *w0 = pr->value.data[0];
-    *w1 = pr->value.data[1];
+    *w0 = tensor_get(&pr->value, 0);
+    *w1 = tensor_get(&pr->value, 1);
     optimizer_destroy(o);
     net_destroy(net);
     backend_destroy(bk);

@@ -19,6 +19,7 @@
 #include "../engine/net.h"
 #include "../engine/optimizer.h"
 #include "reference_fixture.c"
+#include "tensor_access.h"
 
 #define TOL_FIRST 1e-4
 #define TOL_STEPS 1e-3
@@ -93,6 +94,16 @@ static double compare(const char *what, const real *got, const float *want, size
     return rel;
 }
 
+/* compare() of the first `count` values of a tensor, downloaded. */
+static double compare_tensor(const char *what, const Tensor *got, const float *want, size_t count, double tol,
+                             Worst *summary)
+{
+    real *host = tensor_to_host(got);
+    double rel = compare(what, host, want, count, tol, summary);
+    free(host);
+    return rel;
+}
+
 /* Shapes compare without leading 1s: the engine stores a linear weight [out, in] as
  * 1x1xoutxin and a bias as 1x1x1xout. */
 static bool same_shape(const Param *p, const FxTensor *t, char *desc, size_t desc_len)
@@ -161,7 +172,7 @@ static void compare_params(const Fixture *fx, Net *net, const char *prefix, char
         const FxTensor *t = fixture_get(fx, full);
         if (!t) continue; /* reported by check_names */
         cr_assert(t->dtype == FX_F32 && same_shape(pr, t, desc, sizeof desc), "%s: shape %s", full, desc);
-        compare(full, field == 'v' ? pr->value.data : pr->grad.data, t->f32, t->count, tol, summary);
+        compare_tensor(full, field == 'v' ? &pr->value : &pr->grad, t->f32, t->count, tol, summary);
     }
 }
 
@@ -175,7 +186,7 @@ static void compare_buffers(const Fixture *fx, Net *net, const char *prefix, dou
         if (!t) continue; /* reported by check_names */
         cr_assert(t->dtype == FX_F32 && t->count == tensor_count(&buf->value),
                   "%s: %zu elements in torch, %zu in the engine", full, t->count, tensor_count(&buf->value));
-        compare(full, buf->value.data, t->f32, t->count, tol, summary);
+        compare_tensor(full, &buf->value, t->f32, t->count, tol, summary);
     }
 }
 
@@ -207,11 +218,10 @@ static void run_case(const char *case_name)
     int n = (int)input->shape[0];
     cr_assert(labels->ndim == 1 && labels->shape[0] == n, "labels do not match the batch of %d", n);
     net_plan(net, n);
-    for (size_t i = 0; i < input->count; i++) net->input.data[i] = (real)input->f32[i];
-    for (int i = 0; i < n; i++) {
+    upload_f32(&net->input, input->f32, input->count);
+    for (int i = 0; i < n; i++)
         cr_assert(labels->i32[i] >= 0 && labels->i32[i] < net->classes, "label %d out of range", labels->i32[i]);
-        net->labels[i] = labels->i32[i];
-    }
+    labels_set(bk, net->labels, labels->i32, n);
 
     /* Initial parameters by name, every one on both sides. */
     check_names(&fx, net, "init/", 'p');
@@ -226,7 +236,7 @@ static void run_case(const char *case_name)
         const FxTensor *t = fixture_get(&fx, full);
         cr_assert_not_null(t, "no initial value for %s", pr->name);
         cr_assert(t->dtype == FX_F32 && same_shape(pr, t, desc, sizeof desc), "%s: shape %s", full, desc);
-        for (size_t i = 0; i < t->count; i++) pr->value.data[i] = (real)t->f32[i];
+        upload_f32(&pr->value, t->f32, t->count);
     }
 
     /* One forward/backward in train mode. */
@@ -243,7 +253,7 @@ static void run_case(const char *case_name)
     cr_assert(want_logits->ndim == 2 && want_logits->shape[0] == n && want_logits->shape[1] == net->classes &&
                   tensor_count(logits) == want_logits->count,
               "logits: torch and engine shapes differ");
-    compare("logits", logits->data, want_logits->f32, want_logits->count, TOL_FIRST, &w_logits);
+    compare_tensor("logits", logits, want_logits->f32, want_logits->count, TOL_FIRST, &w_logits);
     const FxTensor *want_loss = need(&fx, "loss", FX_F32);
     real loss_r = (real)loss;
     compare("loss", &loss_r, want_loss->f32, 1, TOL_FIRST, &w_loss);

@@ -28,6 +28,16 @@ void backend_destroy(Backend *bk)
 
 int backend_threads(const Backend *bk) { return bk->threads; }
 
+const char *backend_name(const Backend *bk)
+{
+    (void)bk;
+#ifdef BB_GUARDED
+    return "cpu-guarded";
+#else
+    return "cpu";
+#endif
+}
+
 void backend_reserve(Backend *bk, size_t elems_per_thread)
 {
     if (elems_per_thread <= bk->ws_elems) return;

@@ -2,6 +2,7 @@
  * taken by one thread in a fixed order, so results do not depend on threads. With a
  * BnSync the per-channel sums are completed across ranks between the passes. */
 #include "cpu.h"
+#include "guard.h"
 
 /* y = gamma*(x - mean)*invstd + beta for channel c, the saved statistics and the running ones. */
 static inline void normalize_channel(const BatchNormShape *s, int c, int n, const real *x, const real *gamma,
@@ -70,6 +71,7 @@ void bk_batchnorm_forward_train(Backend *bk, const BatchNormShape *s, int n, con
                                 real *save_invstd, real *running_mean, real *running_var,
                                 const BnSync *sync)
 {
+    BK_GUARD(bk);
     const int C = s->c;
     double m = (double)n * s->hw;
     if (!sync) {
@@ -102,6 +104,7 @@ void bk_batchnorm_forward_eval(Backend *bk, const BatchNormShape *s, int n, cons
                                const real *gamma, const real *beta, const real *running_mean,
                                const real *running_var, real *y)
 {
+    BK_GUARD(bk);
     const int C = s->c, HW = s->hw;
 #pragma omp parallel for schedule(static) num_threads(bk->threads)
     for (int c = 0; c < C; c++) {
@@ -136,6 +139,7 @@ void bk_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const re
                            const real *gamma, const real *save_mean, const real *save_invstd,
                            const real *dy, real *dx, real *dgamma, real *dbeta, const BnSync *sync)
 {
+    BK_GUARD(bk);
     const int C = s->c, HW = s->hw;
     double m = (double)n * HW;
     double *acc = sync ? sync->scratch : NULL;

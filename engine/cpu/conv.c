@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cpu.h"
+#include "guard.h"
 
 static int conv_is_pointwise(const ConvShape *s)
 {
@@ -96,6 +97,7 @@ static void col2im_add(const ConvShape *s, int channels, const real *col, real *
 void bk_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                        const real *b, real *y)
 {
+    BK_GUARD(bk);
     const int G = s->groups, icg = s->in_c / G, ocg = s->out_c / G;
     const int K = icg * s->k_h * s->k_w, OHW = s->out_h * s->out_w;
     const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w, out_item = (size_t)s->out_c * OHW;
@@ -127,6 +129,7 @@ void bk_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, co
 void bk_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                         const real *dy, real *dx, real *dw, real *db)
 {
+    BK_GUARD(bk);
     const int G = s->groups, icg = s->in_c / G, ocg = s->out_c / G;
     const int K = icg * s->k_h * s->k_w, OHW = s->out_h * s->out_w;
     const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w, out_item = (size_t)s->out_c * OHW;

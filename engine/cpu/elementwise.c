@@ -1,42 +1,61 @@
 /* Elementwise operations, split across threads in static chunks. */
+#include "../philox.h"
 #include "cpu.h"
+#include "guard.h"
 
 void bk_relu_forward(Backend *bk, size_t count, const real *x, real *y)
 {
+    BK_GUARD(bk);
 #pragma omp parallel for schedule(static) num_threads(bk->threads)
     for (size_t i = 0; i < count; i++) y[i] = x[i] > 0 ? x[i] : 0;
 }
 
 void bk_relu_backward(Backend *bk, size_t count, const real *y, const real *dy, real *dx)
 {
+    BK_GUARD(bk);
 #pragma omp parallel for schedule(static) num_threads(bk->threads)
     for (size_t i = 0; i < count; i++) dx[i] += y[i] > 0 ? dy[i] : 0; /* branch-free: vectorizes */
 }
 
 void bk_add_forward(Backend *bk, size_t count, const real *a, const real *b, real *y)
 {
+    BK_GUARD(bk);
 #pragma omp parallel for schedule(static) num_threads(bk->threads)
     for (size_t i = 0; i < count; i++) y[i] = a[i] + b[i];
 }
 
 void bk_accumulate(Backend *bk, size_t count, const real *dy, real *dx)
 {
+    BK_GUARD(bk);
 #pragma omp parallel for schedule(static) num_threads(bk->threads)
     for (size_t i = 0; i < count; i++) dx[i] += dy[i];
 }
 
-void bk_dropout_forward(Backend *bk, size_t count, real p, Rng *rng, real *mask, const real *x,
-                        real *y)
+/* Each block of four elements takes one Philox call; the blocks are independent, so the
+ * mask is the same on any number of threads. */
+void bk_dropout_forward(Backend *bk, size_t count, real p, const DropoutKey *key, real *mask,
+                        const real *x, real *y)
 {
-    /* The mask is drawn serially so it depends only on the seed, not on threads. */
-    real keep = 1 / (1 - p);
-    for (size_t i = 0; i < count; i++) mask[i] = rng_uniform(rng) < (double)p ? 0 : keep;
+    BK_GUARD(bk);
+    if (!count) return;
+    const real keep = 1 / (1 - p);
+    const uint64_t first = key->first_element, b0 = first / 4, b1 = (first + count - 1) / 4;
 #pragma omp parallel for schedule(static) num_threads(bk->threads)
-    for (size_t i = 0; i < count; i++) y[i] = x[i] * mask[i];
+    for (uint64_t b = b0; b <= b1; b++) {
+        Philox4x32 r = philox_dropout_block(key->seed, key->step, key->layer, b);
+        for (int k = 0; k < 4; k++) {
+            uint64_t e = 4 * b + (uint64_t)k;
+            if (e < first || e >= first + count) continue;
+            size_t i = (size_t)(e - first);
+            mask[i] = philox_uniform24(r.v[k]) < (double)p ? 0 : keep;
+            y[i] = x[i] * mask[i];
+        }
+    }
 }
 
 void bk_dropout_backward(Backend *bk, size_t count, const real *mask, const real *dy, real *dx)
 {
+    BK_GUARD(bk);
 #pragma omp parallel for schedule(static) num_threads(bk->threads)
     for (size_t i = 0; i < count; i++) dx[i] += dy[i] * mask[i];
 }

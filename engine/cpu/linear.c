@@ -1,11 +1,12 @@
 /* Fully connected layers are single large gemms with the batch as one dimension;
  * they run outside any parallel region so OpenBLAS threads them itself. */
 #include "cpu.h"
+#include "guard.h"
 
 void bk_linear_forward(Backend *bk, int n, int in, int out, const real *x, const real *w,
                        const real *b, real *y)
 {
-    (void)bk;
+    BK_GUARD(bk);
     gemm(CblasNoTrans, CblasTrans, n, out, in, 1, x, in, w, in, 0, y, out);
     if (b) {
         for (int i = 0; i < n; i++)
@@ -16,7 +17,7 @@ void bk_linear_forward(Backend *bk, int n, int in, int out, const real *x, const
 void bk_linear_backward(Backend *bk, int n, int in, int out, const real *x, const real *w,
                         const real *dy, real *dx, real *dw, real *db)
 {
-    (void)bk;
+    BK_GUARD(bk);
     if (dx) gemm(CblasNoTrans, CblasNoTrans, n, in, out, 1, dy, out, w, in, 1, dx, in);
     gemm(CblasTrans, CblasNoTrans, out, in, n, 1, dy, out, x, in, 1, dw, in);
     if (db) {

@@ -4,6 +4,7 @@
  * The loops run over pixels innermost (one channel row at a time) so they vectorize;
  * the window sums add the same terms in the same channel order as a per-pixel loop. */
 #include "cpu.h"
+#include "guard.h"
 
 size_t lrn_workspace_elems(const LrnShape *s)
 {
@@ -27,6 +28,7 @@ static void lrn_pow_neg(int n, real beta, const real *scale, real *out)
 
 void bk_lrn_forward(Backend *bk, const LrnShape *s, int n, const real *x, real *y, real *scale)
 {
+    BK_GUARD(bk);
     const int C = s->c, HW = s->hw, lo = s->size / 2, hi = (s->size - 1) / 2;
     const real a = s->alpha / s->size;
 #pragma omp parallel for schedule(static) num_threads(bk->threads)
@@ -52,6 +54,7 @@ void bk_lrn_forward(Backend *bk, const LrnShape *s, int n, const real *x, real *
 void bk_lrn_backward(Backend *bk, const LrnShape *s, int n, const real *x, const real *y,
                      const real *scale, const real *dy, real *dx)
 {
+    BK_GUARD(bk);
     const int C = s->c, HW = s->hw, lo = s->size / 2, hi = (s->size - 1) / 2;
     const real coef = 2 * s->alpha * s->beta / s->size;
 #pragma omp parallel for schedule(static) num_threads(bk->threads)

@@ -1,10 +1,12 @@
 /* Max and average pooling over each (image, channel) plane. Windows are clipped to
  * the input; max ignores padding, average counts it (PyTorch defaults). */
 #include "cpu.h"
+#include "guard.h"
 
 void bk_maxpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, real *y,
                         int32_t *argmax)
 {
+    BK_GUARD(bk);
     const int planes = n * s->c, H = s->in_h, W = s->in_w;
 #pragma omp parallel for schedule(static) num_threads(bk->threads)
     for (int p = 0; p < planes; p++) {
@@ -43,6 +45,7 @@ void bk_maxpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, r
 void bk_maxpool_backward(Backend *bk, const PoolShape *s, int n, const int32_t *argmax,
                          const real *dy, real *dx)
 {
+    BK_GUARD(bk);
     const int planes = n * s->c, ohw = s->out_h * s->out_w;
 #pragma omp parallel for schedule(static) num_threads(bk->threads)
     for (int p = 0; p < planes; p++) {
@@ -53,6 +56,7 @@ void bk_maxpool_backward(Backend *bk, const PoolShape *s, int n, const int32_t *
 
 void bk_avgpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, real *y)
 {
+    BK_GUARD(bk);
     const int planes = n * s->c, H = s->in_h, W = s->in_w;
     const real inv = (real)1 / (real)(s->k * s->k);
 #pragma omp parallel for schedule(static) num_threads(bk->threads)
@@ -76,6 +80,7 @@ void bk_avgpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, r
 
 void bk_avgpool_backward(Backend *bk, const PoolShape *s, int n, const real *dy, real *dx)
 {
+    BK_GUARD(bk);
     const int planes = n * s->c, H = s->in_h, W = s->in_w;
     const real inv = (real)1 / (real)(s->k * s->k);
 #pragma omp parallel for schedule(static) num_threads(bk->threads)

@@ -1,11 +1,11 @@
 /* Softmax cross-entropy over the class dimension, with label smoothing. */
 #include "cpu.h"
+#include "guard.h"
 
-double bk_softmax_xent_forward(Backend *bk, int n, int classes, const real *logits,
-                               const int32_t *labels, real smoothing, real *probs,
-                               int *correct)
+void bk_softmax_xent_forward(Backend *bk, int n, int classes, const real *logits,
+                             const int32_t *labels, real smoothing, real *probs, double *result)
 {
-    (void)bk;
+    BK_GUARD(bk);
     double total = 0;
     int right = 0;
     for (int i = 0; i < n; i++) {
@@ -26,14 +26,14 @@ double bk_softmax_xent_forward(Backend *bk, int n, int classes, const real *logi
         total += -((1 - smoothing) * logp_y + smoothing / classes * sum_logp);
         if (best == labels[i]) right++;
     }
-    if (correct) *correct = right;
-    return n > 0 ? total / n : 0;
+    result[0] = n > 0 ? total / n : 0;
+    result[1] = right;
 }
 
 void bk_softmax_xent_backward(Backend *bk, int n, int classes, const real *probs,
                               const int32_t *labels, real smoothing, real scale, real *dlogits)
 {
-    (void)bk;
+    BK_GUARD(bk);
     real off = smoothing / classes, on = 1 - smoothing + off;
     for (int i = 0; i < n; i++) {
         const real *p = probs + (size_t)i * classes;

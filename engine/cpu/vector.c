@@ -3,10 +3,11 @@
 #include <string.h>
 
 #include "cpu.h"
+#include "guard.h"
 
 double bk_sum_squares(Backend *bk, size_t count, const real *x)
 {
-    (void)bk;
+    BK_GUARD(bk);
     double acc = 0;
     for (size_t i = 0; i < count; i++) acc += (double)x[i] * (double)x[i];
     return acc;
@@ -14,24 +15,24 @@ double bk_sum_squares(Backend *bk, size_t count, const real *x)
 
 void bk_copy(Backend *bk, size_t count, const real *x, real *y)
 {
-    (void)bk;
+    BK_GUARD(bk);
     memcpy(y, x, count * sizeof(real));
 }
 
 void bk_fill(Backend *bk, size_t count, real value, real *x)
 {
-    (void)bk;
+    BK_GUARD(bk);
     for (size_t i = 0; i < count; i++) x[i] = value;
 }
 
 void bk_scale(Backend *bk, size_t count, real alpha, real *x)
 {
-    (void)bk;
+    BK_GUARD(bk);
     for (size_t i = 0; i < count; i++) x[i] *= alpha;
 }
 
 void bk_axpy(Backend *bk, size_t count, real alpha, const real *x, real *y)
 {
-    (void)bk;
+    BK_GUARD(bk);
     for (size_t i = 0; i < count; i++) y[i] += alpha * x[i];
 }

@@ -9,14 +9,14 @@ typedef struct {
     BatchNormShape shape;
     bool affine;
     Tensor mean, invstd;
-    double *sync_scratch; /* 2c + 1 partial sums for synchronized BN */
+    BkBuffer *sync_scratch; /* backend memory: 2c + 1 partial sums for synchronized BN */
 } BatchNormState;
 
 /* The net's synchronized-BN allreduce, or NULL when BN uses this batch alone. */
 static const BnSync *bn_sync(const Net *net, BatchNormState *st, BnSync *out)
 {
     if (!net->bn_allreduce) return NULL;
-    *out = (BnSync){net->bn_allreduce, net->bn_allreduce_ctx, st->sync_scratch};
+    *out = (BnSync){net->bn_allreduce, net->bn_allreduce_ctx, bk_buffer_address(st->sync_scratch)};
     return out;
 }
 
@@ -56,7 +56,7 @@ static void bn_destroy(Layer *l)
     BatchNormState *st = l->state;
     tensor_free(&st->mean);
     tensor_free(&st->invstd);
-    free(st->sync_scratch);
+    bk_buffer_free(st->sync_scratch);
     free(st);
 }
 
@@ -69,9 +69,9 @@ int nb_batchnorm(Net *net, const char *name, int in, bool affine, double eps, do
     BatchNormState *st = xcalloc(1, sizeof *st, "batchnorm state");
     st->shape = (BatchNormShape){l->c, l->h * l->w, (real)eps, (real)momentum};
     st->affine = affine;
-    tensor_alloc(&st->mean, 1, l->c, 1, 1);
-    tensor_alloc(&st->invstd, 1, l->c, 1, 1);
-    st->sync_scratch = xcalloc((size_t)(2 * l->c + 1), sizeof *st->sync_scratch, "sync BN sums");
+    tensor_alloc(&st->mean, net->bk, 1, l->c, 1, 1);
+    tensor_alloc(&st->invstd, net->bk, 1, l->c, 1, 1);
+    st->sync_scratch = bk_buffer_alloc(net->bk, (size_t)(2 * l->c + 1) * sizeof(double));
     l->state = st;
     if (affine) {
         net_add_param(net, idx, "weight", PARAM_BN_SCALE, 1, 1, 1, l->c, 1, 1, (Init){INIT_ONE, 0});

@@ -12,10 +12,9 @@ typedef struct {
 
 static void dropout_plan(Layer *l, Net *net, int batch)
 {
-    (void)net;
     DropoutState *st = l->state;
     tensor_free(&st->mask);
-    tensor_alloc(&st->mask, batch, l->c, l->h, l->w);
+    tensor_alloc(&st->mask, net->bk, batch, l->c, l->h, l->w);
 }
 
 static void dropout_forward(Layer *l, Net *net, int n, bool train)
@@ -25,10 +24,14 @@ static void dropout_forward(Layer *l, Net *net, int n, bool train)
     const real *x = net_layer_input(net, l, 0)->data;
     size_t count = tensor_count(&l->out);
     st->active = train && st->p > 0;
-    if (st->active)
-        bk_dropout_forward(net->bk, count, st->p, &net->dropout_rng, st->mask.data, x, l->out.data);
-    else
+    if (st->active) {
+        /* the layer's index names its stream; elements count from the step's first image */
+        DropoutKey key = {net->dropout_seed, net->step, net->first_image * tensor_per_item(&l->out),
+                          (uint32_t)(l - net->layers)};
+        bk_dropout_forward(net->bk, count, st->p, &key, st->mask.data, x, l->out.data);
+    } else {
         bk_copy(net->bk, count, x, l->out.data);
+    }
 }
 
 static void dropout_backward(Layer *l, Net *net, int n)

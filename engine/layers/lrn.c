@@ -14,7 +14,7 @@ static void lrn_plan(Layer *l, Net *net, int batch)
     LrnState *st = l->state;
     backend_reserve(net->bk, lrn_workspace_elems(&st->shape));
     tensor_free(&st->scale);
-    tensor_alloc(&st->scale, batch, l->c, l->h, l->w);
+    tensor_alloc(&st->scale, net->bk, batch, l->c, l->h, l->w);
 }
 
 static void lrn_forward(Layer *l, Net *net, int n, bool train)

@@ -8,7 +8,7 @@
 
 typedef struct {
     PoolShape shape;
-    int32_t *argmax; /* max pooling only */
+    BkBuffer *argmax; /* max pooling only: one int32 per output element, backend memory */
 } PoolState;
 
 static void pool_init_shape(Layer *l, PoolState *st, int k, int stride, int pad)
@@ -28,10 +28,9 @@ static void pool_init_shape(Layer *l, PoolState *st, int k, int stride, int pad)
 
 static void maxpool_plan(Layer *l, Net *net, int batch)
 {
-    (void)net;
     PoolState *st = l->state;
-    free(st->argmax);
-    st->argmax = xcalloc((size_t)batch * l->c * l->h * l->w, sizeof *st->argmax, "maxpool argmax");
+    bk_buffer_free(st->argmax);
+    st->argmax = bk_buffer_alloc(net->bk, (size_t)batch * l->c * l->h * l->w * sizeof(int32_t));
 }
 
 static void maxpool_forward(Layer *l, Net *net, int n, bool train)
@@ -39,14 +38,14 @@ static void maxpool_forward(Layer *l, Net *net, int n, bool train)
     (void)train;
     PoolState *st = l->state;
     bk_maxpool_forward(net->bk, &st->shape, n, net_layer_input(net, l, 0)->data, l->out.data,
-                       st->argmax);
+                       bk_buffer_address(st->argmax));
 }
 
 static void maxpool_backward(Layer *l, Net *net, int n)
 {
     PoolState *st = l->state;
     Tensor *dx = net_layer_input_grad(net, l, 0);
-    if (dx) bk_maxpool_backward(net->bk, &st->shape, n, st->argmax, l->dout.data, dx->data);
+    if (dx) bk_maxpool_backward(net->bk, &st->shape, n, bk_buffer_address(st->argmax), l->dout.data, dx->data);
 }
 
 static void avgpool_forward(Layer *l, Net *net, int n, bool train)
@@ -66,7 +65,7 @@ static void avgpool_backward(Layer *l, Net *net, int n)
 static void pool_destroy(Layer *l)
 {
     PoolState *st = l->state;
-    free(st->argmax);
+    bk_buffer_free(st->argmax);
     free(st);
 }
 

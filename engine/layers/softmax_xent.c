@@ -6,9 +6,9 @@
 static void xent_forward(Layer *l, Net *net, int n, bool train)
 {
     (void)train;
-    net->loss = bk_softmax_xent_forward(net->bk, n, l->c, net_layer_input(net, l, 0)->data,
-                                        net->labels, net->label_smoothing, l->out.data,
-                                        &net->correct);
+    /* net_forward downloads the result once, after the whole forward */
+    bk_softmax_xent_forward(net->bk, n, l->c, net_layer_input(net, l, 0)->data, net->labels,
+                            net->label_smoothing, l->out.data, bk_buffer_address(net->loss_result));
 }
 
 static void xent_backward(Layer *l, Net *net, int n)

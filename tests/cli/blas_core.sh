@@ -4,7 +4,7 @@
 # itself with OPENBLAS_CORETYPE), and an OPENBLAS_CORETYPE the user set is kept.
 . tests/cli/lib.inc
 expect_exit 0 env OPENBLAS_CORETYPE=Prescott "$BB" version
-expect_output "OpenBLAS kernels Prescott)"
+expect_output "OpenBLAS kernels Prescott, backend "
 expect_exit 0 env -u OPENBLAS_CORETYPE "$BB" version
 expect_output "OpenBLAS kernels "
 if grep -q '^flags.* avx2' /proc/cpuinfo && grep -q '^flags.* fma' /proc/cpuinfo; then

@@ -20,24 +20,22 @@
  *   decoupled_wd: g' = g and w *= 1 - lr*wd before the step. */
 #include <math.h>
 
-#include "optimizer.h"
+#include "optim.h"
 
-void lars_update(Optimizer *opt, Net *net, double lr)
+void cpu_lars_update(Backend *bk, const OptStep *st)
 {
-    const OptConfig *c = &opt->cfg;
-    Backend *bk = net->bk;
-    const double m = c->momentum;
-    for (int p = 0; p < net->n_params; p++) {
-        Param *pr = &net->params[p];
-        size_t count = tensor_count(&pr->value);
-        real *w = pr->value.data, *g = pr->grad.data;
-        const bool excluded = optimizer_excluded(c, pr);
+    const OptConfig *c = st->c;
+    const double lr = st->lr, m = c->momentum;
+    for (int p = 0; p < st->pl->n; p++) {
+        size_t count = st->pl->count[p];
+        real *w = st->pl->w[p], *g = st->pl->g[p];
+        const bool excluded = cpu_kind_excluded(c, st->pl->kind[p]);
         double wd = excluded ? 0 : c->weight_decay;
         const bool adapt = !excluded && !(c->lars_adapt_if_wd && wd == 0);
-        double w_norm = sqrt(bk_sum_squares(bk, count, w));
-        double g_norm = sqrt(bk_sum_squares(bk, count, g));
+        double w_norm = cpu_w_norm(st, p);
+        double g_norm = cpu_g_norm(st, p);
         if (isnan(g_norm) && c->lars_denom == LARS_DENOM_G) g_norm = 0; /* NVCaffe: NaN -> r = 1 */
-        optimizer_stats_before(opt, bk, p, pr);
+        cpu_stats_before(bk, st, p);
 
         /* The guard looks at the norm in the denominator: ||g|| here, ||g + wd w|| and
          * ||update|| below (the Model Garden tests its own gradient norm). */
@@ -55,7 +53,7 @@ void lars_update(Optimizer *opt, Net *net, double lr)
             } else if (c->lars_denom == LARS_DENOM_DECAYED) {
                 if (coupled && c->lars_wd_in_update) { /* ||g + wd w||, g' is in g */
                     n = sqrt(bk_sum_squares(bk, count, g));
-                } else { /* TODO backend op: ||g + wd w|| without materialising it */
+                } else { /* ||g + wd w|| without materialising it */
                     double acc = 0;
                     for (size_t i = 0; i < count; i++) {
                         double d = (double)g[i] + wd * (double)w[i];
@@ -72,7 +70,7 @@ void lars_update(Optimizer *opt, Net *net, double lr)
         }
 
         /* Momentum buffer (or the gradient itself without momentum) and the step. */
-        real *v = m > 0 ? optimizer_slot(opt, p, 0)->data : NULL;
+        real *v = m > 0 ? st->pl->slot[0][p] : NULL;
         const real *step = g;
         if (c->lars_momentum == LARS_TRUST_AFTER) {
             if (v) {
@@ -122,7 +120,7 @@ void lars_update(Optimizer *opt, Net *net, double lr)
         case LARS_LR_AFTER:
             if (rc != 1) bk_scale(bk, count, (real)rc, g);
             if (v) {
-                if (opt->updates == 0) {
+                if (st->updates == 0) {
                     bk_copy(bk, count, g, v);
                 } else {
                     bk_scale(bk, count, (real)m, v);
@@ -139,6 +137,6 @@ void lars_update(Optimizer *opt, Net *net, double lr)
             bk_axpy(bk, count, (real)-eff, step, w);
             break;
         }
-        optimizer_stats_after(opt, bk, p, pr, w_norm, g_norm, rc, eff);
+        cpu_stats_after(bk, st, p, w_norm, g_norm, rc, eff);
     }
 }

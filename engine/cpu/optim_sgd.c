@@ -5,27 +5,21 @@
  * (NVCaffe's regularization_type "WD"). */
 #include <math.h>
 
-#include "optimizer.h"
+#include "optim.h"
 
-void sgd_update(Optimizer *opt, Net *net, double lr)
+void cpu_sgd_update(Backend *bk, const OptStep *st)
 {
-    const OptConfig *c = &opt->cfg;
-    Backend *bk = net->bk;
-    for (int p = 0; p < net->n_params; p++) {
-        Param *pr = &net->params[p];
-        size_t count = tensor_count(&pr->value);
-        real *w = pr->value.data, *g = pr->grad.data;
-        double w_norm = 0, g_norm = 0;
-        if (opt->collect_stats) {
-            w_norm = sqrt(bk_sum_squares(bk, count, w));
-            g_norm = sqrt(bk_sum_squares(bk, count, g));
-            optimizer_stats_before(opt, bk, p, pr);
-        }
+    const OptConfig *c = st->c;
+    const double lr = st->lr;
+    for (int p = 0; p < st->pl->n; p++) {
+        size_t count = st->pl->count[p];
+        real *w = st->pl->w[p], *g = st->pl->g[p];
+        cpu_stats_before(bk, st, p);
         if (c->weight_decay != 0 && !c->decoupled_wd) bk_axpy(bk, count, (real)c->weight_decay, w, g);
         const real *step = g;
         if (c->momentum > 0) {
-            real *v = optimizer_slot(opt, p, 0)->data;
-            if (opt->updates == 0) {
+            real *v = st->pl->slot[0][p];
+            if (st->updates == 0) {
                 bk_copy(bk, count, g, v);
             } else {
                 bk_scale(bk, count, (real)c->momentum, v);
@@ -38,6 +32,6 @@ void sgd_update(Optimizer *opt, Net *net, double lr)
         }
         if (c->weight_decay != 0 && c->decoupled_wd) bk_scale(bk, count, (real)(1 - lr * c->weight_decay), w);
         bk_axpy(bk, count, (real)-lr, step, w);
-        optimizer_stats_after(opt, bk, p, pr, w_norm, g_norm, 1.0, lr);
+        cpu_stats_after(bk, st, p, cpu_w_norm(st, p), cpu_g_norm(st, p), 1.0, lr);
     }
 }

@@ -9,27 +9,24 @@
  * exp_avg_sq. Two passes (norm of u, then the step) so no extra buffer is needed. */
 #include <math.h>
 
-#include "optimizer.h"
+#include "optim.h"
 
-void lamb_update(Optimizer *opt, Net *net, double lr)
+void cpu_lamb_update(Backend *bk, const OptStep *st)
 {
-    const OptConfig *c = &opt->cfg;
-    Backend *bk = net->bk;
-    const double b1 = c->beta1, b2 = c->beta2, t = (double)(opt->updates + 1);
+    const OptConfig *c = st->c;
+    const double lr = st->lr, b1 = c->beta1, b2 = c->beta2, t = (double)(st->updates + 1);
     const double bc1 = 1 - pow(b1, t), bc2 = 1 - pow(b2, t);
-    for (int p = 0; p < net->n_params; p++) {
-        Param *pr = &net->params[p];
-        size_t count = tensor_count(&pr->value);
-        real *w = pr->value.data, *g = pr->grad.data;
-        real *m = optimizer_slot(opt, p, 0)->data, *v = optimizer_slot(opt, p, 1)->data;
-        const bool excluded = optimizer_excluded(c, pr);
+    for (int p = 0; p < st->pl->n; p++) {
+        size_t count = st->pl->count[p];
+        real *w = st->pl->w[p], *g = st->pl->g[p];
+        real *m = st->pl->slot[0][p], *v = st->pl->slot[1][p];
+        const bool excluded = cpu_kind_excluded(c, st->pl->kind[p]);
         const double wd = excluded ? 0 : c->weight_decay;
-        double w_norm = sqrt(bk_sum_squares(bk, count, w));
-        double g_norm = opt->collect_stats ? sqrt(bk_sum_squares(bk, count, g)) : 0;
-        optimizer_stats_before(opt, bk, p, pr);
+        double w_norm = cpu_w_norm(st, p);
+        double g_norm = st->stats ? cpu_g_norm(st, p) : 0;
+        cpu_stats_before(bk, st, p);
         bk_scale(bk, count, (real)b1, m);
         bk_axpy(bk, count, (real)(1 - b1), g, m);
-        /* TODO backend op: the second moment and the Adam direction */
         double u2 = 0;
         for (size_t i = 0; i < count; i++) {
             real vi = (real)b2 * v[i] + (real)(1 - b2) * g[i] * g[i];
@@ -43,6 +40,6 @@ void lamb_update(Optimizer *opt, Net *net, double lr)
             double u = ((double)m[i] / bc1) / (sqrt((double)v[i] / bc2) + c->adam_eps) + wd * (double)w[i];
             w[i] = (real)((double)w[i] - lr * q * u);
         }
-        optimizer_stats_after(opt, bk, p, pr, w_norm, g_norm, q, lr * q);
+        cpu_stats_after(bk, st, p, w_norm, g_norm, q, lr * q);
     }
 }
