@@ -6,6 +6,7 @@
 
 #include <dlfcn.h>
 #include <execinfo.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -56,20 +57,26 @@ static void print_backtrace(void)
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (len <= 0) return;
     exe[len] = 0;
+    /* frames in the executable: those whose object starts where this file's does */
+    Dl_info self;
+    if (!dladdr((void *)print_backtrace, &self)) return;
     char offsets[48][24];
     char *argv[48 + 5] = {"addr2line", "-f", "-C", "-e", exe};
     int argc = 5;
     for (int i = 0; i < n; i++) {
         Dl_info info;
-        if (!dladdr(frames[i], &info) || !info.dli_fname || strcmp(info.dli_fname, exe) != 0) continue;
+        if (!dladdr(frames[i], &info) || info.dli_fbase != self.dli_fbase) continue;
         snprintf(offsets[i], sizeof offsets[i], "%#lx",
                  (unsigned long)((uintptr_t)frames[i] - (uintptr_t)info.dli_fbase - 1));
         argv[argc++] = offsets[i];
     }
     argv[argc] = NULL;
+    if (argc == 5) return; /* addr2line would read addresses from stdin */
     fprintf(stderr, "bigbatch: guarded backend: frames in bigbatch (function, file:line):\n");
     pid_t pid = fork();
     if (pid == 0) {
+        int null = open("/dev/null", O_RDONLY);
+        if (null >= 0) dup2(null, STDIN_FILENO);
         dup2(STDERR_FILENO, STDOUT_FILENO);
         execvp("addr2line", argv);
         _exit(127);
