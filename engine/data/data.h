@@ -2,7 +2,11 @@
  * assembled from them with augmentation and per-channel normalization. Sources:
  * Fashion-MNIST IDX files (gzip, read with zlib), an image folder of JPEG files
  * (libjpeg-turbo, decoded once into a cache file that is then memory-mapped, so
- * ImageNet need not fit in memory), and synthetic data. */
+ * ImageNet need not fit in memory), and synthetic data.
+ *
+ * Layers, each using only those below it: dataset.c (names -> readers, checks,
+ * normalization) -> the readers idx.c, imagefolder.c (imagefolder.h), synthetic.c,
+ * unpack.c -> imageset.c and resize.c (imageset.h: ImageSet and its statistics). */
 #ifndef BB_DATA_H
 #define BB_DATA_H
 #include <stdbool.h>
@@ -11,16 +15,8 @@
 #include "../real.h"
 #include "../rng.h"
 #include "../util.h"
-
-typedef struct {
-    int count, c, h, w;
-    uint8_t *pixels;   /* count * c*h*w, CHW per image */
-    uint16_t *labels;  /* count */
-    void *map;         /* non-NULL: pixels lie in this read-only mapping of a cache file */
-    size_t map_len;
-    bool has_stats;    /* mean/std below are the set's (a cache stores them) */
-    float mean[3], std[3];
-} ImageSet;
+#include "imagefolder.h"
+#include "imageset.h"
 
 typedef struct {
     char name[64];
@@ -54,42 +50,6 @@ void dataset_free(Dataset *ds);
 /* Readers behind dataset_load, usable on their own (tests use small fixtures). */
 int idx_read_images(const char *path, ImageSet *set, Error *err); /* gzip or raw IDX3 */
 int idx_read_labels(const char *path, ImageSet *set, Error *err); /* gzip or raw IDX1 */
-typedef struct {
-    const char *cache_path; /* NULL: decode into memory, no cache */
-    int image_size;         /* > 0: shorter side scaled to this, centre cropped square;
-                               0: all images must already have one size */
-    int max_classes;        /* at most 65535 (labels are uint16_t) */
-} FolderOptions;
-/* Reads dir/<class>/<name>.jpg (or .jpeg, any case) with classes sorted by name. If
- * opt->cache_path is set, a valid cache there (same image_size) is mapped instead of
- * decoding, and a fresh decode is written there first (atomically: temp file +
- * rename, space reserved up front so a full disk is an error, not a crash) and then
- * mapped. Decoding runs on all OpenMP threads. class_names and classes may be NULL. */
-int imagefolder_read(const char *dir, const FolderOptions *opt, ImageSet *set, char (*class_names)[32],
-                     int *classes, Error *err);
-/* True when opt->cache_path holds a cache imagefolder_read would use (header and size
- * check only), so a caller can announce a slow first decode. */
-bool imagefolder_cache_valid(const FolderOptions *opt);
-/* The shorter side of a w x h RGB image (HWC) scaled to `size` and the centre
- * size x size written to chw (CHW), each pixel the mean of the area it covers. */
-void image_resize_square(const uint8_t *hwc, int h, int w, int size, uint8_t *chw);
-void imageset_free(ImageSet *set);
-/* Keeps `keep` images spread evenly over the set (image k*count/keep for k < keep).
- * Not the first `keep`: image folders are sorted by class, so the first images of
- * CIFAR-10 are all airplanes. A mapped set is copied into memory. No-op when keep <= 0
- * or keep >= count. */
-void imageset_keep_spread(ImageSet *set, int keep);
-
-/* Per-channel mean and std of set's pixels on the 0..1 scale (what dataset_load puts
- * in Dataset.mean/std from the training set); channels beyond set->c get 0 and 1.
- * imageset_stats_from_sums does the arithmetic from exact integer sums over n pixels
- * per channel (the cache stores those sums, so a mapped set is not read twice). */
-void imageset_stats(const ImageSet *set, float mean[3], float std[3]);
-/* Adds the sum and the sum of squares of the n pixel values p to *sum and *sumsq. */
-void pixel_sums_add(const uint8_t *p, size_t n, uint64_t *sum, uint64_t *sumsq);
-void imageset_stats_from_sums(int c, const uint64_t sum[3], const uint64_t sumsq[3], double n, float mean[3],
-                              float std[3]);
-
 /* Synthetic images (see synthetic.c for the rule): count images of c x h x w with
  * label = the brightness band of channel 0's mean, synthetic_label(image, h, w, classes).
  * Deterministic in (seed, stream); dataset_load uses stream 1 for train, 2 for test. */

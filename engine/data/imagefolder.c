@@ -5,7 +5,7 @@
  * different sizes are scaled to one square size on the way (resize.c). libjpeg's
  * default error handling exits the process; a custom error manager turns corrupt
  * files (and libjpeg's "corrupt data" warnings) into an Error naming the file. */
-#include "data.h"
+#include "imagefolder.h"
 
 #include <dirent.h>
 #include <errno.h>

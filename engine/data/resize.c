@@ -6,10 +6,12 @@
  * edges weighted by their overlap: the exact box filter, which neither aliases when
  * shrinking (bilinear would, beyond 2x) nor blurs a 2x shrink of 2x2 blocks. The
  * filter is separable: rows first, then columns. */
-#include "data.h"
+#include "imageset.h"
 
 #include <math.h>
 #include <stdlib.h>
+
+#include "../util.h"
 
 /* The taps of one axis: output o averages source [start + o*s, start + (o+1)*s). */
 typedef struct {
