@@ -159,58 +159,63 @@ static void build_resnet50(Net *net, int classes)
     nb_softmax_xent(net, x);
 }
 
+/* The variants, one builder each for the table. */
+static void build_alexnet(Net *net, int classes) { build_alexnet_full(net, classes, false); }
+static void build_alexnet_bn(Net *net, int classes) { build_alexnet_full(net, classes, true); }
+static void build_alexnet_lrn_cifar(Net *net, int classes) { build_alexnet_cifar(net, classes, false); }
+static void build_alexnet_bn_cifar(Net *net, int classes) { build_alexnet_cifar(net, classes, true); }
+static void build_resnet20(Net *net, int classes) { build_cifar_resnet(net, classes, 3); }
+static void build_resnet8(Net *net, int classes) { build_cifar_resnet(net, classes, 1); }
+
+/* Every model, in display order: the one list that `bigbatch models`, `train --model`,
+ * `scale`, `bench` and the error for an unknown name read. */
 static const ModelInfo MODELS[] = {
-    {"lenet", "LeNet-5 (ReLU, max pool), proxy for Fashion-MNIST", 1, 28, 28, 10},
-    {"simple-cnn", "Shallue et al. simple CNN: 2 conv 5x5 (32, 64) + dense 1024", 1, 28, 28, 10},
-    {"alexnet-cifar", "AlexNet proxy: 5 conv + 3 fc, LRN, dropout (CIFAR 32x32)", 3, 32, 32, 10},
-    {"alexnet-bn-cifar", "AlexNet-BN proxy: 5 conv + 3 fc, BN without affine (CIFAR 32x32)", 3, 32, 32, 10},
-    {"resnet20", "CIFAR ResNet-20 (He et al. 2016), projection shortcuts", 3, 32, 32, 10},
-    {"resnet8", "CIFAR ResNet-8, one block per stage (Shallue et al. 2018)", 3, 32, 32, 10},
-    {"alexnet", "BVLC AlexNet: 227 crop, LRN, groups of 2 (1708.03888)", 3, 227, 227, 1000},
-    {"alexnet-bn", "NVCaffe AlexNet-BN: BN without affine before conv2-5, no LRN", 3, 227, 227, 1000},
-    {"resnet50", "ResNet-50 v1.5 (stride on the 3x3 conv), torchvision layout", 3, 224, 224, 1000},
+    {"lenet", "LeNet-5 (ReLU, max pool), proxy for Fashion-MNIST", 1, 28, 28, 10, build_lenet},
+    {"simple-cnn", "Shallue et al. simple CNN: 2 conv 5x5 (32, 64) + dense 1024", 1, 28, 28, 10, build_simple_cnn},
+    {"alexnet-cifar", "AlexNet proxy: 5 conv + 3 fc, LRN, dropout (CIFAR 32x32)", 3, 32, 32, 10,
+     build_alexnet_lrn_cifar},
+    {"alexnet-bn-cifar", "AlexNet-BN proxy: 5 conv + 3 fc, BN without affine (CIFAR 32x32)", 3, 32, 32, 10,
+     build_alexnet_bn_cifar},
+    {"resnet20", "CIFAR ResNet-20 (He et al. 2016), projection shortcuts", 3, 32, 32, 10, build_resnet20},
+    {"resnet8", "CIFAR ResNet-8, one block per stage (Shallue et al. 2018)", 3, 32, 32, 10, build_resnet8},
+    {"alexnet", "BVLC AlexNet: 227 crop, LRN, groups of 2 (1708.03888)", 3, 227, 227, 1000, build_alexnet},
+    {"alexnet-bn", "NVCaffe AlexNet-BN: BN without affine before conv2-5, no LRN", 3, 227, 227, 1000,
+     build_alexnet_bn},
+    {"resnet50", "ResNet-50 v1.5 (stride on the 3x3 conv), torchvision layout", 3, 224, 224, 1000, build_resnet50},
 };
+enum { N_MODELS = (int)(sizeof MODELS / sizeof MODELS[0]) };
 
 const ModelInfo *model_list(int *count)
 {
-    *count = (int)(sizeof MODELS / sizeof MODELS[0]);
+    *count = N_MODELS;
     return MODELS;
 }
 
 const ModelInfo *model_find(const char *name)
 {
-    int n;
-    const ModelInfo *m = model_list(&n);
-    for (int i = 0; i < n; i++)
-        if (strcmp(m[i].name, name) == 0) return &m[i];
+    for (int i = 0; name && i < N_MODELS; i++)
+        if (strcmp(MODELS[i].name, name) == 0) return &MODELS[i];
     return NULL;
+}
+
+static const char *model_name_at(int i) { return MODELS[i].name; }
+
+char *model_names(char *buf, size_t len, const char *sep)
+{
+    return names_join(buf, len, N_MODELS, model_name_at, sep, sep);
 }
 
 Net *model_build(const char *name, Backend *bk, int classes, uint64_t seed, Error *err)
 {
     const ModelInfo *info = model_find(name);
     if (!info) {
-        int n;
-        const ModelInfo *m = model_list(&n);
-        char names[512] = "";
-        for (int i = 0; i < n; i++) {
-            strncat(names, m[i].name, sizeof names - strlen(names) - 1);
-            if (i + 1 < n) strncat(names, ", ", sizeof names - strlen(names) - 1);
-        }
-        error_set(err, "unknown model '%s' (known: %s)", name, names);
+        char names[512];
+        error_set(err, "unknown model '%s' (known: %s)", name ? name : "", model_names(names, sizeof names, ", "));
         return NULL;
     }
     if (classes <= 0) classes = info->classes;
-    Net *net = net_create(name, bk, info->in_c, info->in_h, info->in_w);
-    if (!strcmp(name, "lenet")) build_lenet(net, classes);
-    else if (!strcmp(name, "simple-cnn")) build_simple_cnn(net, classes);
-    else if (!strcmp(name, "alexnet-cifar")) build_alexnet_cifar(net, classes, false);
-    else if (!strcmp(name, "alexnet-bn-cifar")) build_alexnet_cifar(net, classes, true);
-    else if (!strcmp(name, "resnet20")) build_cifar_resnet(net, classes, 3);
-    else if (!strcmp(name, "resnet8")) build_cifar_resnet(net, classes, 1);
-    else if (!strcmp(name, "alexnet")) build_alexnet_full(net, classes, false);
-    else if (!strcmp(name, "alexnet-bn")) build_alexnet_full(net, classes, true);
-    else build_resnet50(net, classes);
+    Net *net = net_create(info->name, bk, info->in_c, info->in_h, info->in_w);
+    info->build(net, classes);
     net_finalize(net);
     net_init_params(net, seed);
     return net;

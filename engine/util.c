@@ -49,6 +49,20 @@ void error_set(Error *err, const char *fmt, ...)
     va_end(ap);
 }
 
+char *names_join(char *buf, size_t len, int n, const char *(*name_at)(int i), const char *sep,
+                 const char *last_sep)
+{
+    size_t used = 0;
+    if (len) buf[0] = 0;
+    for (int i = 0; i < n && used < len; i++) {
+        const char *before = i == 0 ? "" : i == n - 1 ? last_sep : sep;
+        int w = snprintf(buf + used, len - used, "%s%s", before, name_at(i));
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+    return buf;
+}
+
 static double clock_seconds(clockid_t clock)
 {
     struct timespec ts;
