@@ -12,7 +12,7 @@
 
 typedef struct {
     const char *model;
-    const char *data;       /* fashion-mnist, cifar10, imagefolder, synthetic */
+    const char *data;       /* a name of dataset_list() (data/data.h) */
     const char *data_root;  /* NULL: the dataset's default */
     int image_size;         /* > 0: image folders stored at this square size (then cropped) */
     int epochs;

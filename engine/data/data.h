@@ -33,13 +33,29 @@ typedef struct {
  *  synthetic:     random images of shape synth_c x synth_h x synth_w, synth_classes classes
  */
 typedef struct {
-    const char *name; /* "fashion-mnist", "cifar10", "imagefolder", "synthetic" */
+    const char *name; /* a name of dataset_list() */
     const char *root; /* NULL: the default for the name */
     int image_size;   /* imagefolder/cifar10: > 0 stores images resized to this square */
     int synth_c, synth_h, synth_w, synth_classes, synth_train, synth_test;
     uint64_t seed;
     bool quiet;
 } DataOptions;
+
+/* The data sets dataset_load knows, one table: --data, its help, train_config_check
+ * and every error for an unknown name read it. */
+typedef struct {
+    const char *name;
+    bool image_folder; /* JPEG folders: --image-size applies, augmented by default */
+    int (*load)(const DataOptions *opt, Dataset *ds, Error *err); /* behind dataset_load */
+} DatasetInfo;
+/* All data sets, in the order help texts list them; *count receives their number. */
+const DatasetInfo *dataset_list(int *count);
+/* The data set of that name, or NULL (also for a NULL name). */
+const DatasetInfo *dataset_find(const char *name);
+/* The names, `sep` between them and `last_sep` before the last; returns buf. */
+char *dataset_names(char *buf, size_t len, const char *sep, const char *last_sep);
+/* 0 for a known name; else -1 with err "unknown dataset 'x' (expected a, b or c)". */
+int dataset_check_name(const char *name, Error *err);
 
 /* Returns 0 on success; on failure fills err with a message naming the file and
  * what is wrong (missing, wrong magic, truncated, bad JPEG) and returns -1, leaving

@@ -207,28 +207,64 @@ static int load_synthetic(const DataOptions *opt, Dataset *ds, Error *err)
     return 0;
 }
 
+static int load_imagefolder(const DataOptions *opt, Dataset *ds, Error *err)
+{
+    if (!opt->root) {
+        error_set(err, "needs a root folder holding train/<class>/*.jpg and test/<class>/*.jpg");
+        return -1;
+    }
+    return load_folders(opt->root, opt->root, opt->image_size, opt->quiet, ds, err);
+}
+
+/* ---- the table ---- */
+
+/* Every data set: the one list that `train --data`, its help, train_config_check,
+ * experiment files and the errors for an unknown name read. */
+static const DatasetInfo DATASETS[] = {
+    {"fashion-mnist", false, load_fashion},
+    {"cifar10", true, load_cifar10},
+    {"imagefolder", true, load_imagefolder},
+    {"synthetic", false, load_synthetic},
+};
+enum { N_DATASETS = (int)(sizeof DATASETS / sizeof DATASETS[0]) };
+
+const DatasetInfo *dataset_list(int *count)
+{
+    *count = N_DATASETS;
+    return DATASETS;
+}
+
+const DatasetInfo *dataset_find(const char *name)
+{
+    for (int i = 0; name && i < N_DATASETS; i++)
+        if (strcmp(DATASETS[i].name, name) == 0) return &DATASETS[i];
+    return NULL;
+}
+
+static const char *dataset_name_at(int i) { return DATASETS[i].name; }
+
+char *dataset_names(char *buf, size_t len, const char *sep, const char *last_sep)
+{
+    return names_join(buf, len, N_DATASETS, dataset_name_at, sep, last_sep);
+}
+
+int dataset_check_name(const char *name, Error *err)
+{
+    if (dataset_find(name)) return 0;
+    char names[256];
+    error_set(err, "unknown dataset '%s' (expected %s)", name ? name : "",
+              dataset_names(names, sizeof names, ", ", " or "));
+    return -1;
+}
+
 int dataset_load(const DataOptions *opt, Dataset *ds, Error *err)
 {
     memset(ds, 0, sizeof *ds);
     const char *name = opt->name ? opt->name : "";
     snprintf(ds->name, sizeof ds->name, "%s", name);
-    int rc;
-    if (strcmp(name, "fashion-mnist") == 0) {
-        rc = load_fashion(opt, ds, err);
-    } else if (strcmp(name, "cifar10") == 0) {
-        rc = load_cifar10(opt, ds, err);
-    } else if (strcmp(name, "imagefolder") == 0) {
-        if (!opt->root) {
-            error_set(err, "imagefolder: needs a root folder holding train/<class>/*.jpg and test/<class>/*.jpg");
-            return -1;
-        }
-        rc = load_folders(opt->root, opt->root, opt->image_size, opt->quiet, ds, err);
-    } else if (strcmp(name, "synthetic") == 0) {
-        rc = load_synthetic(opt, ds, err);
-    } else {
-        error_set(err, "unknown dataset '%s' (expected fashion-mnist, cifar10, imagefolder or synthetic)", name);
-        return -1;
-    }
+    const DatasetInfo *info = dataset_find(name);
+    if (!info) return dataset_check_name(name, err);
+    int rc = info->load(opt, ds, err);
     if (rc == 0 && (ds->train.c != ds->test.c || ds->train.h != ds->test.h || ds->train.w != ds->test.w)) {
         error_set(err, "train images are %dx%dx%d but test images are %dx%dx%d", ds->train.c, ds->train.h,
                   ds->train.w, ds->test.c, ds->test.h, ds->test.w);
