@@ -9,6 +9,8 @@
 
 #include "cli.h"
 #include "cli_args.h"
+#include "data/data.h"
+#include "opt_names.h"
 #include "train.h"
 #include "train_flags.h"
 #include "../sweeps/run_config.h"
@@ -17,12 +19,15 @@
 
 static void train_usage(FILE *f, const TrainConfig *d)
 {
+    char data_names[128], opt_names_[128];
+    dataset_names(data_names, sizeof data_names, " | ", " | ");
+    opt_names(opt_names_, sizeof opt_names_, " | ", " | ");
     fprintf(f,
             "usage: bigbatch train [options]\n"
             "\n"
             "model and data:\n"
             "  --model NAME           model (bigbatch models lists them) [%s]\n"
-            "  --data NAME            fashion-mnist | cifar10 | imagefolder | synthetic [%s]\n"
+            "  --data NAME            %s [%s]\n"
             "  --data-root DIR        dataset location [the dataset's default]\n"
             "  --image-size N         imagefolder/cifar10: store every image with its shorter side scaled\n"
             "                         to N and the centre N x N kept (ImageNet: 256); the model's input is\n"
@@ -57,7 +62,7 @@ static void train_usage(FILE *f, const TrainConfig *d)
             "  --warmup-start-lr X    [%g]\n"
             "  --warmup-shape S       linear | quadratic (NVCaffe rampup) [linear]\n"
             "optimizer:\n"
-            "  --opt NAME             sgd | lars | larc | adamw | lamb [sgd]\n"
+            "  --opt NAME             %s [%s]\n"
             "  --lars-variant V       preset of the LARS/LARC switches: paper | nvcaffe (= nvcaffe-scale) |\n"
             "                         nvcaffe-clip | apex | tf | timm | mlperf | tf-garden | tf-garden-nc\n"
             "                         [paper for lars, nvcaffe for larc]; the run prints what it set\n"
@@ -106,9 +111,9 @@ static void train_usage(FILE *f, const TrainConfig *d)
             "                         still runs on earlier layers [%g]\n"
             "  --plain-allreduce      one blocking allreduce of all gradients after backward\n"
             "  --sync-bn              BN statistics over the images of all ranks, not per rank\n",
-            d->model, d->data, d->epochs, d->batch, d->lr, d->base_batch, d->sched.gamma,
+            d->model, data_names, d->data, d->epochs, d->batch, d->lr, d->base_batch, d->sched.gamma,
             d->sched.step_epochs, d->sched.power, d->sched.end_lr, d->sched.warmup_epochs,
-            d->sched.warmup_start_lr, d->opt.momentum,
+            d->sched.warmup_start_lr, opt_names_, d->opt.name, d->opt.momentum,
             d->opt.dampening, d->opt.weight_decay, d->label_smoothing, d->seed, d->threads, d->diverge_factor, d->bucket_mb);
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli_args.h"
+#include "opt_names.h"
 
 static int bad_choice(const char *flag, const char *value, const char *choices, Error *err)
 {
@@ -146,7 +147,8 @@ static int resolve_optimizer(OptConfig *opt, const OptOverrides *ov, char *what,
 {
     what[0] = 0;
     const char *variant = ov->variant ? ov->variant : optimizer_default_preset(opt->name);
-    if (ov->variant && strcmp(opt->name, "lars") && strcmp(opt->name, "larc")) {
+    const OptName *known = opt_name_find(opt->name);
+    if (ov->variant && !(known && known->lars_switches)) {
         error_set(err, "--lars-variant needs --opt lars or --opt larc");
         return -1;
     }

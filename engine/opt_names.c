@@ -1,0 +1,38 @@
+/* The table of optimizer names (opt_names.h). */
+#include "opt_names.h"
+
+#include <string.h>
+
+static const OptName OPTIMIZERS[] = {
+    {"sgd", false}, {"lars", true}, {"larc", true}, {"adamw", false}, {"lamb", false},
+};
+enum { N_OPTIMIZERS = (int)(sizeof OPTIMIZERS / sizeof OPTIMIZERS[0]) };
+
+const OptName *opt_name_list(int *count)
+{
+    *count = N_OPTIMIZERS;
+    return OPTIMIZERS;
+}
+
+const OptName *opt_name_find(const char *name)
+{
+    for (int i = 0; name && i < N_OPTIMIZERS; i++)
+        if (strcmp(OPTIMIZERS[i].name, name) == 0) return &OPTIMIZERS[i];
+    return NULL;
+}
+
+static const char *opt_name_at(int i) { return OPTIMIZERS[i].name; }
+
+char *opt_names(char *buf, size_t len, const char *sep, const char *last_sep)
+{
+    return names_join(buf, len, N_OPTIMIZERS, opt_name_at, sep, last_sep);
+}
+
+int opt_name_check(const char *name, Error *err)
+{
+    if (opt_name_find(name)) return 0;
+    char names[128];
+    error_set(err, "unknown optimizer '%s' (known: %s)", name ? name : "",
+              opt_names(names, sizeof names, ", ", ", "));
+    return -1;
+}
