@@ -5,25 +5,30 @@
 
 #include "../engine/cli.h"
 #include "experiment.h"
+#include "figures.h"
 #include "plot.h"
 
 static void plot_usage(FILE *f)
 {
+    char kinds[256];
     fprintf(f, "usage: bigbatch plot FILE [--scale S] [--db PATH] [--out DIR] [--format png|svg|both]\n"
                "\n"
-               "Draws the figures an experiment file names (`figures = accuracy-vs-batch, heatmap,\n"
-               "layer-ratios, loss-curves, steps-to-target`; every kind when it names none) from its\n"
-               "results database with gnuplot: DIR/<kind>.png and .svg, beside the data they show\n"
-               "(DIR/<kind>.dat) and the titles and labels (DIR/<kind>.vars.gp) that plots/<kind>.gp\n"
-               "reads. A kind without data is skipped with a warning. Exit status 0 when some figure\n"
-               "was drawn, 1 when none (or on an error), 2 for bad options. plots/README.md: the kinds.\n"
+               "Draws the figures an experiment file names (`figures = KIND, ...`, the kinds below;\n"
+               "every kind when it names none) from its results database with gnuplot: DIR/<kind>.png\n"
+               "and .svg, beside the data they show (DIR/<kind>.dat) and the titles and labels\n"
+               "(DIR/<kind>.vars.gp) that plots/<kind>.gp reads. A kind without data is skipped with a\n"
+               "warning. Exit status 0 when some figure was drawn, 1 when none (or on an error), 2 for\n"
+               "bad options. plots/README.md: the kinds.\n"
                "\n"
                "  --scale S        smoke | proxy | full: the sweep to draw [proxy]\n"
                "  --db PATH        results database [results/<experiment>.db]\n"
                "  --out DIR        where the figures go [results/figures/<experiment>]\n"
                "  --format F       png, svg or both [both]\n"
                "  --plots DIR      the gnuplot scripts [plots/ beside the binary's directory, else ./plots]\n"
-               "  --gnuplot PROG   the gnuplot program [gnuplot] (Debian: gnuplot-nox)\n");
+               "  --gnuplot PROG   the gnuplot program [gnuplot] (Debian: gnuplot-nox)\n"
+               "\n"
+               "kinds: %s\n",
+            figure_names(kinds, sizeof kinds, ", "));
 }
 
 enum { P_SCALE = 256, P_DB, P_OUT, P_FORMAT, P_PLOTS, P_GNUPLOT, P_HELP };

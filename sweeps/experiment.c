@@ -15,13 +15,12 @@
 #include <string.h>
 
 #include "expr.h"
+#include "figures.h"
 #include "train.h"
 #include "train_flags.h"
 
 const char *const EXPERIMENT_METRICS[] = {"test_acc", "test_loss", "train_loss", "loss_gap", "best_test_acc",
                                           NULL};
-const char *const EXPERIMENT_FIGURES[] = {"accuracy-vs-batch", "heatmap", "layer-ratios", "loss-curves",
-                                          "steps-to-target", NULL};
 
 /* More runs than this is a typo in a grid, not an experiment. */
 #define MAX_RUNS 100000
@@ -490,9 +489,11 @@ static int do_experiment(Loader *L, const Entry *en)
         exp->n_figures = 0;
         if (split_list(L, "figures", v, en->line, &exp->figures, &exp->n_figures)) return -1;
         for (int i = 0; i < exp->n_figures; i++)
-            if (!in_list(exp->figures[i], EXPERIMENT_FIGURES))
-                return fail_at(L, en->line, "key 'figures': '%s' is not one of accuracy-vs-batch, heatmap, "
-                                            "layer-ratios, loss-curves, steps-to-target", exp->figures[i]);
+            if (!figure_find(exp->figures[i])) {
+                char kinds[256];
+                return fail_at(L, en->line, "key 'figures': '%s' is not one of %s", exp->figures[i],
+                               figure_names(kinds, sizeof kinds, ", "));
+            }
     } else if (!strcmp(en->name, "target")) {
         if (!run_config_number(v, &exp->target))
             return fail_at(L, en->line, "key 'target': '%s' is not a number", v);

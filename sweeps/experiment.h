@@ -29,7 +29,7 @@ typedef struct {
     int n_tuned;
     char **tuned;
     int n_figures;
-    char **figures;              /* what `bigbatch plot` draws (EXPERIMENT_FIGURES) */
+    char **figures;              /* what `bigbatch plot` draws (names of figures.h) */
     double target;               /* steps-to-target: the metric value to reach; NAN when absent */
     int n_keys;
     ExpKey *keys;                /* file order; keys only in the scale's section come last */
@@ -59,8 +59,6 @@ typedef struct {
 } RunSpec;
 
 extern const char *const EXPERIMENT_METRICS[]; /* NULL-terminated: test_acc, test_loss, ... */
-/* NULL-terminated: accuracy-vs-batch, heatmap, layer-ratios, loss-curves, steps-to-target */
-extern const char *const EXPERIMENT_FIGURES[];
 
 /* Reads, checks and expands (to check every run) the file at one scale: smoke, proxy (NULL)
  * or full. 0, or -1 with err naming FILE:LINE and the key. */

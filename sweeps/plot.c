@@ -6,6 +6,7 @@
  * series names as gnuplot variables), then runs `gnuplot -e "dir='DIR'; fmt='png'"
  * plots/<kind>.gp` once per format. The scripts do all the styling, so a user restyles a
  * figure by editing plots/<kind>.gp and running that same command. */
+#include "figures.h"
 #include "plot_parts.h"
 
 #include <limits.h>
@@ -58,18 +59,6 @@ static int find_scripts(Plot *p, Error *err)
     return -1;
 }
 
-typedef int (*FigureFn)(Plot *p, Error *err);
-
-static FigureFn figure_fn(const char *kind)
-{
-    if (!strcmp(kind, "accuracy-vs-batch")) return fig_accuracy;
-    if (!strcmp(kind, "heatmap")) return fig_heatmap;
-    if (!strcmp(kind, "layer-ratios")) return fig_layer_ratios;
-    if (!strcmp(kind, "loss-curves")) return fig_loss_curves;
-    if (!strcmp(kind, "steps-to-target")) return fig_steps;
-    return NULL;
-}
-
 int plot_run(const PlotOptions *o, FILE *out, FILE *warn, Error *err)
 {
     Plot p;
@@ -105,20 +94,17 @@ int plot_run(const PlotOptions *o, FILE *out, FILE *warn, Error *err)
     if (plot_mkdir_p(p.out_dir, err)) goto out;
     snprintf(p.figtitle, sizeof p.figtitle, "%s (%s scale)", p.exp->title[0] ? p.exp->title : p.exp->name,
              p.exp->scale);
-    const char *const *kinds = (const char *const *)p.exp->figures;
-    int n_kinds = p.exp->n_figures;
-    if (n_kinds == 0) { /* the file names none: every kind that has data */
-        kinds = EXPERIMENT_FIGURES;
-        while (kinds[n_kinds]) n_kinds++;
-    }
+    int n_all;
+    const FigureKind *all = figure_list(&n_all);
+    const bool named = p.exp->n_figures > 0; /* else every kind that has data */
     drawn = 0;
-    for (int i = 0; i < n_kinds; i++) {
-        FigureFn fn = figure_fn(kinds[i]);
-        if (!fn) {
-            fprintf(warn, "bigbatch plot: unknown figure kind '%s' skipped\n", kinds[i]);
+    for (int i = 0; i < (named ? p.exp->n_figures : n_all); i++) {
+        const FigureKind *kind = named ? figure_find(p.exp->figures[i]) : &all[i];
+        if (!kind) {
+            fprintf(warn, "bigbatch plot: unknown figure kind '%s' skipped\n", p.exp->figures[i]);
             continue;
         }
-        int rc = fn(&p, err);
+        int rc = kind->draw(&p, err);
         if (rc < 0) {
             drawn = -1;
             goto out;

@@ -13,7 +13,7 @@
 #define MAX_PANELS 12 /* panels of a heatmap */
 #define NOTE_CHARS 160
 
-typedef struct {
+typedef struct Plot {
     const PlotOptions *o;
     CellsData d;
     const Experiment *exp;

@@ -1,0 +1,32 @@
+/* The table of figure kinds (figures.h); each kind is drawn by its plot_<kind>.c. */
+#include "figures.h"
+
+#include <string.h>
+
+#include "plot_parts.h"
+
+static const FigureKind FIGURES[] = {
+    {"accuracy-vs-batch", fig_accuracy}, {"heatmap", fig_heatmap},         {"layer-ratios", fig_layer_ratios},
+    {"loss-curves", fig_loss_curves},    {"steps-to-target", fig_steps},
+};
+enum { N_FIGURES = (int)(sizeof FIGURES / sizeof FIGURES[0]) };
+
+const FigureKind *figure_list(int *count)
+{
+    *count = N_FIGURES;
+    return FIGURES;
+}
+
+const FigureKind *figure_find(const char *name)
+{
+    for (int i = 0; name && i < N_FIGURES; i++)
+        if (strcmp(FIGURES[i].name, name) == 0) return &FIGURES[i];
+    return NULL;
+}
+
+static const char *figure_name_at(int i) { return FIGURES[i].name; }
+
+char *figure_names(char *buf, size_t len, const char *sep)
+{
+    return names_join(buf, len, N_FIGURES, figure_name_at, sep, sep);
+}
