@@ -9,112 +9,16 @@
 
 #include "cli.h"
 #include "cli_args.h"
-#include "data/data.h"
-#include "opt_names.h"
 #include "train.h"
 #include "train_flags.h"
 #include "../sweeps/run_config.h"
 #include "../sweeps/run_record.h"
 #include "util.h"
 
-static void train_usage(FILE *f, const TrainConfig *d)
+static void train_usage(FILE *f)
 {
-    char data_names[128], opt_names_[128];
-    dataset_names(data_names, sizeof data_names, " | ", " | ");
-    opt_names(opt_names_, sizeof opt_names_, " | ", " | ");
-    fprintf(f,
-            "usage: bigbatch train [options]\n"
-            "\n"
-            "model and data:\n"
-            "  --model NAME           model (bigbatch models lists them) [%s]\n"
-            "  --data NAME            %s [%s]\n"
-            "  --data-root DIR        dataset location [the dataset's default]\n"
-            "  --image-size N         imagefolder/cifar10: store every image with its shorter side scaled\n"
-            "                         to N and the centre N x N kept (ImageNet: 256); the model's input is\n"
-            "                         then cropped from it, at random in training, the centre in evaluation\n"
-            "                         [the images' own size, which must then be one]\n"
-            "  --augment on|off       random crop (pad 4, or within a larger stored image) + horizontal\n"
-            "                         flip [on for cifar10 and imagefolder]\n"
-            "  --train-subset N       use N training images spread evenly over the set [all]\n"
-            "  --test-subset N        use N test images spread evenly over the set [all]\n"
-            "schedule:\n"
-            "  --epochs N             epochs [%d]\n"
-            "  --steps N              stop after N iterations in total [no limit]\n"
-            "  --batch N              global batch size; the last partial batch of an epoch is dropped [%d]\n"
-            "  --eval-batch N         batch size for evaluation [min(batch, 500)]\n"
-            "  --eval-every N         also evaluate on the test set every N steps within an epoch (steps to\n"
-            "                         a target at finer grain than epochs) [at epoch ends only]\n"
-            "  --stop-at-acc A        end the run at the first evaluation whose test accuracy is >= A\n"
-            "                         (0 < A <= 1; with --eval-every, steps to a target for less) [off]\n"
-            "learning rate, evaluated every iteration:\n"
-            "  --lr X                 base learning rate, before --lr-scaling [%g]\n"
-            "  --lr-scaling RULE      none | linear (lr*batch/base) | sqrt (lr*sqrt(batch/base)) [none]\n"
-            "  --base-batch N         the batch the base LR belongs to [%d]\n"
-            "  --lr-policy P          fixed | step | multistep | poly | cosine [fixed]\n"
-            "  --lr-gamma X           step/multistep factor [%g]\n"
-            "  --lr-step-epochs X     step: multiply by gamma every X epochs [%g]\n"
-            "  --milestones E1,E2,..  multistep: epochs where the LR is multiplied by gamma\n"
-            "  --poly-power X         poly/cosine: (lr - end)*(1 - t/T)^power + end [%g]\n"
-            "  --end-lr X             poly/cosine: final LR [%g]\n"
-            "  --poly-horizon H       total (NVCaffe: warmup counts inside the horizon) |\n"
-            "                         after-warmup (MLPerf: decay starts after warmup) [total]\n"
-            "  --warmup-epochs X      ramp from --warmup-start-lr to the base LR [%g]\n"
-            "  --warmup-start-lr X    [%g]\n"
-            "  --warmup-shape S       linear | quadratic (NVCaffe rampup) [linear]\n"
-            "optimizer:\n"
-            "  --opt NAME             %s [%s]\n"
-            "  --lars-variant V       preset of the LARS/LARC switches: paper | nvcaffe (= nvcaffe-scale) |\n"
-            "                         nvcaffe-clip | apex | tf | timm | mlperf | tf-garden | tf-garden-nc\n"
-            "                         [paper for lars, nvcaffe for larc]; the run prints what it set\n"
-            "  --larc-policy P        clip (min(lr, r), NVCaffe) | apex-clip (lr*min(r/lr, 1)) |\n"
-            "                         scale (lr*r) [the preset's]\n"
-            "  --lars-denom D         ratio eta*||w||/D: g-wd (||g||+wd||w||) | g | decayed (||g+wd w||) |\n"
-            "                         update (||update after momentum||) [the preset's]\n"
-            "  --lars-wd-in-update B  yes | no: add wd*w to the update direction [the preset's]\n"
-            "  --lars-momentum M      inside (v=m v+lr r g') | after (b=m b+r g'; w-=lr b) |\n"
-            "                         trust-after (b=m b+g'; w-=lr r b) [the preset's]\n"
-            "  --lars-guard G         one (r=1 at a zero norm) | apex (also skip scaling and wd) [the preset's]\n"
-            "  --lars-adapt-if-wd B   yes | no: adapt only parameters with weight decay (timm) [the preset's]\n"
-            "  --eta X                trust coefficient [the preset's: 0.001, apex 0.02]\n"
-            "  --lars-eps X           added to the ratio's denominator [the preset's]\n"
-            "  --lars-exclude LIST    bias,bn | bias | bn | none: kinds without adaptation or weight\n"
-            "                         decay [the preset's: bias,bn for mlperf, else none]\n"
-            "  --decoupled-wd         sgd/lars: w -= lr*wd*w beside the step (adamw/lamb always are)\n"
-            "  --beta1 X, --beta2 X, --adam-eps X   adamw/lamb [0.9, 0.999, 1e-8]\n"
-            "  --micro-batch M        accumulate the gradient over micro-batches of M images; BN\n"
-            "                         statistics per micro-batch (ghost BN, NVCaffe iter_size) [off]\n"
-            "  --workers-emulated K   behave like K workers of batch/K each: --micro-batch batch/K\n"
-            "  --noise-scale          estimate the gradient noise scale B_simple (McCandlish et al.\n"
-            "                         2018) from the micro-batch and batch gradients; printed per epoch\n"
-            "  --layer-stats          print ||w||, ||g||, ratio, local and effective rate and\n"
-            "                         ||update||/||w|| of every parameter after the last step\n"
-            "  --layer-stats-every N  also collect them every N steps (and at steps 0, 1)\n"
-            "  --momentum X           momentum [%g]\n"
-            "  --dampening X          momentum dampening [%g]\n"
-            "  --nesterov             Nesterov momentum [off]\n"
-            "  --weight-decay X       L2 weight decay added to the gradient [%g]\n"
-            "  --label-smoothing X    label smoothing of the cross-entropy [%g]\n"
-            "run:\n"
-            "  --seed N               seed of initialization, shuffling, augmentation, dropout [%llu]\n"
-            "  --threads N            threads [%d: the number of CPUs]\n"
-            "  --save PATH            write a safetensors checkpoint at the end\n"
-            "  --save-every N         also every N epochs [0: only at the end]\n"
-            "  --resume PATH          continue from a checkpoint (same flags)\n"
-            "  --quiet                no progress line on stderr\n"
-            "  --diverge-factor X     end the run as diverged when a step's loss exceeds X times the\n"
-            "                         first step's (NaN and Inf always do; 0: off) [%g]\n"
-            "  --db PATH              also store the run (epochs, step losses, layer statistics) in this\n"
-            "                         SQLite results database (results/SCHEMA.md)\n"
-            "  --run-id ID            the run's row, claimed by `bigbatch sweep` [the hash of the flags]\n"
-            "data parallelism (mpirun -np K bigbatch train ...: each rank trains on batch/K images):\n"
-            "  --bucket-mb X          gradient allreduce bucket size; buckets start while backward\n"
-            "                         still runs on earlier layers [%g]\n"
-            "  --plain-allreduce      one blocking allreduce of all gradients after backward\n"
-            "  --sync-bn              BN statistics over the images of all ranks, not per rank\n",
-            d->model, data_names, d->data, d->epochs, d->batch, d->lr, d->base_batch, d->sched.gamma,
-            d->sched.step_epochs, d->sched.power, d->sched.end_lr, d->sched.warmup_epochs,
-            d->sched.warmup_start_lr, opt_names_, d->opt.name, d->opt.momentum,
-            d->opt.dampening, d->opt.weight_decay, d->label_smoothing, d->seed, d->threads, d->diverge_factor, d->bucket_mb);
+    fprintf(f, "usage: bigbatch train [options]\n\n");
+    train_flags_usage(f);
 }
 
 typedef struct {
@@ -253,9 +157,7 @@ static int train_rank(int argc, char **argv, const Comm *comm)
     const bool lead = comm->rank == 0;
     int parsed = train_flags_parse(argc, argv, &flags, &err);
     if (parsed == 1) {
-        TrainConfig d;
-        train_config_defaults(&d);
-        if (lead) train_usage(stdout, &d);
+        if (lead) train_usage(stdout);
         return 0;
     }
     if (parsed < 0) { /* every rank parses the same flags and stops here */

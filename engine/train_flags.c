@@ -1,14 +1,79 @@
 /* The flags of `bigbatch train`, parsed into a TrainConfig. Shared by the CLI and by the
- * experiment files, whose keys are these flags: one parser, one set of error messages. */
+ * experiment files, whose keys are these flags: one parser, one set of error messages.
+ *
+ * One table, FLAGS, holds every flag: its name, the name of its value, its help text and
+ * how its default is printed, and where its value goes (a type and an offset, or a setter
+ * for the flags that need more). The getopt_long options, the parsing, the help text and
+ * train_flag_takes_value are all generated from it. */
 #include "train_flags.h"
 
 #include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli_args.h"
+#include "data/data.h"
 #include "opt_names.h"
+
+/* LARS/LARC flags given by hand: applied over the preset, whatever their order. */
+typedef struct {
+    const char *variant;
+    int larc_policy; /* -1 here and below: the preset's */
+    int denom, wd_in_update, momentum, guard, adapt_if_wd;
+    bool has_eta, has_eps, has_exclude;
+    double eta, eps;
+    unsigned exclude;
+} OptOverrides;
+
+typedef struct Flag Flag;
+
+/* Everything a flag can set; FLAGS' offsets are into this. */
+typedef struct {
+    TrainFlags flags;
+    OptOverrides ov;
+    long workers;  /* --workers-emulated */
+    const Flag *f; /* the flag being set */
+    char flag[48]; /* and its "--name", for messages */
+} FlagParse;
+
+/* A range of numbers: lo < x or lo <= x, x < hi or x <= hi. */
+typedef struct {
+    double lo, hi;
+    bool lo_open, hi_open;
+    const char *bad; /* the error after "--flag: X " */
+} Range;
+
+typedef enum {
+    T_NONE,   /* the setter does it all */
+    T_STR,    /* const char *, pointing into argv */
+    T_INT,    /* int, an integer >= min */
+    T_LONG,   /* long, an integer >= min */
+    T_ULL,    /* unsigned long long, an integer >= min */
+    T_DOUBLE, /* double, a finite number, within `range` when there is one */
+    T_SWITCH, /* bool, set to true; the flag takes no value */
+    T_CHOICE, /* int, the index of the value in `names` */
+    T_CHARS,  /* char[], printed only (its setter fills it) */
+    T_HELP,   /* --help: parsing stops and says so; the flag takes no value */
+} FlagType;
+
+struct Flag {
+    const char *name;     /* without "--"; NULL: a row that only prints `help` as a heading */
+    const char *arg;      /* the value's name in the help; NULL with T_SWITCH */
+    const char *help;     /* lines separated by '\n'; NULL: not in the help (--help) */
+    const char *dflt;     /* printf format of the default value at `at`, printed as " [...]"
+                             after the help; NULL: none (the help may say it in words) */
+    FlagType type;
+    size_t at;            /* offsetof(FlagParse, ...) */
+    long min;             /* T_INT, T_LONG, T_ULL */
+    int (*set)(FlagParse *ps, const char *value, Error *err); /* after `type`'s; NULL: none */
+    const Range *range;       /* T_DOUBLE: the values accepted; NULL: any */
+    const char *const *names; /* T_CHOICE: the values, in the order of the enum they map to */
+    const char *expected;     /* the values as the "is not one of" error lists them */
+    char *(*choices)(char *buf, size_t len); /* values from a name table, printed first */
+};
 
 static int bad_choice(const char *flag, const char *value, const char *choices, Error *err)
 {
@@ -16,19 +81,48 @@ static int bad_choice(const char *flag, const char *value, const char *choices, 
     return -1;
 }
 
-/* Index of s in a NULL-terminated list of names (in the order of the enum it maps to), or -1. */
-static int choice(const char *s, const char *const *names)
+static void *field(FlagParse *ps, const Flag *f) { return (char *)ps + f->at; }
+
+/* ---- setters of the flags a type does not cover ---- */
+
+static int set_augment(FlagParse *ps, const char *v, Error *err)
 {
-    for (int i = 0; names[i]; i++)
-        if (!strcmp(s, names[i])) return i;
-    return -1;
+    if (strcmp(v, "on") && strcmp(v, "off")) {
+        error_set(err, "%s: '%s' is not on or off", ps->flag, v);
+        return -1;
+    }
+    ps->flags.cfg.augment = strcmp(v, "on") == 0;
+    return 0;
+}
+
+static int set_lr_scaling(FlagParse *ps, const char *v, Error *err)
+{
+    return schedule_parse_scaling(v, &ps->flags.cfg.lr_scaling) ? bad_choice(ps->flag, v, ps->f->expected, err) : 0;
+}
+
+static int set_lr_policy(FlagParse *ps, const char *v, Error *err)
+{
+    return schedule_parse_policy(v, &ps->flags.cfg.sched.policy) ? bad_choice(ps->flag, v, ps->f->expected, err) : 0;
+}
+
+static int set_poly_horizon(FlagParse *ps, const char *v, Error *err)
+{
+    ScheduleConfig *s = &ps->flags.cfg.sched;
+    return schedule_parse_poly_horizon(v, &s->poly_horizon) ? bad_choice(ps->flag, v, ps->f->expected, err) : 0;
+}
+
+static int set_warmup_shape(FlagParse *ps, const char *v, Error *err)
+{
+    ScheduleConfig *s = &ps->flags.cfg.sched;
+    return schedule_parse_warmup_shape(v, &s->warmup_shape) ? bad_choice(ps->flag, v, ps->f->expected, err) : 0;
 }
 
 /* "30,60,80" -> milestones in epochs */
-static int parse_milestones(const char *s, ScheduleConfig *sched, Error *err)
+static int set_milestones(FlagParse *ps, const char *v, Error *err)
 {
+    ScheduleConfig *sched = &ps->flags.cfg.sched;
     char buf[256];
-    snprintf(buf, sizeof buf, "%s", s);
+    snprintf(buf, sizeof buf, "%s", v);
     sched->n_milestones = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (sched->n_milestones == SCHEDULE_MAX_MILESTONES) {
@@ -41,333 +135,287 @@ static int parse_milestones(const char *s, ScheduleConfig *sched, Error *err)
     return 0;
 }
 
-enum {
-    OPT_MODEL = 256, OPT_DATA, OPT_DATA_ROOT, OPT_IMAGE_SIZE, OPT_AUGMENT, OPT_TRAIN_SUBSET, OPT_TEST_SUBSET,
-    OPT_EPOCHS, OPT_STEPS, OPT_BATCH, OPT_EVAL_BATCH, OPT_EVAL_EVERY, OPT_STOP_AT_ACC, OPT_LR, OPT_MOMENTUM, OPT_DAMPENING,
-    OPT_NESTEROV, OPT_WD, OPT_SMOOTHING, OPT_SEED, OPT_THREADS, OPT_SAVE, OPT_SAVE_EVERY,
-    OPT_RESUME, OPT_QUIET, OPT_HELP, OPT_LR_SCALING, OPT_BASE_BATCH, OPT_LR_POLICY, OPT_LR_GAMMA,
-    OPT_LR_STEP_EPOCHS, OPT_MILESTONES, OPT_POLY_POWER, OPT_END_LR, OPT_POLY_HORIZON,
-    OPT_WARMUP_EPOCHS, OPT_WARMUP_START_LR, OPT_WARMUP_SHAPE, OPT_OPT, OPT_LARS_VARIANT,
-    OPT_LARC_POLICY, OPT_ETA, OPT_LARS_EPS, OPT_LARS_EXCLUDE, OPT_DECOUPLED_WD, OPT_BETA1, OPT_BETA2,
-    OPT_ADAM_EPS, OPT_LAYER_STATS, OPT_LAYER_STATS_EVERY, OPT_MICRO_BATCH, OPT_WORKERS_EMULATED,
-    OPT_NOISE_SCALE, OPT_LARS_DENOM, OPT_LARS_WD_IN_UPDATE, OPT_LARS_MOMENTUM, OPT_LARS_GUARD,
-    OPT_LARS_ADAPT_IF_WD, OPT_DB, OPT_RUN_ID, OPT_DIVERGE_FACTOR, OPT_BUCKET_MB, OPT_PLAIN_ALLREDUCE, OPT_SYNC_BN
-};
-
-static const struct option LONG_OPTS[] = {
-    {"model", required_argument, 0, OPT_MODEL},
-    {"data", required_argument, 0, OPT_DATA},
-    {"data-root", required_argument, 0, OPT_DATA_ROOT},
-    {"image-size", required_argument, 0, OPT_IMAGE_SIZE},
-    {"augment", required_argument, 0, OPT_AUGMENT},
-    {"train-subset", required_argument, 0, OPT_TRAIN_SUBSET},
-    {"test-subset", required_argument, 0, OPT_TEST_SUBSET},
-    {"epochs", required_argument, 0, OPT_EPOCHS},
-    {"steps", required_argument, 0, OPT_STEPS},
-    {"batch", required_argument, 0, OPT_BATCH},
-    {"eval-batch", required_argument, 0, OPT_EVAL_BATCH},
-    {"eval-every", required_argument, 0, OPT_EVAL_EVERY},
-    {"stop-at-acc", required_argument, 0, OPT_STOP_AT_ACC},
-    {"lr", required_argument, 0, OPT_LR},
-    {"momentum", required_argument, 0, OPT_MOMENTUM},
-    {"dampening", required_argument, 0, OPT_DAMPENING},
-    {"nesterov", no_argument, 0, OPT_NESTEROV},
-    {"weight-decay", required_argument, 0, OPT_WD},
-    {"label-smoothing", required_argument, 0, OPT_SMOOTHING},
-    {"seed", required_argument, 0, OPT_SEED},
-    {"threads", required_argument, 0, OPT_THREADS},
-    {"save", required_argument, 0, OPT_SAVE},
-    {"save-every", required_argument, 0, OPT_SAVE_EVERY},
-    {"resume", required_argument, 0, OPT_RESUME},
-    {"quiet", no_argument, 0, OPT_QUIET},
-    {"help", no_argument, 0, OPT_HELP},
-    {"lr-scaling", required_argument, 0, OPT_LR_SCALING},
-    {"base-batch", required_argument, 0, OPT_BASE_BATCH},
-    {"lr-policy", required_argument, 0, OPT_LR_POLICY},
-    {"lr-gamma", required_argument, 0, OPT_LR_GAMMA},
-    {"lr-step-epochs", required_argument, 0, OPT_LR_STEP_EPOCHS},
-    {"milestones", required_argument, 0, OPT_MILESTONES},
-    {"poly-power", required_argument, 0, OPT_POLY_POWER},
-    {"end-lr", required_argument, 0, OPT_END_LR},
-    {"poly-horizon", required_argument, 0, OPT_POLY_HORIZON},
-    {"warmup-epochs", required_argument, 0, OPT_WARMUP_EPOCHS},
-    {"warmup-start-lr", required_argument, 0, OPT_WARMUP_START_LR},
-    {"warmup-shape", required_argument, 0, OPT_WARMUP_SHAPE},
-    {"opt", required_argument, 0, OPT_OPT},
-    {"lars-variant", required_argument, 0, OPT_LARS_VARIANT},
-    {"larc-policy", required_argument, 0, OPT_LARC_POLICY},
-    {"eta", required_argument, 0, OPT_ETA},
-    {"lars-eps", required_argument, 0, OPT_LARS_EPS},
-    {"lars-exclude", required_argument, 0, OPT_LARS_EXCLUDE},
-    {"decoupled-wd", no_argument, 0, OPT_DECOUPLED_WD},
-    {"beta1", required_argument, 0, OPT_BETA1},
-    {"beta2", required_argument, 0, OPT_BETA2},
-    {"adam-eps", required_argument, 0, OPT_ADAM_EPS},
-    {"layer-stats", no_argument, 0, OPT_LAYER_STATS},
-    {"layer-stats-every", required_argument, 0, OPT_LAYER_STATS_EVERY},
-    {"micro-batch", required_argument, 0, OPT_MICRO_BATCH},
-    {"workers-emulated", required_argument, 0, OPT_WORKERS_EMULATED},
-    {"noise-scale", no_argument, 0, OPT_NOISE_SCALE},
-    {"lars-denom", required_argument, 0, OPT_LARS_DENOM},
-    {"lars-wd-in-update", required_argument, 0, OPT_LARS_WD_IN_UPDATE},
-    {"lars-momentum", required_argument, 0, OPT_LARS_MOMENTUM},
-    {"lars-guard", required_argument, 0, OPT_LARS_GUARD},
-    {"lars-adapt-if-wd", required_argument, 0, OPT_LARS_ADAPT_IF_WD},
-    {"db", required_argument, 0, OPT_DB},
-    {"run-id", required_argument, 0, OPT_RUN_ID},
-    {"diverge-factor", required_argument, 0, OPT_DIVERGE_FACTOR},
-    {"bucket-mb", required_argument, 0, OPT_BUCKET_MB},
-    {"plain-allreduce", no_argument, 0, OPT_PLAIN_ALLREDUCE},
-    {"sync-bn", no_argument, 0, OPT_SYNC_BN},
-    {0, 0, 0, 0},
-};
-
-/* LARS/LARC flags given by hand: applied over the preset, whatever their order. */
-typedef struct {
-    const char *variant;
-    int larc_policy; /* -1 here and below: the preset's */
-    int denom, wd_in_update, momentum, guard, adapt_if_wd;
-    bool has_eta, has_eps, has_exclude;
-    double eta, eps;
-    unsigned exclude;
-} OptOverrides;
-
-static int parse_exclude(const char *s, unsigned *out, Error *err)
+static int set_opt(FlagParse *ps, const char *v, Error *err)
 {
-    if (!strcmp(s, "none")) *out = 0;
-    else if (!strcmp(s, "bias")) *out = OPT_EXCLUDE_BIAS;
-    else if (!strcmp(s, "bn")) *out = OPT_EXCLUDE_BN;
-    else if (!strcmp(s, "bias,bn") || !strcmp(s, "bn,bias")) *out = OPT_EXCLUDE_BIAS | OPT_EXCLUDE_BN;
-    else return bad_choice("--lars-exclude", s, "bias,bn, bias, bn, none", err);
+    (void)err;
+    snprintf(ps->flags.cfg.opt.name, sizeof ps->flags.cfg.opt.name, "%s", v);
     return 0;
 }
 
-/* Presets first, then the switches given by hand; `what` says what the preset set. */
-static int resolve_optimizer(OptConfig *opt, const OptOverrides *ov, char *what, size_t len, Error *err)
+static int mark_eta(FlagParse *ps, const char *v, Error *err)
 {
-    what[0] = 0;
-    const char *variant = ov->variant ? ov->variant : optimizer_default_preset(opt->name);
-    const OptName *known = opt_name_find(opt->name);
-    if (ov->variant && !(known && known->lars_switches)) {
-        error_set(err, "--lars-variant needs --opt lars or --opt larc");
-        return -1;
-    }
-    if (variant) {
-        Error e = {{0}};
-        if (optimizer_apply_preset(opt, variant, what, len, &e) != 0) {
-            error_set(err, "--lars-variant: %s", e.msg);
-            return -1;
-        }
-    }
-    size_t used = strlen(what);
-    const char *sep = used ? "; then by hand:" : "set by hand:";
-    static const char *const policy_names[] = {"scale", "clip", "apex-clip"};
-    static const char *const denom_names[] = {"g-wd", "g", "decayed", "update"};
-    static const char *const momentum_names[] = {"inside", "after", "trust-after"};
-    static const char *const guard_names[] = {"one", "apex"};
-    static const char *const yes_no[] = {"no", "yes"};
-    struct { int value; int *field; bool *flag; const char *name; const char *const *names; } sw[] = {
-        {ov->larc_policy, &opt->larc_policy, NULL, "larc-policy", policy_names},
-        {ov->denom, &opt->lars_denom, NULL, "lars-denom", denom_names},
-        {ov->wd_in_update, NULL, &opt->lars_wd_in_update, "lars-wd-in-update", yes_no},
-        {ov->momentum, &opt->lars_momentum, NULL, "lars-momentum", momentum_names},
-        {ov->guard, &opt->lars_guard, NULL, "lars-guard", guard_names},
-        {ov->adapt_if_wd, NULL, &opt->lars_adapt_if_wd, "lars-adapt-if-wd", yes_no},
-    };
-    for (size_t i = 0; i < sizeof sw / sizeof sw[0]; i++) {
-        if (sw[i].value < 0) continue;
-        if (sw[i].field) *sw[i].field = sw[i].value;
-        else *sw[i].flag = sw[i].value == 1;
-        used += (size_t)snprintf(what + used, used < len ? len - used : 0, "%s %s=%s", sep, sw[i].name,
-                                 sw[i].names[sw[i].value]);
-        sep = "";
-    }
-    if (ov->has_eta) {
-        opt->eta = ov->eta;
-        used += (size_t)snprintf(what + used, used < len ? len - used : 0, "%s eta=%g", sep, ov->eta);
-        sep = "";
-    }
-    if (ov->has_eps) {
-        opt->lars_eps = ov->eps;
-        used += (size_t)snprintf(what + used, used < len ? len - used : 0, "%s lars-eps=%g", sep, ov->eps);
-        sep = "";
-    }
-    if (ov->has_exclude) {
-        opt->lars_exclude = ov->exclude;
-        snprintf(what + used, used < len ? len - used : 0, "%s lars-exclude=%s%s%s", sep,
-                 ov->exclude & OPT_EXCLUDE_BIAS ? "bias" : "",
-                 (ov->exclude & OPT_EXCLUDE_BIAS) && (ov->exclude & OPT_EXCLUDE_BN) ? "," : "",
-                 ov->exclude ? (ov->exclude & OPT_EXCLUDE_BN ? "bn" : "") : "none");
-    }
+    (void)v;
+    (void)err;
+    ps->ov.has_eta = true;
     return 0;
 }
 
-/* Fills cfg from argv; returns 0, 1 for --help, -1 on a bad flag. */
-static int parse_flags(int argc, char **argv, TrainFlags *out, OptOverrides *ov, Error *err)
+static int mark_eps(FlagParse *ps, const char *v, Error *err)
 {
-    TrainConfig *cfg = &out->cfg;
-    optind = 1;
-    opterr = 0;
-    int c;
-    long v, workers = 0;
-    double x;
-    while ((c = getopt_long(argc, argv, "", LONG_OPTS, NULL)) != -1) {
-        const char *flag = optind > 1 ? argv[optind - 1] : "?";
-        switch (c) {
-        case OPT_MODEL: cfg->model = optarg; break;
-        case OPT_DATA: cfg->data = optarg; break;
-        case OPT_DATA_ROOT: cfg->data_root = optarg; break;
-        case OPT_IMAGE_SIZE: if (cli_parse_long("--image-size", optarg, 8, &v, err)) return -1; cfg->image_size = (int)v; break;
-        case OPT_AUGMENT:
-            if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
-                error_set(err, "--augment: '%s' is not on or off", optarg);
-                return -1;
-            }
-            cfg->augment = strcmp(optarg, "on") == 0;
-            break;
-        case OPT_TRAIN_SUBSET: if (cli_parse_long("--train-subset", optarg, 1, &v, err)) return -1; cfg->train_subset = (int)v; break;
-        case OPT_TEST_SUBSET: if (cli_parse_long("--test-subset", optarg, 1, &v, err)) return -1; cfg->test_subset = (int)v; break;
-        case OPT_EPOCHS: if (cli_parse_long("--epochs", optarg, 1, &v, err)) return -1; cfg->epochs = (int)v; break;
-        case OPT_STEPS: if (cli_parse_long("--steps", optarg, 1, &v, err)) return -1; cfg->steps = v; break;
-        case OPT_BATCH: if (cli_parse_long("--batch", optarg, 1, &v, err)) return -1; cfg->batch = (int)v; break;
-        case OPT_EVAL_EVERY: if (cli_parse_long("--eval-every", optarg, 1, &v, err)) return -1; cfg->eval_every = v; break;
-        case OPT_STOP_AT_ACC:
-            if (cli_parse_double("--stop-at-acc", optarg, &x, err)) return -1;
-            if (!(x > 0 && x <= 1)) {
-                error_set(err, "--stop-at-acc: %g is not a test accuracy in (0, 1]", x);
-                return -1;
-            }
-            cfg->stop_at_acc = x;
-            break;
-        case OPT_EVAL_BATCH: if (cli_parse_long("--eval-batch", optarg, 1, &v, err)) return -1; cfg->eval_batch = (int)v; break;
-        case OPT_LR: if (cli_parse_double("--lr", optarg, &cfg->lr, err)) return -1; break;
-        case OPT_MOMENTUM: if (cli_parse_double("--momentum", optarg, &cfg->opt.momentum, err)) return -1; break;
-        case OPT_DAMPENING: if (cli_parse_double("--dampening", optarg, &cfg->opt.dampening, err)) return -1; break;
-        case OPT_NESTEROV: cfg->opt.nesterov = true; break;
-        case OPT_WD: if (cli_parse_double("--weight-decay", optarg, &cfg->opt.weight_decay, err)) return -1; break;
-        case OPT_SMOOTHING:
-            if (cli_parse_double("--label-smoothing", optarg, &x, err)) return -1;
-            if (x < 0 || x >= 1) {
-                error_set(err, "--label-smoothing: %g is not in [0, 1)", x);
-                return -1;
-            }
-            cfg->label_smoothing = x;
-            break;
-        case OPT_SEED: if (cli_parse_long("--seed", optarg, 0, &v, err)) return -1; cfg->seed = (unsigned long long)v; break;
-        case OPT_THREADS: if (cli_parse_long("--threads", optarg, 1, &v, err)) return -1; cfg->threads = (int)v; break;
-        case OPT_SAVE: cfg->save = optarg; break;
-        case OPT_SAVE_EVERY: if (cli_parse_long("--save-every", optarg, 0, &v, err)) return -1; cfg->save_every = (int)v; break;
-        case OPT_RESUME: cfg->resume = optarg; break;
-        case OPT_QUIET: cfg->quiet = true; break;
-        case OPT_HELP: return 1;
-        case OPT_DB: out->db = optarg; break;
-        case OPT_RUN_ID: out->run_id = optarg; break;
-        case OPT_BUCKET_MB:
-            if (cli_parse_double("--bucket-mb", optarg, &cfg->bucket_mb, err)) return -1;
-            if (!(cfg->bucket_mb > 0)) {
-                error_set(err, "--bucket-mb: %g is not a positive size", cfg->bucket_mb);
-                return -1;
-            }
-            break;
-        case OPT_PLAIN_ALLREDUCE: cfg->plain_allreduce = true; break;
-        case OPT_SYNC_BN: cfg->sync_bn = true; break;
-        case OPT_DIVERGE_FACTOR:
-            if (cli_parse_double("--diverge-factor", optarg, &cfg->diverge_factor, err)) return -1;
-            if (cfg->diverge_factor < 0) {
-                error_set(err, "--diverge-factor: %g is negative (0 turns the check off)", cfg->diverge_factor);
-                return -1;
-            }
-            break;
-        case OPT_LR_SCALING:
-            if (schedule_parse_scaling(optarg, &cfg->lr_scaling)) return bad_choice("--lr-scaling", optarg, "none, linear, sqrt", err);
-            break;
-        case OPT_BASE_BATCH: if (cli_parse_long("--base-batch", optarg, 1, &v, err)) return -1; cfg->base_batch = (int)v; break;
-        case OPT_LR_POLICY:
-            if (schedule_parse_policy(optarg, &cfg->sched.policy))
-                return bad_choice("--lr-policy", optarg, "fixed, step, multistep, poly, cosine", err);
-            break;
-        case OPT_LR_GAMMA: if (cli_parse_double("--lr-gamma", optarg, &cfg->sched.gamma, err)) return -1; break;
-        case OPT_LR_STEP_EPOCHS: if (cli_parse_double("--lr-step-epochs", optarg, &cfg->sched.step_epochs, err)) return -1; break;
-        case OPT_MILESTONES: if (parse_milestones(optarg, &cfg->sched, err)) return -1; break;
-        case OPT_POLY_POWER: if (cli_parse_double("--poly-power", optarg, &cfg->sched.power, err)) return -1; break;
-        case OPT_END_LR: if (cli_parse_double("--end-lr", optarg, &cfg->sched.end_lr, err)) return -1; break;
-        case OPT_POLY_HORIZON:
-            if (schedule_parse_poly_horizon(optarg, &cfg->sched.poly_horizon))
-                return bad_choice("--poly-horizon", optarg, "total, after-warmup", err);
-            break;
-        case OPT_WARMUP_EPOCHS: if (cli_parse_double("--warmup-epochs", optarg, &cfg->sched.warmup_epochs, err)) return -1; break;
-        case OPT_WARMUP_START_LR: if (cli_parse_double("--warmup-start-lr", optarg, &cfg->sched.warmup_start_lr, err)) return -1; break;
-        case OPT_WARMUP_SHAPE:
-            if (schedule_parse_warmup_shape(optarg, &cfg->sched.warmup_shape))
-                return bad_choice("--warmup-shape", optarg, "linear, quadratic", err);
-            break;
-        case OPT_OPT: snprintf(cfg->opt.name, sizeof cfg->opt.name, "%s", optarg); break;
-        case OPT_LARS_VARIANT: ov->variant = optarg; break;
-        case OPT_LARC_POLICY:
-            if ((ov->larc_policy = choice(optarg, (const char *[]){"scale", "clip", "apex-clip", NULL})) < 0)
-                return bad_choice("--larc-policy", optarg, "clip, apex-clip, scale", err);
-            break;
-        case OPT_LARS_DENOM:
-            if ((ov->denom = choice(optarg, (const char *[]){"g-wd", "g", "decayed", "update", NULL})) < 0)
-                return bad_choice("--lars-denom", optarg, "g-wd, g, decayed, update", err);
-            break;
-        case OPT_LARS_WD_IN_UPDATE:
-            if ((ov->wd_in_update = choice(optarg, (const char *[]){"no", "yes", NULL})) < 0)
-                return bad_choice("--lars-wd-in-update", optarg, "yes, no", err);
-            break;
-        case OPT_LARS_MOMENTUM:
-            if ((ov->momentum = choice(optarg, (const char *[]){"inside", "after", "trust-after", NULL})) < 0)
-                return bad_choice("--lars-momentum", optarg, "inside, after, trust-after", err);
-            break;
-        case OPT_LARS_GUARD:
-            if ((ov->guard = choice(optarg, (const char *[]){"one", "apex", NULL})) < 0)
-                return bad_choice("--lars-guard", optarg, "one, apex", err);
-            break;
-        case OPT_LARS_ADAPT_IF_WD:
-            if ((ov->adapt_if_wd = choice(optarg, (const char *[]){"no", "yes", NULL})) < 0)
-                return bad_choice("--lars-adapt-if-wd", optarg, "yes, no", err);
-            break;
-        case OPT_ETA: if (cli_parse_double("--eta", optarg, &ov->eta, err)) return -1; ov->has_eta = true; break;
-        case OPT_LARS_EPS: if (cli_parse_double("--lars-eps", optarg, &ov->eps, err)) return -1; ov->has_eps = true; break;
-        case OPT_LARS_EXCLUDE:
-            if (parse_exclude(optarg, &ov->exclude, err)) return -1;
-            ov->has_exclude = true;
-            break;
-        case OPT_DECOUPLED_WD: cfg->opt.decoupled_wd = true; break;
-        case OPT_BETA1: if (cli_parse_double("--beta1", optarg, &cfg->opt.beta1, err)) return -1; break;
-        case OPT_BETA2: if (cli_parse_double("--beta2", optarg, &cfg->opt.beta2, err)) return -1; break;
-        case OPT_ADAM_EPS: if (cli_parse_double("--adam-eps", optarg, &cfg->opt.adam_eps, err)) return -1; break;
-        case OPT_LAYER_STATS: cfg->layer_stats = true; break;
-        case OPT_MICRO_BATCH: if (cli_parse_long("--micro-batch", optarg, 1, &v, err)) return -1; cfg->micro_batch = (int)v; break;
-        case OPT_WORKERS_EMULATED: if (cli_parse_long("--workers-emulated", optarg, 1, &v, err)) return -1; workers = v; break;
-        case OPT_NOISE_SCALE: cfg->noise_scale = true; break;
-        case OPT_LAYER_STATS_EVERY:
-            if (cli_parse_long("--layer-stats-every", optarg, 1, &v, err)) return -1;
-            cfg->layer_stats_every = (int)v;
-            break;
-        case ':':
-            error_set(err, "%s needs a value", flag);
-            return -1;
-        default:
-            error_set(err, "unknown option '%s' (bigbatch train --help)", flag);
-            return -1;
-        }
+    (void)v;
+    (void)err;
+    ps->ov.has_eps = true;
+    return 0;
+}
+
+static int set_exclude(FlagParse *ps, const char *v, Error *err)
+{
+    unsigned *out = &ps->ov.exclude;
+    if (!strcmp(v, "none")) *out = 0;
+    else if (!strcmp(v, "bias")) *out = OPT_EXCLUDE_BIAS;
+    else if (!strcmp(v, "bn")) *out = OPT_EXCLUDE_BN;
+    else if (!strcmp(v, "bias,bn") || !strcmp(v, "bn,bias")) *out = OPT_EXCLUDE_BIAS | OPT_EXCLUDE_BN;
+    else return bad_choice(ps->flag, v, ps->f->expected, err);
+    ps->ov.has_exclude = true;
+    return 0;
+}
+
+static char *data_choices(char *buf, size_t len) { return dataset_names(buf, len, " | ", " | "); }
+static char *opt_choices(char *buf, size_t len) { return opt_names(buf, len, " | ", " | "); }
+
+/* The values of the LARS/LARC switches, in the order of their enums (optimizer.h). */
+static const char *const POLICY_NAMES[] = {"scale", "clip", "apex-clip", NULL};
+static const char *const DENOM_NAMES[] = {"g-wd", "g", "decayed", "update", NULL};
+static const char *const MOMENTUM_NAMES[] = {"inside", "after", "trust-after", NULL};
+static const char *const GUARD_NAMES[] = {"one", "apex", NULL};
+static const char *const NO_YES[] = {"no", "yes", NULL};
+
+/* ---- the table ---- */
+
+#define AT(member) offsetof(FlagParse, member)
+#define CFG(member) offsetof(FlagParse, flags.cfg.member)
+#define HEADING(text) {.help = text}
+/* where the value goes, by type */
+#define STR(at_) .type = T_STR, .at = at_
+#define INT(at_, min_) .type = T_INT, .at = at_, .min = min_
+#define LONG(at_, min_) .type = T_LONG, .at = at_, .min = min_
+#define ULL(at_, min_) .type = T_ULL, .at = at_, .min = min_
+#define DBL(at_) .type = T_DOUBLE, .at = at_
+#define SWITCH(at_) .type = T_SWITCH, .at = at_
+#define CHOICE(at_, names_, expected_) .type = T_CHOICE, .at = at_, .names = names_, .expected = expected_
+#define RANGE(lo, hi, lo_open, hi_open, bad) .range = &(const Range){lo, hi, lo_open, hi_open, bad}
+
+static const Flag FLAGS[] = {
+    HEADING("model and data:"),
+    {"model", "NAME", "model (bigbatch models lists them)", "%s", STR(CFG(model))},
+    {"data", "NAME", "", "%s", STR(CFG(data)), .choices = data_choices},
+    {"data-root", "DIR", "dataset location [the dataset's default]", NULL, STR(CFG(data_root))},
+    {"image-size", "N",
+     "imagefolder/cifar10: store every image with its shorter side scaled\n"
+     "to N and the centre N x N kept (ImageNet: 256); the model's input is\n"
+     "then cropped from it, at random in training, the centre in evaluation\n"
+     "[the images' own size, which must then be one]",
+     NULL, INT(CFG(image_size), 8)},
+    {"augment", "on|off",
+     "random crop (pad 4, or within a larger stored image) + horizontal\n"
+     "flip [on for cifar10 and imagefolder]",
+     NULL, .set = set_augment},
+    {"train-subset", "N", "use N training images spread evenly over the set [all]", NULL,
+     INT(CFG(train_subset), 1)},
+    {"test-subset", "N", "use N test images spread evenly over the set [all]", NULL, INT(CFG(test_subset), 1)},
+
+    HEADING("schedule:"),
+    {"epochs", "N", "epochs", "%d", INT(CFG(epochs), 1)},
+    {"steps", "N", "stop after N iterations in total [no limit]", NULL, LONG(CFG(steps), 1)},
+    {"batch", "N", "global batch size; the last partial batch of an epoch is dropped", "%d", INT(CFG(batch), 1)},
+    {"eval-batch", "N", "batch size for evaluation [min(batch, 500)]", NULL, INT(CFG(eval_batch), 1)},
+    {"eval-every", "N",
+     "also evaluate on the test set every N steps within an epoch (steps to\n"
+     "a target at finer grain than epochs) [at epoch ends only]",
+     NULL, LONG(CFG(eval_every), 1)},
+    {"stop-at-acc", "A",
+     "end the run at the first evaluation whose test accuracy is >= A\n"
+     "(0 < A <= 1; with --eval-every, steps to a target for less) [off]",
+     NULL, DBL(CFG(stop_at_acc)), RANGE(0, 1, true, false, "is not a test accuracy in (0, 1]")},
+
+    HEADING("learning rate, evaluated every iteration:"),
+    {"lr", "X", "base learning rate, before --lr-scaling", "%g", DBL(CFG(lr))},
+    {"lr-scaling", "RULE", "none | linear (lr*batch/base) | sqrt (lr*sqrt(batch/base)) [none]", NULL,
+     .set = set_lr_scaling, .expected = "none, linear, sqrt"},
+    {"base-batch", "N", "the batch the base LR belongs to", "%d", INT(CFG(base_batch), 1)},
+    {"lr-policy", "P", "fixed | step | multistep | poly | cosine [fixed]", NULL, .set = set_lr_policy,
+     .expected = "fixed, step, multistep, poly, cosine"},
+    {"lr-gamma", "X", "step/multistep factor", "%g", DBL(CFG(sched.gamma))},
+    {"lr-step-epochs", "X", "step: multiply by gamma every X epochs", "%g", DBL(CFG(sched.step_epochs))},
+    {"milestones", "E1,E2,..", "multistep: epochs where the LR is multiplied by gamma", NULL, .set = set_milestones},
+    {"poly-power", "X", "poly/cosine: (lr - end)*(1 - t/T)^power + end", "%g", DBL(CFG(sched.power))},
+    {"end-lr", "X", "poly/cosine: final LR", "%g", DBL(CFG(sched.end_lr))},
+    {"poly-horizon", "H",
+     "total (NVCaffe: warmup counts inside the horizon) |\n"
+     "after-warmup (MLPerf: decay starts after warmup) [total]",
+     NULL, .set = set_poly_horizon, .expected = "total, after-warmup"},
+    {"warmup-epochs", "X", "ramp from --warmup-start-lr to the base LR", "%g", DBL(CFG(sched.warmup_epochs))},
+    {"warmup-start-lr", "X", "", "%g", DBL(CFG(sched.warmup_start_lr))},
+    {"warmup-shape", "S", "linear | quadratic (NVCaffe rampup) [linear]", NULL, .set = set_warmup_shape,
+     .expected = "linear, quadratic"},
+
+    HEADING("optimizer:"),
+    {"opt", "NAME", "", "%s", .type = T_CHARS, .at = CFG(opt.name), .set = set_opt, .choices = opt_choices},
+    {"lars-variant", "V",
+     "preset of the LARS/LARC switches: paper | nvcaffe (= nvcaffe-scale) |\n"
+     "nvcaffe-clip | apex | tf | timm | mlperf | tf-garden | tf-garden-nc\n"
+     "[paper for lars, nvcaffe for larc]; the run prints what it set",
+     NULL, STR(AT(ov.variant))},
+    {"larc-policy", "P",
+     "clip (min(lr, r), NVCaffe) | apex-clip (lr*min(r/lr, 1)) |\n"
+     "scale (lr*r) [the preset's]",
+     NULL, CHOICE(AT(ov.larc_policy), POLICY_NAMES, "clip, apex-clip, scale")},
+    {"lars-denom", "D",
+     "ratio eta*||w||/D: g-wd (||g||+wd||w||) | g | decayed (||g+wd w||) |\n"
+     "update (||update after momentum||) [the preset's]",
+     NULL, CHOICE(AT(ov.denom), DENOM_NAMES, "g-wd, g, decayed, update")},
+    {"lars-wd-in-update", "B", "yes | no: add wd*w to the update direction [the preset's]", NULL,
+     CHOICE(AT(ov.wd_in_update), NO_YES, "yes, no")},
+    {"lars-momentum", "M",
+     "inside (v=m v+lr r g') | after (b=m b+r g'; w-=lr b) |\n"
+     "trust-after (b=m b+g'; w-=lr r b) [the preset's]",
+     NULL, CHOICE(AT(ov.momentum), MOMENTUM_NAMES, "inside, after, trust-after")},
+    {"lars-guard", "G", "one (r=1 at a zero norm) | apex (also skip scaling and wd) [the preset's]", NULL,
+     CHOICE(AT(ov.guard), GUARD_NAMES, "one, apex")},
+    {"lars-adapt-if-wd", "B", "yes | no: adapt only parameters with weight decay (timm) [the preset's]", NULL,
+     CHOICE(AT(ov.adapt_if_wd), NO_YES, "yes, no")},
+    {"eta", "X", "trust coefficient [the preset's: 0.001, apex 0.02]", NULL, DBL(AT(ov.eta)), .set = mark_eta},
+    {"lars-eps", "X", "added to the ratio's denominator [the preset's]", NULL, DBL(AT(ov.eps)), .set = mark_eps},
+    {"lars-exclude", "LIST",
+     "bias,bn | bias | bn | none: kinds without adaptation or weight\n"
+     "decay [the preset's: bias,bn for mlperf, else none]",
+     NULL, .set = set_exclude, .expected = "bias,bn, bias, bn, none"},
+    {"decoupled-wd", NULL, "sgd/lars: w -= lr*wd*w beside the step (adamw/lamb always are)", NULL,
+     SWITCH(CFG(opt.decoupled_wd))},
+    {"beta1", "X", "adamw/lamb: decay of the first moment", "%g", DBL(CFG(opt.beta1))},
+    {"beta2", "X", "adamw/lamb: decay of the second moment", "%g", DBL(CFG(opt.beta2))},
+    {"adam-eps", "X", "adamw/lamb: added to the denominator", "%g", DBL(CFG(opt.adam_eps))},
+    {"micro-batch", "M",
+     "accumulate the gradient over micro-batches of M images; BN\n"
+     "statistics per micro-batch (ghost BN, NVCaffe iter_size) [off]",
+     NULL, INT(CFG(micro_batch), 1)},
+    {"workers-emulated", "K", "behave like K workers of batch/K each: --micro-batch batch/K", NULL,
+     LONG(AT(workers), 1)},
+    {"noise-scale", NULL,
+     "estimate the gradient noise scale B_simple (McCandlish et al.\n"
+     "2018) from the micro-batch and batch gradients; printed per epoch",
+     NULL, SWITCH(CFG(noise_scale))},
+    {"layer-stats", NULL,
+     "print ||w||, ||g||, ratio, local and effective rate and\n"
+     "||update||/||w|| of every parameter after the last step",
+     NULL, SWITCH(CFG(layer_stats))},
+    {"layer-stats-every", "N", "also collect them every N steps (and at steps 0, 1)", NULL,
+     INT(CFG(layer_stats_every), 1)},
+    {"momentum", "X", "momentum", "%g", DBL(CFG(opt.momentum))},
+    {"dampening", "X", "momentum dampening", "%g", DBL(CFG(opt.dampening))},
+    {"nesterov", NULL, "Nesterov momentum [off]", NULL, SWITCH(CFG(opt.nesterov))},
+    {"weight-decay", "X", "L2 weight decay added to the gradient", "%g", DBL(CFG(opt.weight_decay))},
+    {"label-smoothing", "X", "label smoothing of the cross-entropy", "%g", DBL(CFG(label_smoothing)),
+     RANGE(0, 1, false, true, "is not in [0, 1)")},
+
+    HEADING("run:"),
+    {"seed", "N", "seed of initialization, shuffling, augmentation, dropout", "%llu", ULL(CFG(seed), 0)},
+    {"threads", "N", "threads", "%d: the number of CPUs", INT(CFG(threads), 1)},
+    {"save", "PATH", "write a safetensors checkpoint at the end", NULL, STR(CFG(save))},
+    {"save-every", "N", "also every N epochs [0: only at the end]", NULL, INT(CFG(save_every), 0)},
+    {"resume", "PATH", "continue from a checkpoint (same flags)", NULL, STR(CFG(resume))},
+    {"quiet", NULL, "no progress line on stderr", NULL, SWITCH(CFG(quiet))},
+    {"diverge-factor", "X",
+     "end the run as diverged when a step's loss exceeds X times the\n"
+     "first step's (NaN and Inf always do; 0: off)",
+     "%g", DBL(CFG(diverge_factor)), RANGE(0, INFINITY, false, false, "is negative (0 turns the check off)")},
+    {"db", "PATH",
+     "also store the run (epochs, step losses, layer statistics) in this\n"
+     "SQLite results database (results/SCHEMA.md)",
+     NULL, STR(AT(flags.db))},
+    {"run-id", "ID", "the run's row, claimed by `bigbatch sweep` [the hash of the flags]", NULL,
+     STR(AT(flags.run_id))},
+
+    HEADING("data parallelism (mpirun -np K bigbatch train ...: each rank trains on batch/K images):"),
+    {"bucket-mb", "X",
+     "gradient allreduce bucket size; buckets start while backward\n"
+     "still runs on earlier layers",
+     "%g", DBL(CFG(bucket_mb)), RANGE(0, INFINITY, true, false, "is not a positive size")},
+    {"plain-allreduce", NULL, "one blocking allreduce of all gradients after backward", NULL,
+     SWITCH(CFG(plain_allreduce))},
+    {"sync-bn", NULL, "BN statistics over the images of all ranks, not per rank", NULL, SWITCH(CFG(sync_bn))},
+
+    {"help", NULL, NULL, NULL, .type = T_HELP},
+};
+enum { N_FLAGS = (int)(sizeof FLAGS / sizeof FLAGS[0]) };
+
+/* ---- parsing ---- */
+
+static int check_range(const FlagParse *ps, double x, Error *err)
+{
+    const Range *r = ps->f->range;
+    if (!r || ((r->lo_open ? x > r->lo : x >= r->lo) && (r->hi_open ? x < r->hi : x <= r->hi))) return 0;
+    error_set(err, "%s: %g %s", ps->flag, x, r->bad);
+    return -1;
+}
+
+/* Stores v by the flag's type (ps->f); 0, 1 for --help, or -1 with err. */
+static int set_by_type(FlagParse *ps, const char *v, Error *err)
+{
+    const Flag *f = ps->f;
+    void *p = field(ps, f);
+    long n;
+    int i;
+    switch (f->type) {
+    case T_STR: *(const char **)p = v; return 0;
+    case T_SWITCH: *(bool *)p = true; return 0;
+    case T_HELP: return 1;
+    case T_DOUBLE: return cli_parse_double(ps->flag, v, p, err) ? -1 : check_range(ps, *(double *)p, err);
+    case T_INT:
+    case T_LONG:
+    case T_ULL:
+        if (cli_parse_long(ps->flag, v, f->min, &n, err)) return -1;
+        if (f->type == T_INT) *(int *)p = (int)n;
+        else if (f->type == T_LONG) *(long *)p = n;
+        else *(unsigned long long *)p = (unsigned long long)n;
+        return 0;
+    case T_CHOICE:
+        for (i = 0; f->names[i] && strcmp(v, f->names[i]); i++) {}
+        if (!f->names[i]) return bad_choice(ps->flag, v, f->expected, err);
+        *(int *)p = i;
+        return 0;
+    default: return 0; /* T_NONE, T_CHARS: the setter's */
     }
-    if (optind < argc) {
-        error_set(err, "unexpected argument '%s'", argv[optind]);
-        return -1;
+}
+
+/* One flag's value (NULL for a switch): 0, 1 for --help, -1 with err. */
+static int set_flag(const Flag *f, const char *v, FlagParse *ps, Error *err)
+{
+    ps->f = f;
+    snprintf(ps->flag, sizeof ps->flag, "--%s", f->name);
+    int rc = set_by_type(ps, v, err);
+    if (rc != 0) return rc;
+    return f->set ? f->set(ps, v, err) : 0;
+}
+
+/* getopt_long's options, from FLAGS: the value is 256 + the row. */
+static const struct option *long_options(void)
+{
+    static struct option opts[N_FLAGS + 1];
+    int n = 0;
+    for (int i = 0; i < N_FLAGS; i++) {
+        if (!FLAGS[i].name) continue;
+        bool takes = FLAGS[i].type != T_SWITCH && FLAGS[i].type != T_HELP;
+        opts[n++] = (struct option){FLAGS[i].name, takes ? required_argument : no_argument, 0, 256 + i};
     }
-    if (workers > 0) {
+    opts[n] = (struct option){0, 0, 0, 0};
+    return opts;
+}
+
+/* --workers-emulated K becomes --micro-batch batch/K; then the checks across flags. */
+static int check_flags(FlagParse *ps, Error *err)
+{
+    TrainConfig *cfg = &ps->flags.cfg;
+    if (ps->workers > 0) {
         if (cfg->micro_batch > 0) {
             error_set(err, "give --micro-batch or --workers-emulated, not both");
             return -1;
         }
-        if (cfg->batch % workers != 0) {
-            error_set(err, "--batch %d is not divisible by --workers-emulated %ld",
-                    cfg->batch, workers);
+        if (cfg->batch % ps->workers != 0) {
+            error_set(err, "--batch %d is not divisible by --workers-emulated %ld", cfg->batch, ps->workers);
             return -1;
         }
-        cfg->micro_batch = cfg->batch / (int)workers;
+        cfg->micro_batch = cfg->batch / (int)ps->workers;
     }
     if (cfg->lr < 0 || cfg->opt.momentum < 0 || cfg->opt.momentum >= 1 || cfg->opt.weight_decay < 0) {
         error_set(err, "--lr and --weight-decay must be >= 0 and --momentum in [0, 1)");
@@ -376,19 +424,186 @@ static int parse_flags(int argc, char **argv, TrainFlags *out, OptOverrides *ov,
     return 0;
 }
 
+/* Fills ps from argv; returns 0, 1 for --help, -1 on a bad flag. */
+static int parse_flags(int argc, char **argv, FlagParse *ps, Error *err)
+{
+    const struct option *opts = long_options();
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        const char *flag = optind > 1 ? argv[optind - 1] : "?";
+        if (c == ':') {
+            error_set(err, "%s needs a value", flag);
+            return -1;
+        }
+        if (c < 256 || c >= 256 + N_FLAGS) {
+            error_set(err, "unknown option '%s' (bigbatch train --help)", flag);
+            return -1;
+        }
+        int rc = set_flag(&FLAGS[c - 256], optarg, ps, err);
+        if (rc != 0) return rc;
+    }
+    if (optind < argc) {
+        error_set(err, "unexpected argument '%s'", argv[optind]);
+        return -1;
+    }
+    return check_flags(ps, err);
+}
+
+/* ---- the LARS/LARC preset and the switches by hand ---- */
+
+/* Text appended to buf[len] at `used`, each piece after `sep` (then "" for the rest). */
+typedef struct {
+    char *buf;
+    size_t len, used;
+    const char *sep;
+} Said;
+
+static void said(Said *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void said(Said *s, const char *fmt, ...)
+{
+    char piece[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(piece, sizeof piece, fmt, ap);
+    va_end(ap);
+    size_t at = s->used < s->len ? s->used : s->len;
+    int n = snprintf(s->buf + at, s->len - at, "%s%s", s->sep, piece);
+    if (n > 0) s->used += (size_t)n;
+    s->sep = "";
+}
+
+static int apply_preset(OptConfig *opt, const OptOverrides *ov, char *what, size_t len, Error *err)
+{
+    const char *variant = ov->variant ? ov->variant : optimizer_default_preset(opt->name);
+    const OptName *known = opt_name_find(opt->name);
+    if (ov->variant && !(known && known->lars_switches)) {
+        error_set(err, "--lars-variant needs --opt lars or --opt larc");
+        return -1;
+    }
+    if (!variant) return 0;
+    Error e = {{0}};
+    if (optimizer_apply_preset(opt, variant, what, len, &e) == 0) return 0;
+    error_set(err, "--lars-variant: %s", e.msg);
+    return -1;
+}
+
+/* The switches given by hand, over the preset. */
+static void apply_switches(OptConfig *opt, const OptOverrides *ov, Said *s)
+{
+    struct { int value; int *field; bool *flag; const char *name; const char *const *names; } sw[] = {
+        {ov->larc_policy, &opt->larc_policy, NULL, "larc-policy", POLICY_NAMES},
+        {ov->denom, &opt->lars_denom, NULL, "lars-denom", DENOM_NAMES},
+        {ov->wd_in_update, NULL, &opt->lars_wd_in_update, "lars-wd-in-update", NO_YES},
+        {ov->momentum, &opt->lars_momentum, NULL, "lars-momentum", MOMENTUM_NAMES},
+        {ov->guard, &opt->lars_guard, NULL, "lars-guard", GUARD_NAMES},
+        {ov->adapt_if_wd, NULL, &opt->lars_adapt_if_wd, "lars-adapt-if-wd", NO_YES},
+    };
+    for (size_t i = 0; i < sizeof sw / sizeof sw[0]; i++) {
+        if (sw[i].value < 0) continue;
+        if (sw[i].field) *sw[i].field = sw[i].value;
+        else *sw[i].flag = sw[i].value == 1;
+        said(s, " %s=%s", sw[i].name, sw[i].names[sw[i].value]);
+    }
+}
+
+/* The numbers and the exclusions given by hand, over the preset. */
+static void apply_values(OptConfig *opt, const OptOverrides *ov, Said *s)
+{
+    if (ov->has_eta) {
+        opt->eta = ov->eta;
+        said(s, " eta=%g", ov->eta);
+    }
+    if (ov->has_eps) {
+        opt->lars_eps = ov->eps;
+        said(s, " lars-eps=%g", ov->eps);
+    }
+    if (ov->has_exclude) {
+        unsigned x = ov->exclude;
+        opt->lars_exclude = x;
+        said(s, " lars-exclude=%s%s%s", x & OPT_EXCLUDE_BIAS ? "bias" : "",
+             (x & OPT_EXCLUDE_BIAS) && (x & OPT_EXCLUDE_BN) ? "," : "", x ? (x & OPT_EXCLUDE_BN ? "bn" : "") : "none");
+    }
+}
+
+/* The preset first, then the flags given by hand; preset_said says what each set. */
+static int resolve_optimizer(FlagParse *ps, Error *err)
+{
+    TrainFlags *f = &ps->flags;
+    f->preset_said[0] = 0;
+    if (apply_preset(&f->cfg.opt, &ps->ov, f->preset_said, sizeof f->preset_said, err) != 0) return -1;
+    size_t used = strlen(f->preset_said);
+    Said s = {f->preset_said, sizeof f->preset_said, used, used ? "; then by hand:" : "set by hand:"};
+    apply_switches(&f->cfg.opt, &ps->ov, &s);
+    apply_values(&f->cfg.opt, &ps->ov, &s);
+    return 0;
+}
+
 int train_flags_parse(int argc, char **argv, TrainFlags *out, Error *err)
 {
-    memset(out, 0, sizeof *out);
-    train_config_defaults(&out->cfg);
-    OptOverrides ov = {NULL, -1, -1, -1, -1, -1, -1, false, false, false, 0, 0, 0};
-    int parsed = parse_flags(argc, argv, out, &ov, err);
-    if (parsed != 0) return parsed;
-    return resolve_optimizer(&out->cfg.opt, &ov, out->preset_said, sizeof out->preset_said, err);
+    FlagParse ps;
+    memset(&ps, 0, sizeof ps);
+    train_config_defaults(&ps.flags.cfg);
+    ps.ov = (OptOverrides){NULL, -1, -1, -1, -1, -1, -1, false, false, false, 0, 0, 0};
+    int parsed = parse_flags(argc, argv, &ps, err);
+    if (parsed == 0) parsed = resolve_optimizer(&ps, err);
+    *out = ps.flags;
+    return parsed;
 }
 
 int train_flag_takes_value(const char *name)
 {
-    for (const struct option *o = LONG_OPTS; o->name; o++)
-        if (!strcmp(o->name, name)) return o->val == OPT_HELP ? -1 : o->has_arg == required_argument;
+    for (int i = 0; i < N_FLAGS; i++)
+        if (FLAGS[i].name && !strcmp(FLAGS[i].name, name))
+            return FLAGS[i].type == T_HELP ? -1 : FLAGS[i].type != T_SWITCH;
     return -1;
+}
+
+/* ---- the help text ---- */
+
+/* The default of f as its `dflt` format prints it, into buf. */
+static const char *default_text(const Flag *f, FlagParse *defaults, char *buf, size_t len)
+{
+    const void *p = field(defaults, f);
+    switch (f->type) {
+    case T_STR: snprintf(buf, len, f->dflt, *(const char *const *)p ? *(const char *const *)p : ""); break;
+    case T_CHARS: snprintf(buf, len, f->dflt, (const char *)p); break;
+    case T_INT: case T_CHOICE: snprintf(buf, len, f->dflt, *(const int *)p); break;
+    case T_LONG: snprintf(buf, len, f->dflt, *(const long *)p); break;
+    case T_ULL: snprintf(buf, len, f->dflt, *(const unsigned long long *)p); break;
+    case T_DOUBLE: snprintf(buf, len, f->dflt, *(const double *)p); break;
+    default: snprintf(buf, len, "%s", f->dflt); break;
+    }
+    return buf;
+}
+
+/* One flag: "  --name ARG" in 25 columns, then its help, continued lines indented as
+ * far; the choices first and the default last. */
+static void flag_usage(FILE *out, const Flag *f, FlagParse *defaults)
+{
+    char head[64], text[1024] = "", buf[256];
+    snprintf(head, sizeof head, "--%s%s%s", f->name, f->arg ? " " : "", f->arg ? f->arg : "");
+    Said s = {text, sizeof text, 0, ""};
+    if (f->choices) said(&s, "%s", f->choices(buf, sizeof buf));
+    if (f->help[0]) said(&s, "%s%s", s.used ? " " : "", f->help);
+    if (f->dflt) said(&s, "%s[%s]", s.used ? " " : "", default_text(f, defaults, buf, sizeof buf));
+    const char *line = text;
+    for (const char *nl; (nl = strchr(line, '\n')); line = nl + 1) {
+        fprintf(out, "  %-22s %.*s\n", head, (int)(nl - line), line);
+        head[0] = 0;
+    }
+    fprintf(out, "  %-22s %s\n", head, line);
+}
+
+void train_flags_usage(FILE *out)
+{
+    FlagParse defaults;
+    memset(&defaults, 0, sizeof defaults);
+    train_config_defaults(&defaults.flags.cfg);
+    for (int i = 0; i < N_FLAGS; i++) {
+        if (!FLAGS[i].help) continue;
+        if (!FLAGS[i].name) fprintf(out, "%s\n", FLAGS[i].help);
+        else flag_usage(out, &FLAGS[i], &defaults);
+    }
 }

@@ -1,6 +1,9 @@
-/* The flags of `bigbatch train` (also the keys of experiment files). */
+/* The flags of `bigbatch train` (also the keys of experiment files), from one table that
+ * drives the parsing and the help text (train_flags.c). */
 #ifndef BB_TRAIN_FLAGS_H
 #define BB_TRAIN_FLAGS_H
+#include <stdio.h>
+
 #include "train.h"
 #include "util.h"
 
@@ -13,6 +16,8 @@ typedef struct {
 
 /* Parses and checks argv (argv[0] is skipped): 0, 1 for --help, -1 with err. */
 int train_flags_parse(int argc, char **argv, TrainFlags *out, Error *err);
+/* The flags, their help and their defaults, under group headings (for train --help). */
+void train_flags_usage(FILE *out);
 /* 1: `--name VALUE`, 0: a switch without a value, -1: not a train flag. */
 int train_flag_takes_value(const char *name);
 
