@@ -17,6 +17,7 @@
 #include "data/data.h"
 #include "models.h"
 #include "noise_scale.h"
+#include "opt_names.h"
 
 void train_config_defaults(TrainConfig *cfg)
 {
@@ -252,7 +253,7 @@ static int load_data(Run *r, const TrainConfig *cfg, const ModelInfo *info, Erro
         error_set(err, "--batch %d is larger than the training set (%d images)", cfg->batch, tr->count);
         return -1;
     }
-    bool is_cifar_like = strcmp(cfg->data, "cifar10") == 0 || strcmp(cfg->data, "imagefolder") == 0;
+    bool is_cifar_like = dataset_find(cfg->data)->image_folder;
     r->use_aug = cfg->augment < 0 ? is_cifar_like : cfg->augment == 1;
     /* Images the size of the input are padded for the random crop (4 pixels on CIFAR);
      * larger stored images (ImageNet at 256 for a 227 input) are cropped within. */
@@ -265,24 +266,12 @@ static int load_data(Run *r, const TrainConfig *cfg, const ModelInfo *info, Erro
 
 int train_config_check(const TrainConfig *cfg, Error *err)
 {
-    static const char *const datasets[] = {"fashion-mnist", "cifar10", "imagefolder", "synthetic"};
-    static const char *const optimizers[] = {"sgd", "lars", "larc", "adamw", "lamb"};
-    bool data_known = false, opt_known = false;
-    for (size_t i = 0; i < sizeof datasets / sizeof datasets[0]; i++) data_known |= !strcmp(cfg->data, datasets[i]);
-    for (size_t i = 0; i < sizeof optimizers / sizeof optimizers[0]; i++) opt_known |= !strcmp(cfg->opt.name, optimizers[i]);
     if (!model_find(cfg->model)) {
         error_set(err, "unknown model '%s' (bigbatch models lists them)", cfg->model);
         return -1;
     }
-    if (!data_known) {
-        error_set(err, "unknown dataset '%s' (expected fashion-mnist, cifar10, imagefolder or synthetic)", cfg->data);
-        return -1;
-    }
-    if (!opt_known) {
-        error_set(err, "unknown optimizer '%s' (known: sgd, lars, larc, adamw, lamb)", cfg->opt.name);
-        return -1;
-    }
-    if (cfg->image_size && strcmp(cfg->data, "imagefolder") != 0 && strcmp(cfg->data, "cifar10") != 0) {
+    if (dataset_check_name(cfg->data, err) != 0 || opt_name_check(cfg->opt.name, err) != 0) return -1;
+    if (cfg->image_size && !dataset_find(cfg->data)->image_folder) {
         error_set(err, "--image-size applies to image folders (imagefolder, cifar10), not %s", cfg->data);
         return -1;
     }
