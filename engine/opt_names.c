@@ -4,7 +4,11 @@
 #include <string.h>
 
 static const OptName OPTIMIZERS[] = {
-    {"sgd", false}, {"lars", true}, {"larc", true}, {"adamw", false}, {"lamb", false},
+    {"sgd", false, OPT_RULE_SGD, false, false},
+    {"lars", true, OPT_RULE_LARS, false, true},
+    {"larc", true, OPT_RULE_LARS, false, true},
+    {"adamw", false, OPT_RULE_ADAMW, true, false},
+    {"lamb", false, OPT_RULE_LAMB, true, true},
 };
 enum { N_OPTIMIZERS = (int)(sizeof OPTIMIZERS / sizeof OPTIMIZERS[0]) };
 

@@ -8,9 +8,15 @@
 
 #include "util.h"
 
+/* The update rule a name selects (engine/cpu/optim_*.c implement them). */
+typedef enum { OPT_RULE_SGD, OPT_RULE_LARS, OPT_RULE_ADAMW, OPT_RULE_LAMB } OptRule;
+
 typedef struct {
     const char *name;
-    bool lars_switches; /* one engine (lars.c): --lars-variant and the LARS/LARC switches apply */
+    bool lars_switches; /* one engine (optim_lars.c): --lars-variant and the LARS/LARC switches apply */
+    OptRule rule;
+    bool adam_moments;  /* slots exp_avg and exp_avg_sq, betas in [0, 1) */
+    bool reads_norms;   /* the update reads ||w|| and ||g|| every step (layer-wise rates) */
 } OptName;
 
 /* All optimizers, in the order help texts list them; *count receives their number. */

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opt_names.h"
+
 void opt_config_defaults(OptConfig *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -184,16 +186,18 @@ static Optimizer *optimizer_alloc(const OptConfig *cfg, const Net *net, int n_sl
 
 Optimizer *optimizer_create(const OptConfig *cfg, const Net *net, Error *err)
 {
+    if (opt_name_check(cfg->name, err) != 0) return NULL;
+    const OptName *kind = opt_name_find(cfg->name);
     int n_slots = 0;
     const char *slot_names[2] = {"momentum_buffer", NULL};
-    bool lars = strcmp(cfg->name, "lars") == 0 || strcmp(cfg->name, "larc") == 0;
-    if (strcmp(cfg->name, "sgd") == 0 || lars) {
+    const bool lars = kind->lars_switches;
+    if (!kind->adam_moments) {
         n_slots = cfg->momentum > 0 ? 1 : 0;
         if (cfg->nesterov && (cfg->momentum <= 0 || cfg->dampening != 0)) {
             error_set(err, "--nesterov needs --momentum > 0 and zero dampening");
             return NULL;
         }
-    } else if (strcmp(cfg->name, "adamw") == 0 || strcmp(cfg->name, "lamb") == 0) {
+    } else {
         n_slots = 2;
         slot_names[0] = "exp_avg";
         slot_names[1] = "exp_avg_sq";
@@ -201,9 +205,6 @@ Optimizer *optimizer_create(const OptConfig *cfg, const Net *net, Error *err)
             error_set(err, "%s needs betas in [0, 1) (got %g, %g)", cfg->name, cfg->beta1, cfg->beta2);
             return NULL;
         }
-    } else {
-        error_set(err, "unknown optimizer '%s' (known: sgd, lars, larc, adamw, lamb)", cfg->name);
-        return NULL;
     }
     if (lars) {
         if (cfg->lars_denom < LARS_DENOM_G_WD || cfg->lars_denom > LARS_DENOM_UPDATE ||
@@ -248,17 +249,12 @@ void optimizer_destroy(Optimizer *opt)
     free(opt);
 }
 
-/* LARS/LARC and LAMB read the norms every step; the others only for statistics. */
-static bool needs_norms(const OptConfig *c)
-{
-    return !strcmp(c->name, "lars") || !strcmp(c->name, "larc") || !strcmp(c->name, "lamb");
-}
-
 void optimizer_step(Optimizer *opt, Net *net, double lr)
 {
     Backend *bk = net->bk;
     double *norms = NULL;
-    if (opt->collect_stats || needs_norms(&opt->cfg)) {
+    /* LARS/LARC and LAMB read the norms every step; the others only for statistics */
+    if (opt->collect_stats || opt_name_find(opt->cfg.name)->reads_norms) {
         norms = bk_buffer_address(opt->norms);
         bk_param_norms(bk, &opt->list, norms);
     }

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../opt_names.h"
 #include "guard.h"
 
 void bk_param_norms(Backend *bk, const BkParamList *pl, double *norms)
@@ -20,15 +21,11 @@ void bk_optimizer_update(Backend *bk, const OptConfig *cfg, const BkParamList *p
                          long updates, const double *norms, OptStats *stats)
 {
     BK_GUARD(bk);
+    /* indexed by OptRule */
+    static void (*const update[])(Backend *, const OptStep *) = {cpu_sgd_update, cpu_lars_update,
+                                                                 cpu_adamw_update, cpu_lamb_update};
     const OptStep st = {cfg, pl, lr, updates, norms, stats};
-    if (strcmp(cfg->name, "lars") == 0 || strcmp(cfg->name, "larc") == 0)
-        cpu_lars_update(bk, &st);
-    else if (strcmp(cfg->name, "adamw") == 0)
-        cpu_adamw_update(bk, &st);
-    else if (strcmp(cfg->name, "lamb") == 0)
-        cpu_lamb_update(bk, &st);
-    else
-        cpu_sgd_update(bk, &st);
+    update[opt_name_find(cfg->name)->rule](bk, &st);
 }
 
 void cpu_stats_before(Backend *bk, const OptStep *st, int p)
