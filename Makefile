@@ -44,9 +44,13 @@ else ifneq ($(BACKEND),cpu)
   $(error BACKEND=$(BACKEND): expected cpu or guarded)
 endif
 
-# The engine and the sweep runner (experiment files, SQLite store, reports) link into one binary.
-ENGINE_SRC := $(shell find engine sweeps -name '*.c' ! -name main.c | sort)
+# The engine and the sweep runner (experiment files, SQLite store, reports): what the tests
+# link. The binary adds the command-line front ends (cli/: main.c and one file per command).
+# Includes run cli/ -> sweeps/ -> engine/, never back (tests/cli/layering.sh checks).
+ENGINE_SRC := $(shell find engine sweeps -name '*.c' | sort)
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
+CLI_SRC    := $(sort $(wildcard cli/*.c))
+CLI_OBJ    := $(CLI_SRC:%.c=$(BUILD)/%.o)
 # The same engine in double precision, for the finite-difference gradient checks.
 DOUBLE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/double/%.o)
 
@@ -66,23 +70,23 @@ ifeq ($(BIN),bin/bigbatch)
   $(shell [ "$$(cat bin/.variant 2>/dev/null)" = "$(BUILD)" ] || rm -f bin/bigbatch)
 endif
 
-$(BIN): $(ENGINE_OBJ) $(BUILD)/engine/main.o
+$(BIN): $(ENGINE_OBJ) $(CLI_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 	@if [ "$@" = bin/bigbatch ]; then echo "$(BUILD)" > bin/.variant; fi
 
 # The commit the binary is built from, recorded with every run (engine/version.c): "+<commit>",
-# ".dirty" when engine/, sweeps/ or this file differ from it, "" outside a git checkout.
+# ".dirty" when engine/, sweeps/, cli/ or this file differ from it, "" outside a git checkout.
 # commit.h is rewritten only when that changes, so nothing else recompiles for it.
 COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null)
-COMMIT_TEXT := $(if $(COMMIT),+$(COMMIT)$(shell git diff --quiet HEAD -- engine sweeps Makefile 2>/dev/null || echo .dirty))
+COMMIT_TEXT := $(if $(COMMIT),+$(COMMIT)$(shell git diff --quiet HEAD -- engine sweeps cli Makefile 2>/dev/null || echo .dirty))
 $(shell mkdir -p $(BUILD) && echo '#define BIGBATCH_COMMIT "$(COMMIT_TEXT)"' > $(BUILD)/commit.h.new && \
   { cmp -s $(BUILD)/commit.h.new $(BUILD)/commit.h && rm -f $(BUILD)/commit.h.new || mv $(BUILD)/commit.h.new $(BUILD)/commit.h; })
 $(BUILD)/engine/version.o $(BUILD)/double/engine/version.o: CPPFLAGS += -I$(BUILD)
 
 # Static pattern rules: each object and test has exactly one way to be built. Objects
 # depend on this file too, so a change of flags rebuilds them.
-$(ENGINE_OBJ) $(BUILD)/engine/main.o: $(BUILD)/%.o: %.c Makefile
+$(ENGINE_OBJ) $(CLI_OBJ): $(BUILD)/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 

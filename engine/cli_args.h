@@ -1,5 +1,6 @@
-/* Strict parsing of numeric flag values, shared by the subcommands: the whole
- * argument must be a number in range, and the error names the flag. */
+/* Strict parsing of numeric flag values, shared by the subcommands (cli/) and the train
+ * flags (train_flags.c, which the experiment files use too, so it lives here, below both):
+ * the whole argument must be a number in range, and the error names the flag. */
 #ifndef BB_CLI_ARGS_H
 #define BB_CLI_ARGS_H
 

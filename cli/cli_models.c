@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../engine/models.h"
 #include "cli.h"
-#include "models.h"
 
 int cli_models(int argc, char **argv)
 {

@@ -2,10 +2,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend.h"
-#include "blas_core.h"
+#include "../engine/backend.h"
+#include "../engine/blas_core.h"
+#include "../engine/version.h"
 #include "cli.h"
-#include "version.h"
 
 static void usage(FILE *f)
 {

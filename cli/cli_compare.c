@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "checkpoint.h"
+#include "../engine/backend.h"
+#include "../engine/checkpoint.h"
+#include "../engine/cli_args.h"
+#include "../engine/models.h"
 #include "cli.h"
-#include "cli_args.h"
-#include "models.h"
 
 typedef struct {
     Net *net;

@@ -7,11 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../engine/cli_args.h"
+#include "../engine/models.h"
+#include "../engine/optimizer.h"
+#include "../engine/scale.h"
 #include "cli.h"
-#include "cli_args.h"
-#include "models.h"
-#include "optimizer.h"
-#include "scale.h"
 
 #define MAX_NODES 64
 

@@ -1,19 +1,20 @@
-/* Subcommands of bin/bigbatch. Each returns the process exit status. */
+/* Subcommands of bin/bigbatch, one front end each in cli/. Each returns the process exit
+ * status. */
 #ifndef BB_CLI_H
 #define BB_CLI_H
 
 int cli_models(int argc, char **argv);
 int cli_train(int argc, char **argv);
 int cli_bench(int argc, char **argv);
-/* bench --allreduce (engine/bench_allreduce.c) */
+/* bench --allreduce (bench_allreduce.c) */
 int bench_allreduce(int argc, char **argv);
 int cli_scale(int argc, char **argv);
 int cli_compare(int argc, char **argv);
-/* sweeps/cli_sweep.c */
+/* cli_sweep.c */
 int cli_sweep(int argc, char **argv);
 int cli_runs(int argc, char **argv);
 int cli_report(int argc, char **argv);
-/* sweeps/cli_plot.c */
+/* cli_plot.c */
 int cli_plot(int argc, char **argv);
 
 #endif

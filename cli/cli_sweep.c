@@ -4,13 +4,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../engine/cli.h"
 #include "../engine/cli_args.h"
-#include "claims.h"
-#include "experiment.h"
-#include "report.h"
-#include "store.h"
-#include "sweep.h"
+#include "../sweeps/claims.h"
+#include "../sweeps/experiment.h"
+#include "../sweeps/report.h"
+#include "../sweeps/store.h"
+#include "../sweeps/sweep.h"
+#include "cli.h"
 
 static void sweep_usage(FILE *f, const SweepOptions *d)
 {

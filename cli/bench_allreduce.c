@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../engine/cli_args.h"
+#include "../engine/comm.h"
 #include "cli.h"
-#include "cli_args.h"
-#include "comm.h"
 
 static int cmp_double(const void *a, const void *b)
 {

@@ -3,10 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../engine/cli.h"
-#include "experiment.h"
-#include "figures.h"
-#include "plot.h"
+#include "../sweeps/experiment.h"
+#include "../sweeps/figures.h"
+#include "../sweeps/plot.h"
+#include "cli.h"
 
 static void plot_usage(FILE *f)
 {

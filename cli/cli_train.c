@@ -7,13 +7,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "cli_args.h"
-#include "train.h"
-#include "train_flags.h"
+#include "../engine/cli_args.h"
+#include "../engine/train.h"
+#include "../engine/train_flags.h"
+#include "../engine/util.h"
 #include "../sweeps/run_config.h"
 #include "../sweeps/run_record.h"
-#include "util.h"
+#include "cli.h"
 
 static void train_usage(FILE *f)
 {

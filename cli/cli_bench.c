@@ -18,11 +18,11 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include "../engine/cli_args.h"
+#include "../engine/models.h"
+#include "../engine/optimizer.h"
+#include "../engine/rng.h"
 #include "cli.h"
-#include "cli_args.h"
-#include "models.h"
-#include "optimizer.h"
-#include "rng.h"
 
 typedef struct {
     const char *model;
