@@ -1,0 +1,116 @@
+# The one-way layout: includes run cli/ -> sweeps/ -> engine/ and never back, and the files
+# of engine/data/ depend on each other without a cycle. Every `#include "..."` of every .c/.h
+# in engine/, sweeps/ and cli/ is resolved as the compiler does (the including file's
+# directory first, then -Iengine); generated headers (commit.h) resolve to nothing and are
+# skipped. In engine/data/, x.c and x.h are one module; a cycle is one in their includes, or
+# in their calls (data.h declares what several .c files define, so two of them can call each
+# other through it: dataset.c <-> imagefolder.c did). Then the checker is run on copies with
+# a violation planted, each of which it must catch.
+. tests/cli/lib.inc
+
+# layering ROOT: prints one line per violation under ROOT; exit 1 if there is any.
+layering() {
+    (cd "$1" || exit 1
+        find engine sweeps cli -name '*.[ch]' | sort >"$TMP/files"
+        xargs grep -H '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' <"$TMP/files" >"$TMP/includes"
+        rc=0
+        awk -v files="$TMP/files" '
+        function norm(p,   n, i, k, part, out) {
+            n = split(p, part, "/"); k = 0
+            for (i = 1; i <= n; i++) {
+                if (part[i] == "." || part[i] == "") continue
+                if (part[i] == ".." && k > 0 && out[k] != "..") { k--; continue }
+                out[++k] = part[i]
+            }
+            p = ""
+            for (i = 1; i <= k; i++) p = p (i > 1 ? "/" : "") out[i]
+            return p
+        }
+        function top(p) { sub(/\/.*/, "", p); return p }
+        # engine/data/imagefolder.c and .h are one module, "imagefolder"
+        function module(p) { sub(/^engine\/data\//, "", p); sub(/\.[ch]$/, "", p); return p }
+        BEGIN {
+            while ((getline f < files) > 0) exists[f] = 1
+            rank["engine"] = 0; rank["sweeps"] = 1; rank["cli"] = 2
+        }
+        {
+            file = $0; sub(/:.*/, "", file)
+            inc = $0; sub(/^[^"]*"/, "", inc); sub(/".*/, "", inc)
+            dir = file; sub(/\/[^\/]*$/, "", dir)
+            target = norm(dir "/" inc)
+            if (!(target in exists)) target = norm("engine/" inc)
+            if (!(target in exists)) next
+            if (rank[top(target)] > rank[top(file)]) {
+                printf "%s includes %s: %s/ may not include from %s/ (cli -> sweeps -> engine)\n", \
+                    file, target, top(file), top(target)
+                bad = 1
+            }
+            if (file ~ /^engine\/data\// && target ~ /^engine\/data\//) {
+                a = module(file); b = module(target)
+                if (a != b) { reach[a, b] = 1; mods[a] = 1; mods[b] = 1 }
+            }
+        }
+        END {
+            # transitive closure (a handful of modules): a cycle is a module that reaches another
+            # that reaches it back
+            for (k in mods) for (i in mods) if ((i, k) in reach) for (j in mods) if ((k, j) in reach) reach[i, j] = 1
+            for (i in mods) for (j in mods)
+                if (i < j && (i, j) in reach && (j, i) in reach) {
+                    printf "engine/data: include cycle between %s and %s (each reaches the other)\n", i, j
+                    bad = 1
+                }
+            exit bad
+        }' "$TMP/includes" || rc=1
+        data_calls || rc=1
+        exit $rc)
+}
+
+# data_calls: in engine/data/, the .c files that call each other's functions, by name (the
+# functions each defines without `static`, at the start of a line, found called elsewhere).
+data_calls() {
+    awk '/^[A-Za-z_]/ && !/^static/ && !/;[ \t]*$/ && match($0, /[a-z_][a-z0-9_]*\(/) {
+        print substr($0, RSTART, RLENGTH - 1), FILENAME
+    }' engine/data/*.c >"$TMP/defs"
+    awk -v defs="$TMP/defs" '
+        function module(p) { sub(/^engine\/data\//, "", p); sub(/\.c$/, "", p); return p }
+        BEGIN { while ((getline line < defs) > 0) { split(line, d, " "); owner[d[1]] = module(d[2]) } }
+        { sub(/\/\*.*\*\//, ""); sub(/\/\*.*/, ""); if ($0 ~ /^[ \t]*\*/) next }
+        {
+            me = module(FILENAME)
+            for (f in owner)
+                if (owner[f] != me && $0 ~ ("(^|[^A-Za-z0-9_])" f "[ \t]*\\(")) {
+                    calls[me, owner[f]] = 1; mods[me] = 1; mods[owner[f]] = 1
+                    if (!((me, owner[f]) in why)) why[me, owner[f]] = f
+                }
+        }
+        END {
+            for (k in mods) for (i in mods) if ((i, k) in calls) for (j in mods) if ((k, j) in calls) calls[i, j] = 1
+            for (i in mods) for (j in mods)
+                if (i < j && (i, j) in calls && (j, i) in calls) {
+                    printf "engine/data: call cycle between %s.c and %s.c", i, j
+                    if ((i, j) in why && (j, i) in why) printf " (%s, %s)", why[i, j], why[j, i]
+                    printf "\n"
+                    bad = 1
+                }
+            exit bad
+        }' engine/data/*.c
+}
+
+layering . >"$TMP/out" 2>&1 || { cat "$TMP/out"; fail "a dependency goes the wrong way (cli -> sweeps -> engine, no cycle in engine/data)"; }
+[ -s "$TMP/out" ] && { cat "$TMP/out"; fail "the checker printed something on a clean tree"; }
+
+# The checker must catch each kind of violation, in a scratch copy of the sources.
+plant() { # plant WHAT FILE LINE MESSAGE: LINE added to FILE in a copy must fail with MESSAGE
+    rm -rf "$TMP/copy" && mkdir "$TMP/copy" && cp -r engine sweeps cli "$TMP/copy/" &&
+        echo "$3" >>"$TMP/copy/$2" || fail "cannot copy the tree"
+    if layering "$TMP/copy" >"$TMP/out" 2>&1; then cat "$TMP/out"; fail "missed $1"; fi
+    expect_output "$4"
+}
+plant "engine -> sweeps" engine/train.c '#include "../sweeps/store.h"' 'engine/train.c includes sweeps/store.h'
+plant "engine/data -> sweeps" engine/data/batch.c '#include "../../sweeps/sweep.h"' 'engine/data/batch.c includes sweeps/sweep.h'
+plant "engine -> cli" engine/util.h '#include "../cli/cli.h"' 'engine/util.h includes cli/cli.h'
+plant "sweeps -> cli" sweeps/report.c '#include "../cli/cli.h"' 'sweeps/report.c includes cli/cli.h'
+plant "a two-file cycle in engine/data" engine/data/imagefolder.c '#include "data.h"' 'cycle between data and imagefolder'
+plant "a call cycle in engine/data" engine/data/imagefolder.c 'static void f(void) { dataset_free(0); }' \
+    'call cycle between dataset.c and imagefolder.c'
+rm -rf "$TMP/copy"
