@@ -57,6 +57,16 @@ typedef struct {
     size_t *ready_from;  /* per layer: the gradients from here to the end are final after it */
     real *stage_images;  /* host staging of one (micro-)batch, net_upload_batch's input */
     int32_t *stage_labels;
+    uint32_t *eval_idx;  /* eval_batch image indices, evaluate's scratch */
+    /* the run's course, across epochs */
+    const TrainConfig *cfg; /* resolved: eval_batch and the schedule's base LR set */
+    Observer *obs;          /* NULL on ranks other than 0: rank 0 reports for the job */
+    TrainPosition pos;      /* where training stands; what checkpoints hold */
+    long steps_per_epoch, total_steps, last_step;
+    double t0;              /* the clock of the epochs' elapsed time */
+    double first_loss;      /* the divergence test's reference: the first step of this process */
+    double last_train_loss; /* of the last epoch (or of the step that diverged) */
+    double last_lr;         /* at the last iteration */
 } Run;
 
 static void run_free(Run *r)
@@ -71,6 +81,7 @@ static void run_free(Run *r)
     backend_destroy(r->bk);
     dataset_free(&r->ds);
     free(r->order);
+    free(r->eval_idx);
 }
 
 /* Rank 0's values of t on every rank, through a host copy. */
@@ -98,9 +109,11 @@ static void load_batch(Run *r, const ImageSet *set, const uint32_t *idx, int n, 
 }
 
 /* Evaluates on the whole test set in inference mode; each rank takes a contiguous shard. */
-static void evaluate(Run *r, int eval_batch, uint32_t *idx, double *loss, double *acc)
+static void evaluate(Run *r, double *loss, double *acc)
 {
     const ImageSet *set = &r->ds.test;
+    const int eval_batch = r->cfg->eval_batch;
+    uint32_t *idx = r->eval_idx;
     share_buffers(r);
     const int first = (int)((long)set->count * r->comm->rank / r->comm->size);
     const int end = (int)((long)set->count * (r->comm->rank + 1) / r->comm->size);
@@ -305,238 +318,334 @@ int train_config_check(const TrainConfig *cfg, Error *err)
     return schedule_validate(&sched, err);
 }
 
+/* ---- setup: everything a run owns lives in Run, and run_free frees it ---- */
+
+/* The backend, the model and the data set. Rank 0 loads first: it may write the image
+ * cache the others then read. */
+static int run_load(Run *r, Error *err)
+{
+    const TrainConfig *cfg = r->cfg;
+    r->bk = backend_create(cfg->threads);
+    r->net = model_build(cfg->model, r->bk, 0, cfg->seed, err);
+    if (r->comm->rank != 0) comm_barrier(r->comm);
+    int loaded = r->net ? load_data(r, cfg, model_find(cfg->model), err) : -1;
+    if (r->comm->rank == 0) comm_barrier(r->comm);
+    if (loaded != 0) return -1;
+    if (r->ds.classes > r->net->classes) {
+        error_set(err, "%s has %d classes but model %s has %d outputs", cfg->data, r->ds.classes,
+                  cfg->model, r->net->classes);
+        return -1;
+    }
+    return 0;
+}
+
+/* The run's length in steps, and the schedule checked against it. */
+static int run_schedule(Run *r, Error *err)
+{
+    const TrainConfig *cfg = r->cfg;
+    r->steps_per_epoch = r->ds.train.count / cfg->batch; /* the last partial batch is dropped */
+    r->total_steps = r->steps_per_epoch * cfg->epochs;   /* the schedule's horizon */
+    r->last_step = (cfg->steps > 0 && cfg->steps < r->total_steps ? cfg->steps : r->total_steps) - 1;
+    if (schedule_validate(&cfg->sched, err) != 0 ||
+        schedule_validate_run(&cfg->sched, r->steps_per_epoch, r->total_steps, err) != 0)
+        return -1;
+    return 0;
+}
+
+/* Parameters are laid out in layer order, so after layer i's backward the gradient
+ * block is final from its first parameter (or the next layer's) to the end. */
+static void ready_offsets(Run *r)
+{
+    const Net *net = r->net;
+    r->ready_from = xcalloc((size_t)net->n_layers + 1, sizeof *r->ready_from, "ready offsets");
+    r->ready_from[net->n_layers] = net->n_weights;
+    for (int i = net->n_layers - 1; i >= 0; i--) {
+        const Layer *l = &net->layers[i];
+        r->ready_from[i] = r->ready_from[i + 1];
+        for (int k = 0; k < l->n_param; k++) {
+            size_t off = (size_t)(net->params[l->param[k]].grad.data - net->grad_block.data);
+            if (off < r->ready_from[i]) r->ready_from[i] = off;
+        }
+    }
+}
+
+/* The net's plan for the largest batch it runs, the gradient reducer, the host staging and
+ * the per-run scratch. */
+static void run_buffers(Run *r)
+{
+    const TrainConfig *cfg = r->cfg;
+    const int micro = cfg->micro_batch > 0 ? cfg->micro_batch : cfg->batch / r->comm->size;
+    net_plan(r->net, micro > cfg->eval_batch ? micro : cfg->eval_batch);
+    grad_reducer_init(&r->reducer, r->comm, r->bk, (size_t)(cfg->bucket_mb * 1e6), cfg->plain_allreduce);
+    size_t staged = (size_t)r->net->batch_cap;
+    r->stage_images = xmalloc(staged * tensor_per_item(&r->net->input) * sizeof *r->stage_images, "batch staging");
+    r->stage_labels = xmalloc(staged * sizeof *r->stage_labels, "batch staging");
+    if (cfg->sync_bn && r->comm->size > 1) {
+        r->net->bn_allreduce = bn_allreduce;
+        r->net->bn_allreduce_ctx = (void *)r->comm;
+    }
+    ready_offsets(r);
+    noise_scale_init(&r->noise, 0.95);
+    if (cfg->noise_scale) tensor_alloc(&r->grad_before, r->bk, 1, 1, 1, (int)r->net->n_weights);
+    r->order = xmalloc(sizeof *r->order * (size_t)r->ds.train.count, "order");
+    r->eval_idx = xmalloc(sizeof *r->eval_idx * (size_t)cfg->eval_batch, "eval indices");
+}
+
+/* --resume: the net, the optimizer and the position from a checkpoint of the same seed. */
+static int run_resume(Run *r, Error *err)
+{
+    const TrainConfig *cfg = r->cfg;
+    if (checkpoint_load(cfg->resume, r->net, r->opt, &r->pos, err) != 0) return -1;
+    if (r->pos.seed != cfg->seed) {
+        error_set(err, "%s: checkpoint was trained with --seed %llu, not %llu", cfg->resume, r->pos.seed,
+                  cfg->seed);
+        return -1;
+    }
+    return 0;
+}
+
+/* Everything the run needs, owned by r (run_free frees it whether this succeeds or not):
+ * backend, model, data, optimizer, plan, reducer, staging, and the resumed position. */
+static int run_setup(Run *r, const TrainConfig *cfg, Observer *obs, Error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->cfg = cfg;
+    r->single.size = 1;
+    r->comm = cfg->comm ? cfg->comm : &r->single;
+    r->obs = r->comm->rank == 0 ? obs : NULL;
+    r->pos.seed = cfg->seed;
+    r->first_loss = NAN;
+    r->last_train_loss = NAN;
+    r->last_lr = cfg->sched.base_lr;
+    if (train_config_check(cfg, err) != 0 || run_load(r, err) != 0 || run_schedule(r, err) != 0) return -1;
+    r->net->label_smoothing = (real)cfg->label_smoothing;
+    r->opt = optimizer_create(&cfg->opt, r->net, err);
+    if (!r->opt) return -1;
+    run_buffers(r);
+    if (cfg->resume && run_resume(r, err) != 0) return -1;
+    snprintf(r->pos.model, sizeof r->pos.model, "%s", cfg->model);
+    snprintf(r->pos.optimizer, sizeof r->pos.optimizer, "%.15s", cfg->opt.name);
+    /* Every rank starts from rank 0's weights (the same seed gives the same, but a rank
+     * must never train a model of its own). */
+    bcast_tensor(r->comm, &r->net->param_block);
+    share_buffers(r);
+    return 0;
+}
+
+/* The summary line to the observer; the clock starts. */
+static void run_announce(Run *r)
+{
+    const TrainConfig *cfg = r->cfg;
+    char summary[256];
+    char ranks[64] = "";
+    if (r->comm->size > 1)
+        snprintf(ranks, sizeof ranks, " x %d ranks of %d images", r->comm->size, cfg->batch / r->comm->size);
+    snprintf(summary, sizeof summary, "%s on %s: %d train / %d test images, %zu parameters, %s, %d threads%s%s",
+             cfg->model, cfg->data, r->ds.train.count, r->ds.test.count, r->net->n_weights, REAL_NAME,
+             cfg->threads, ranks, r->use_aug ? ", augmentation: crop+flip" : "");
+    if (r->obs && r->obs->on_start) r->obs->on_start(r->obs, cfg, summary);
+    r->t0 = now_seconds();
+}
+
+/* ---- one epoch ---- */
+
+/* One epoch's course. A resumed epoch carries on the sums of its first part. An evaluation
+ * within the epoch that reached --stop-at-acc ends the epoch, and its numbers are the
+ * epoch's (one evaluation per step in the tables). */
+typedef struct {
+    int epoch;          /* 0-based */
+    double loss_sum;    /* of the epoch's batch losses */
+    long hits;          /* of its training images */
+    long done;          /* iterations of this process in the epoch */
+    double t0, eval_time;
+    bool target_eval;
+    double target_loss, target_acc;
+} Epoch;
+
+/* How one epoch ended: the next one follows, the run ends, or it failed (err says why). */
+typedef enum { EPOCH_NEXT, EPOCH_LAST, EPOCH_FAILED } EpochEnd;
+
+static bool diverging(const Run *r, double loss)
+{
+    double factor = r->cfg->diverge_factor;
+    return !isfinite(loss) || (factor > 0 && isfinite(r->first_loss) && loss > factor * r->first_loss);
+}
+
+/* --eval-every within an epoch (its end evaluates anyway); the time is not the epoch's
+ * training time. True when it reached --stop-at-acc, which ends the epoch. */
+static bool eval_within_epoch(Run *r, Epoch *ep)
+{
+    double te = now_seconds(), eval_loss, eval_acc;
+    evaluate(r, &eval_loss, &eval_acc);
+    ep->eval_time += now_seconds() - te;
+    if (target_reached(r->cfg, eval_acc)) {
+        ep->target_eval = true;
+        ep->target_loss = eval_loss;
+        ep->target_acc = eval_acc;
+        return true;
+    }
+    if (r->obs && r->obs->on_eval) r->obs->on_eval(r->obs, ep->epoch + 1, r->pos.step, eval_loss, eval_acc);
+    return false;
+}
+
+/* The epoch's iterations from the position on, until its end, --steps, divergence
+ * (res->diverged) or a target reached within it; -1 when the observer stops the run. */
+static int run_steps(Run *r, Epoch *ep, TrainResult *res, Error *err)
+{
+    const TrainConfig *cfg = r->cfg;
+    Observer *obs = r->obs;
+    TrainPosition *pos = &r->pos;
+    for (long s = pos->epoch_step; s < r->steps_per_epoch; s++) {
+        if (cfg->steps > 0 && pos->step >= cfg->steps) break;
+        int correct = 0;
+        double lr = schedule_lr(&cfg->sched, pos->step, r->steps_per_epoch, r->total_steps);
+        r->last_lr = lr;
+        r->opt->collect_stats = stats_wanted(cfg, pos->step, r->last_step);
+        bool stop = obs && obs->stop;
+        double loss = train_step(r, cfg, r->order + s * cfg->batch, pos->step, lr, &correct, &stop);
+        if (obs && obs->on_step) obs->on_step(obs, ep->epoch + 1, pos->step, loss, lr);
+        if (isnan(r->first_loss)) r->first_loss = loss;
+        if (r->opt->collect_stats && isfinite(loss) && obs && obs->on_layer_stats)
+            obs->on_layer_stats(obs, pos->step, r->net, r->opt->stats);
+        pos->step++;
+        pos->epoch_step = s + 1;
+        ep->done++;
+        if (stop) {
+            error_set(err, "stopped after step %ld by the run's observer", pos->step);
+            return -1;
+        }
+        if (diverging(r, loss)) {
+            res->diverged = true;
+            if (obs && obs->on_diverged) obs->on_diverged(obs, pos->step, loss);
+            r->last_train_loss = loss;
+            return 0;
+        }
+        ep->loss_sum += loss;
+        ep->hits += correct;
+        pos->epoch_loss_sum = ep->loss_sum;
+        pos->epoch_hits = ep->hits;
+        if (cfg->eval_every > 0 && pos->step % cfg->eval_every == 0 && s + 1 < r->steps_per_epoch &&
+            eval_within_epoch(r, ep))
+            return 0;
+        if (obs && obs->on_progress) {
+            double dt = now_seconds() - ep->t0 - ep->eval_time;
+            obs->on_progress(obs, ep->epoch + 1, s + 1, r->steps_per_epoch, ep->loss_sum / (s + 1),
+                             dt > 0 ? ep->done * cfg->batch / dt : 0);
+        }
+    }
+    return 0;
+}
+
+/* The epoch's line: its training numbers and the evaluation at its end. */
+static void epoch_metrics(Run *r, const Epoch *ep, EpochMetrics *m)
+{
+    const TrainConfig *cfg = r->cfg;
+    double train_time = now_seconds() - ep->t0 - ep->eval_time;
+    *m = (EpochMetrics){0};
+    m->epoch = ep->epoch + 1;
+    m->step = r->pos.step;
+    long counted = r->pos.epoch_step; /* iterations of this epoch, before and after a resume */
+    m->train_loss = counted ? ep->loss_sum / counted : NAN;
+    m->train_acc = counted ? (double)ep->hits / ((double)counted * cfg->batch) : NAN;
+    if (ep->target_eval) {
+        m->test_loss = ep->target_loss;
+        m->test_acc = ep->target_acc;
+    } else {
+        evaluate(r, &m->test_loss, &m->test_acc);
+    }
+    m->loss_gap = m->test_loss - m->train_loss;
+    m->lr = r->last_lr; /* at the epoch's last iteration */
+    m->noise_scale = cfg->noise_scale ? noise_scale_bsimple(&r->noise) : NAN;
+    m->images_per_sec = train_time > 0 ? ep->done * cfg->batch / train_time : 0;
+    m->elapsed = now_seconds() - r->t0;
+}
+
+/* A finished epoch: the position moves to the next one's start, and --save-every saves it. */
+static int epoch_done_save(Run *r, int epoch, Error *err)
+{
+    const TrainConfig *cfg = r->cfg;
+    TrainPosition *pos = &r->pos;
+    pos->epoch = epoch + 1;
+    pos->epoch_step = 0;
+    pos->epoch_loss_sum = 0;
+    pos->epoch_hits = 0;
+    if (r->comm->rank == 0 && cfg->save && cfg->save_every > 0 && pos->epoch % cfg->save_every == 0 &&
+        checkpoint_save(cfg->save, r->net, r->opt, pos, err) != 0)
+        return -1;
+    return 0;
+}
+
+/* One epoch (or what is left of it after a resume): its steps, its evaluation and metrics,
+ * and its checkpoint. */
+static EpochEnd run_epoch(Run *r, int epoch, TrainResult *res, Error *err)
+{
+    const TrainConfig *cfg = r->cfg;
+    epoch_order(r, cfg->seed, epoch, r->order);
+    Epoch ep = {.epoch = epoch, .loss_sum = r->pos.epoch_loss_sum, .hits = r->pos.epoch_hits,
+                .t0 = now_seconds(), .target_loss = NAN, .target_acc = NAN};
+    if (run_steps(r, &ep, res, err) != 0) return EPOCH_FAILED;
+    if (res->diverged) return EPOCH_LAST;
+    bool epoch_done = r->pos.epoch_step >= r->steps_per_epoch;
+    if (ep.done == 0 && !epoch_done) return EPOCH_LAST; /* --steps reached exactly at an epoch boundary */
+    EpochMetrics m;
+    epoch_metrics(r, &ep, &m);
+    if (r->obs && r->obs->on_epoch) r->obs->on_epoch(r->obs, &m);
+    double stop_after_epoch = r->obs && r->obs->stop;
+    comm_allreduce_sum_double(r->comm, &stop_after_epoch, 1); /* every rank stops together */
+    if (stop_after_epoch > 0) {
+        error_set(err, "stopped after epoch %d by the run's observer", m.epoch);
+        return EPOCH_FAILED;
+    }
+    r->last_train_loss = m.train_loss;
+    res->test_acc = m.test_acc;
+    res->test_loss = m.test_loss;
+    if (epoch_done && epoch_done_save(r, epoch, err) != 0) return EPOCH_FAILED;
+    if (cfg->steps > 0 && r->pos.step >= cfg->steps) return EPOCH_LAST;
+    if (target_reached(cfg, m.test_acc)) {
+        res->reached_target = true;
+        return EPOCH_LAST;
+    }
+    return EPOCH_NEXT;
+}
+
+/* ---- the end ---- */
+
+/* The result, and the final checkpoint; status is the epochs' (0 or -1), returned, or -1
+ * when the checkpoint cannot be written. */
+static int run_finish(Run *r, int status, TrainResult *res, Error *err)
+{
+    const TrainConfig *cfg = r->cfg;
+    if (!res->diverged && status == 0 && isnan(r->last_train_loss)) {
+        /* Nothing left to train (resumed at the end): report the model as it is. */
+        evaluate(r, &res->test_loss, &res->test_acc);
+    }
+    res->train_loss = r->last_train_loss;
+    res->steps = r->pos.step;
+    if (res->diverged) {
+        res->test_acc = NAN;
+        res->test_loss = NAN;
+    }
+    if (status != 0 || !cfg->save || res->diverged) return status;
+    share_buffers(r);
+    if (r->comm->rank == 0 && checkpoint_save(cfg->save, r->net, r->opt, &r->pos, err) != 0) return -1;
+    return 0;
+}
+
 int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *err)
 {
     memset(res, 0, sizeof *res);
     TrainConfig resolved = *cfg;
     if (resolved.eval_batch == 0) resolved.eval_batch = cfg->batch < 500 ? cfg->batch : 500;
-    cfg = &resolved;
     resolved.sched.base_lr = lr_scale_rule(cfg->lr, cfg->lr_scaling, cfg->batch, cfg->base_batch);
-    if (train_config_check(cfg, err) != 0) return -1;
-    const ModelInfo *info = model_find(cfg->model);
     Run r;
-    memset(&r, 0, sizeof r);
-    r.single.size = 1;
-    r.comm = cfg->comm ? cfg->comm : &r.single;
-    if (r.comm->rank != 0) obs = NULL; /* rank 0 reports for the job */
-    r.bk = backend_create(cfg->threads);
-    r.net = model_build(cfg->model, r.bk, 0, cfg->seed, err);
-    /* Rank 0 loads first: it may write the image cache the others then read. */
-    if (r.comm->rank != 0) comm_barrier(r.comm);
-    int loaded = r.net ? load_data(&r, cfg, info, err) : -1;
-    if (r.comm->rank == 0) comm_barrier(r.comm);
-    if (loaded != 0) {
-        run_free(&r);
-        return -1;
+    int status = run_setup(&r, &resolved, obs, err);
+    if (status == 0) {
+        run_announce(&r);
+        EpochEnd end = EPOCH_NEXT;
+        for (int epoch = r.pos.epoch; epoch < resolved.epochs && end == EPOCH_NEXT; epoch++)
+            end = run_epoch(&r, epoch, res, err);
+        status = run_finish(&r, end == EPOCH_FAILED ? -1 : 0, res, err);
     }
-    if (r.ds.classes > r.net->classes) {
-        error_set(err, "%s has %d classes but model %s has %d outputs", cfg->data, r.ds.classes,
-                  cfg->model, r.net->classes);
-        run_free(&r);
-        return -1;
-    }
-    const long steps_per_epoch = r.ds.train.count / cfg->batch; /* the last partial batch is dropped */
-    const long total_steps = steps_per_epoch * cfg->epochs;    /* the schedule's horizon */
-    const long last_step = (cfg->steps > 0 && cfg->steps < total_steps ? cfg->steps : total_steps) - 1;
-    if (schedule_validate(&cfg->sched, err) != 0 ||
-        schedule_validate_run(&cfg->sched, steps_per_epoch, total_steps, err) != 0) {
-        run_free(&r);
-        return -1;
-    }
-    r.net->label_smoothing = (real)cfg->label_smoothing;
-    r.opt = optimizer_create(&cfg->opt, r.net, err);
-    if (!r.opt) {
-        run_free(&r);
-        return -1;
-    }
-    const int micro = cfg->micro_batch > 0 ? cfg->micro_batch : cfg->batch / r.comm->size;
-    net_plan(r.net, micro > cfg->eval_batch ? micro : cfg->eval_batch);
-    grad_reducer_init(&r.reducer, r.comm, r.bk, (size_t)(cfg->bucket_mb * 1e6), cfg->plain_allreduce);
-    size_t staged = (size_t)r.net->batch_cap;
-    r.stage_images = xmalloc(staged * tensor_per_item(&r.net->input) * sizeof *r.stage_images, "batch staging");
-    r.stage_labels = xmalloc(staged * sizeof *r.stage_labels, "batch staging");
-    if (cfg->sync_bn && r.comm->size > 1) {
-        r.net->bn_allreduce = bn_allreduce;
-        r.net->bn_allreduce_ctx = (void *)r.comm;
-    }
-    /* Parameters are laid out in layer order, so after layer i's backward the gradient
-     * block is final from its first parameter (or the next layer's) to the end. */
-    r.ready_from = xcalloc((size_t)r.net->n_layers + 1, sizeof *r.ready_from, "ready offsets");
-    r.ready_from[r.net->n_layers] = r.net->n_weights;
-    for (int i = r.net->n_layers - 1; i >= 0; i--) {
-        const Layer *l = &r.net->layers[i];
-        r.ready_from[i] = r.ready_from[i + 1];
-        for (int k = 0; k < l->n_param; k++) {
-            size_t off = (size_t)(r.net->params[l->param[k]].grad.data - r.net->grad_block.data);
-            if (off < r.ready_from[i]) r.ready_from[i] = off;
-        }
-    }
-    noise_scale_init(&r.noise, 0.95);
-    if (cfg->noise_scale) tensor_alloc(&r.grad_before, r.bk, 1, 1, 1, (int)r.net->n_weights);
-    r.order = xmalloc(sizeof *r.order * (size_t)r.ds.train.count, "order");
-    uint32_t *eval_idx = xmalloc(sizeof *eval_idx * (size_t)cfg->eval_batch, "eval indices");
-
-    TrainPosition pos = {0};
-    pos.seed = cfg->seed;
-    if (cfg->resume) {
-        if (checkpoint_load(cfg->resume, r.net, r.opt, &pos, err) != 0) {
-            free(eval_idx);
-            run_free(&r);
-            return -1;
-        }
-        if (pos.seed != cfg->seed) {
-            error_set(err, "%s: checkpoint was trained with --seed %llu, not %llu", cfg->resume, pos.seed,
-                      cfg->seed);
-            free(eval_idx);
-            run_free(&r);
-            return -1;
-        }
-    }
-    snprintf(pos.model, sizeof pos.model, "%s", cfg->model);
-    snprintf(pos.optimizer, sizeof pos.optimizer, "%.15s", cfg->opt.name);
-    /* Every rank starts from rank 0's weights (the same seed gives the same, but a rank
-     * must never train a model of its own). */
-    bcast_tensor(r.comm, &r.net->param_block);
-    share_buffers(&r);
-
-    char summary[256];
-    char ranks[64] = "";
-    if (r.comm->size > 1)
-        snprintf(ranks, sizeof ranks, " x %d ranks of %d images", r.comm->size, cfg->batch / r.comm->size);
-    snprintf(summary, sizeof summary, "%s on %s: %d train / %d test images, %zu parameters, %s, %d threads%s%s",
-             cfg->model, cfg->data, r.ds.train.count, r.ds.test.count, r.net->n_weights, REAL_NAME,
-             cfg->threads, ranks, r.use_aug ? ", augmentation: crop+flip" : "");
-    if (obs && obs->on_start) obs->on_start(obs, cfg, summary);
-
-    const double t0 = now_seconds();
-    double last_train_loss = NAN, last_lr = cfg->sched.base_lr;
-    double first_loss = NAN; /* the divergence test's reference: the first step of this process */
-    int status = 0;
-    res->reached_target = false;
-    for (int epoch = pos.epoch; epoch < cfg->epochs && !res->diverged; epoch++) {
-        epoch_order(&r, cfg->seed, epoch, r.order);
-        /* an evaluation within the epoch that reached --stop-at-acc: it ends the epoch, and its
-         * numbers are the epoch's (one evaluation per step in the tables) */
-        bool target_eval = false;
-        double target_loss = NAN, target_acc = NAN;
-        /* A resumed epoch carries on the sums of its first part. */
-        double loss_sum = pos.epoch_loss_sum, epoch_t0 = now_seconds(), eval_time = 0;
-        long hits = pos.epoch_hits, done = 0;
-        long first = pos.epoch_step;
-        for (long s = first; s < steps_per_epoch; s++) {
-            if (cfg->steps > 0 && pos.step >= cfg->steps) break;
-            int correct = 0;
-            double lr = schedule_lr(&cfg->sched, pos.step, steps_per_epoch, total_steps);
-            last_lr = lr;
-            r.opt->collect_stats = stats_wanted(cfg, pos.step, last_step);
-            bool stop = obs && obs->stop;
-            double loss = train_step(&r, cfg, r.order + s * cfg->batch, pos.step, lr, &correct, &stop);
-            if (obs && obs->on_step) obs->on_step(obs, epoch + 1, pos.step, loss, lr);
-            if (isnan(first_loss)) first_loss = loss;
-            if (r.opt->collect_stats && isfinite(loss) && obs && obs->on_layer_stats)
-                obs->on_layer_stats(obs, pos.step, r.net, r.opt->stats);
-            pos.step++;
-            pos.epoch_step = s + 1;
-            done++;
-            if (stop) {
-                error_set(err, "stopped after step %ld by the run's observer", pos.step);
-                status = -1;
-                break;
-            }
-            if (!isfinite(loss) || (cfg->diverge_factor > 0 && isfinite(first_loss) &&
-                                    loss > cfg->diverge_factor * first_loss)) {
-                res->diverged = true;
-                if (obs && obs->on_diverged) obs->on_diverged(obs, pos.step, loss);
-                last_train_loss = loss;
-                break;
-            }
-            loss_sum += loss;
-            hits += correct;
-            pos.epoch_loss_sum = loss_sum;
-            pos.epoch_hits = hits;
-            if (cfg->eval_every > 0 && pos.step % cfg->eval_every == 0 && s + 1 < steps_per_epoch) {
-                /* the epoch's end evaluates anyway; the time is not the epoch's training time */
-                double te = now_seconds(), eval_loss, eval_acc;
-                evaluate(&r, cfg->eval_batch, eval_idx, &eval_loss, &eval_acc);
-                eval_time += now_seconds() - te;
-                if (target_reached(cfg, eval_acc)) {
-                    target_eval = true;
-                    target_loss = eval_loss;
-                    target_acc = eval_acc;
-                    break;
-                }
-                if (obs && obs->on_eval) obs->on_eval(obs, epoch + 1, pos.step, eval_loss, eval_acc);
-            }
-            if (obs && obs->on_progress) {
-                double dt = now_seconds() - epoch_t0 - eval_time;
-                obs->on_progress(obs, epoch + 1, s + 1, steps_per_epoch, loss_sum / (s + 1),
-                                 dt > 0 ? done * cfg->batch / dt : 0);
-            }
-        }
-        if (res->diverged || status != 0) break;
-        bool epoch_done = pos.epoch_step >= steps_per_epoch;
-        if (done == 0 && !epoch_done) break; /* --steps reached exactly at an epoch boundary */
-        double train_time = now_seconds() - epoch_t0 - eval_time;
-        EpochMetrics m = {0};
-        m.epoch = epoch + 1;
-        m.step = pos.step;
-        long counted = pos.epoch_step; /* iterations of this epoch, before and after a resume */
-        m.train_loss = counted ? loss_sum / counted : NAN;
-        m.train_acc = counted ? (double)hits / ((double)counted * cfg->batch) : NAN;
-        if (target_eval) {
-            m.test_loss = target_loss;
-            m.test_acc = target_acc;
-        } else {
-            evaluate(&r, cfg->eval_batch, eval_idx, &m.test_loss, &m.test_acc);
-        }
-        m.loss_gap = m.test_loss - m.train_loss;
-        m.lr = last_lr; /* at the epoch's last iteration */
-        m.noise_scale = cfg->noise_scale ? noise_scale_bsimple(&r.noise) : NAN;
-        m.images_per_sec = train_time > 0 ? done * cfg->batch / train_time : 0;
-        m.elapsed = now_seconds() - t0;
-        if (obs && obs->on_epoch) obs->on_epoch(obs, &m);
-        double stop_after_epoch = obs && obs->stop;
-        comm_allreduce_sum_double(r.comm, &stop_after_epoch, 1); /* every rank stops together */
-        if (stop_after_epoch > 0) {
-            error_set(err, "stopped after epoch %d by the run's observer", m.epoch);
-            status = -1;
-            break;
-        }
-        last_train_loss = m.train_loss;
-        res->test_acc = m.test_acc;
-        res->test_loss = m.test_loss;
-        if (epoch_done) {
-            pos.epoch = epoch + 1;
-            pos.epoch_step = 0;
-            pos.epoch_loss_sum = 0;
-            pos.epoch_hits = 0;
-            if (r.comm->rank == 0 && cfg->save && cfg->save_every > 0 && pos.epoch % cfg->save_every == 0 &&
-                checkpoint_save(cfg->save, r.net, r.opt, &pos, err) != 0) {
-                status = -1;
-                break;
-            }
-        }
-        if (cfg->steps > 0 && pos.step >= cfg->steps) break;
-        if (target_reached(cfg, m.test_acc)) {
-            res->reached_target = true;
-            break;
-        }
-    }
-    if (!res->diverged && status == 0 && isnan(last_train_loss)) {
-        /* Nothing left to train (resumed at the end): report the model as it is. */
-        evaluate(&r, cfg->eval_batch, eval_idx, &res->test_loss, &res->test_acc);
-    }
-    res->train_loss = last_train_loss;
-    res->steps = pos.step;
-    if (res->diverged) {
-        res->test_acc = NAN;
-        res->test_loss = NAN;
-    }
-    if (status == 0 && cfg->save && !res->diverged) share_buffers(&r);
-    if (r.comm->rank == 0 && status == 0 && cfg->save && !res->diverged &&
-        checkpoint_save(cfg->save, r.net, r.opt, &pos, err) != 0)
-        status = -1;
-    free(eval_idx);
     run_free(&r);
     return status;
 }
