@@ -443,174 +443,243 @@ static int read_tensor(FILE *f, off_t at, Entry *e, unsigned char *buf)
     return 0;
 }
 
-int checkpoint_load(const char *path, Net *net, Optimizer *opt, TrainPosition *pos, Error *err)
+/* A checkpoint being loaded; loader_free releases whatever a step left in it. */
+typedef struct {
+    const char *path;
+    FILE *f;
+    char *header;       /* the header's hlen bytes: JSON, then padding */
+    uint64_t hlen, data_size;
+    cJSON *root;        /* the parsed header */
+    EntryList l;        /* the tensors of the net and optimizer, with their offsets in the file */
+} Loader;
+
+/* What __metadata__ says; the strings belong to the loader's root. */
+typedef struct {
+    const char *model, *optname;
+    long long step, epoch, epoch_step, updates, hits;
+    unsigned long long seed;
+    double loss_sum;
+} Metadata;
+
+static void loader_free(Loader *ld)
 {
-    int rc = -1;
-    char *header = NULL;
-    cJSON *root = NULL;
-    EntryList l = {0};
-    unsigned char *buf = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    entries_free(&ld->l);
+    cJSON_Delete(ld->root);
+    free(ld->header);
+    if (ld->f) fclose(ld->f);
+}
+
+/* The file, its header's length (checked against the file's size) and the header's bytes. */
+static int read_header(Loader *ld, Error *err)
+{
+    const char *path = ld->path;
+    ld->f = fopen(path, "rb");
+    if (!ld->f) {
         error_set(err, "%s: cannot open: %s", path, strerror(errno));
         return -1;
     }
     struct stat st;
-    if (fstat(fileno(f), &st) != 0) {
+    if (fstat(fileno(ld->f), &st) != 0) {
         error_set(err, "%s: cannot stat: %s", path, strerror(errno));
-        goto done;
+        return -1;
     }
     if (!S_ISREG(st.st_mode)) {
         error_set(err, "%s: not a regular file", path);
-        goto done;
+        return -1;
     }
     uint64_t file_size = (uint64_t)st.st_size;
     unsigned char head[8];
-    if (file_size < 8 || fread(head, 1, 8, f) != 8) {
+    if (file_size < 8 || fread(head, 1, 8, ld->f) != 8) {
         error_set(err, "%s: not a checkpoint (file too short for a safetensors header)", path);
-        goto done;
+        return -1;
     }
-    uint64_t hlen = get_u64_le(head);
-    if (hlen < 2 || hlen > CKPT_MAX_HEADER || hlen > file_size - 8) {
+    ld->hlen = get_u64_le(head);
+    if (ld->hlen < 2 || ld->hlen > CKPT_MAX_HEADER || ld->hlen > file_size - 8) {
         error_set(err, "%s: not a checkpoint or truncated (header length %" PRIu64
                   ", file size %" PRIu64 ")",
-                  path, hlen, file_size);
-        goto done;
+                  path, ld->hlen, file_size);
+        return -1;
     }
-    header = xmalloc((size_t)hlen, "checkpoint header");
-    if (fread(header, 1, (size_t)hlen, f) != hlen) {
+    ld->header = xmalloc((size_t)ld->hlen, "checkpoint header");
+    if (fread(ld->header, 1, (size_t)ld->hlen, ld->f) != ld->hlen) {
         error_set(err, "%s: cannot read the header: %s", path,
-                  ferror(f) ? strerror(errno) : "unexpected end of file");
-        goto done;
+                  ferror(ld->f) ? strerror(errno) : "unexpected end of file");
+        return -1;
     }
-    uint64_t data_size = file_size - 8 - hlen;
+    ld->data_size = file_size - 8 - ld->hlen;
+    return 0;
+}
 
+/* The header's JSON: one object, followed only by the padding. */
+static int parse_header(Loader *ld, Error *err)
+{
     const char *parse_end = NULL;
-    root = cJSON_ParseWithLengthOpts(header, (size_t)hlen, &parse_end, 0);
-    if (root && parse_end) {
-        /* Only the padding may follow the JSON object. */
-        for (const char *c = parse_end; c < header + hlen; c++)
+    ld->root = cJSON_ParseWithLengthOpts(ld->header, (size_t)ld->hlen, &parse_end, 0);
+    if (ld->root && parse_end) {
+        for (const char *c = parse_end; c < ld->header + ld->hlen; c++)
             if (*c != ' ' && *c != '\t' && *c != '\n' && *c != '\r' && *c != '\0') {
-                cJSON_Delete(root);
-                root = NULL;
+                cJSON_Delete(ld->root);
+                ld->root = NULL;
                 break;
             }
     }
-    if (!root || !cJSON_IsObject(root)) {
-        error_set(err, "%s: corrupt checkpoint header (invalid JSON)", path);
-        goto done;
+    if (!ld->root || !cJSON_IsObject(ld->root)) {
+        error_set(err, "%s: corrupt checkpoint header (invalid JSON)", ld->path);
+        return -1;
     }
+    return 0;
+}
 
-    /* Metadata. */
-    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(root, "__metadata__");
+static int parse_meta_seed(const char *path, const cJSON *meta, unsigned long long *out, Error *err)
+{
+    const char *text = meta_string(path, meta, "seed", err);
+    if (!text) return -1;
+    char *end;
+    errno = 0;
+    unsigned long long seed = strtoull(text, &end, 10);
+    if (errno || end == text || *end || text[0] == '-') {
+        error_set(err, "%s: metadata 'seed' is not a valid number: '%s'", path, text);
+        return -1;
+    }
+    *out = seed;
+    return 0;
+}
+
+static int parse_meta_double(const char *path, const cJSON *meta, const char *key, double *out, Error *err)
+{
+    const char *text = meta_string(path, meta, key, err);
+    if (!text) return -1;
+    char *end;
+    errno = 0;
+    double x = strtod(text, &end);
+    if (errno || end == text || *end) {
+        error_set(err, "%s: metadata '%s' is not a valid number: '%s'", path, key, text);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+/* __metadata__: the format, the model and optimizer it was saved with (they must be net's
+ * and opt's), and the training position. */
+static int read_metadata(const Loader *ld, const Net *net, const Optimizer *opt, Metadata *m, Error *err)
+{
+    const char *path = ld->path;
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(ld->root, "__metadata__");
     if (!cJSON_IsObject(meta)) {
         error_set(err, "%s: not a bigbatch checkpoint (no __metadata__)", path);
-        goto done;
+        return -1;
     }
     const char *format = meta_string(path, meta, "format", err);
-    if (!format) goto done;
+    if (!format) return -1;
     if (strcmp(format, CKPT_FORMAT) != 0) {
         error_set(err, "%s: unsupported checkpoint format '%s' (expected '%s')", path, format,
                   CKPT_FORMAT);
-        goto done;
+        return -1;
     }
-    const char *model = meta_string(path, meta, "model", err);
-    if (!model) goto done;
-    if (strcmp(model, net->model) != 0) {
-        error_set(err, "%s: checkpoint is for model '%s', not '%s'", path, model, net->model);
-        goto done;
+    m->model = meta_string(path, meta, "model", err);
+    if (!m->model) return -1;
+    if (strcmp(m->model, net->model) != 0) {
+        error_set(err, "%s: checkpoint is for model '%s', not '%s'", path, m->model, net->model);
+        return -1;
     }
-    const char *optname = meta_string(path, meta, "optimizer", err);
-    if (!optname) goto done;
-    if (opt && strcmp(optname, opt->cfg.name) != 0) {
-        error_set(err, "%s: checkpoint was saved with optimizer '%s', not '%s'", path, optname,
+    m->optname = meta_string(path, meta, "optimizer", err);
+    if (!m->optname) return -1;
+    if (opt && strcmp(m->optname, opt->cfg.name) != 0) {
+        error_set(err, "%s: checkpoint was saved with optimizer '%s', not '%s'", path, m->optname,
                   opt->cfg.name);
-        goto done;
+        return -1;
     }
-    long long step, epoch, epoch_step, updates, hits;
-    if (parse_meta_long(path, meta, "step", 0, LONG_MAX, &step, err) != 0 ||
-        parse_meta_long(path, meta, "epoch", 0, INT_MAX, &epoch, err) != 0 ||
-        parse_meta_long(path, meta, "epoch_step", 0, LONG_MAX, &epoch_step, err) != 0 ||
-        parse_meta_long(path, meta, "epoch_hits", 0, LONG_MAX, &hits, err) != 0 ||
-        parse_meta_long(path, meta, "optimizer_updates", 0, LONG_MAX, &updates, err) != 0)
-        goto done;
-    const char *seed_text = meta_string(path, meta, "seed", err);
-    if (!seed_text) goto done;
-    char *end;
-    errno = 0;
-    unsigned long long seed = strtoull(seed_text, &end, 10);
-    if (errno || end == seed_text || *end || seed_text[0] == '-') {
-        error_set(err, "%s: metadata 'seed' is not a valid number: '%s'", path, seed_text);
-        goto done;
-    }
+    if (parse_meta_long(path, meta, "step", 0, LONG_MAX, &m->step, err) != 0 ||
+        parse_meta_long(path, meta, "epoch", 0, INT_MAX, &m->epoch, err) != 0 ||
+        parse_meta_long(path, meta, "epoch_step", 0, LONG_MAX, &m->epoch_step, err) != 0 ||
+        parse_meta_long(path, meta, "epoch_hits", 0, LONG_MAX, &m->hits, err) != 0 ||
+        parse_meta_long(path, meta, "optimizer_updates", 0, LONG_MAX, &m->updates, err) != 0 ||
+        parse_meta_seed(path, meta, &m->seed, err) != 0 ||
+        parse_meta_double(path, meta, "epoch_loss_sum", &m->loss_sum, err) != 0)
+        return -1;
+    return 0;
+}
 
-    const char *loss_text = meta_string(path, meta, "epoch_loss_sum", err);
-    if (!loss_text) goto done;
-    errno = 0;
-    double loss_sum = strtod(loss_text, &end);
-    if (errno || end == loss_text || *end) {
-        error_set(err, "%s: metadata 'epoch_loss_sum' is not a valid number: '%s'", path, loss_text);
-        goto done;
-    }
-
-    /* Every entry of the header must be a valid F32 tensor within the data. */
+/* Every entry of the header must be a valid F32 tensor within the data, and every tensor
+ * of the net and optimizer must be present with the right size; notes where each lies. */
+static int check_entries(Loader *ld, const Net *net, const Optimizer *opt, Error *err)
+{
+    const char *path = ld->path;
     const cJSON *t;
-    cJSON_ArrayForEach(t, root)
+    uint64_t count, begin;
+    cJSON_ArrayForEach(t, ld->root)
     {
         if (!t->string) continue;
         if (strcmp(t->string, "__metadata__") == 0) continue;
-        uint64_t count, begin;
-        if (check_header_entry(path, t, data_size, &count, &begin, err) != 0) goto done;
+        if (check_header_entry(path, t, ld->data_size, &count, &begin, err) != 0) return -1;
     }
-
-    /* Every tensor of the net and optimizer must be present with the right size. */
-    if (collect_entries(net, opt, &l, err) != 0) goto done;
-    for (int i = 0; i < l.n; i++) {
-        Entry *e = &l.v[i];
-        t = cJSON_GetObjectItemCaseSensitive(root, e->name);
+    if (collect_entries(net, opt, &ld->l, err) != 0) return -1;
+    for (int i = 0; i < ld->l.n; i++) {
+        Entry *e = &ld->l.v[i];
+        t = cJSON_GetObjectItemCaseSensitive(ld->root, e->name);
         if (!t) {
             error_set(err, "%s: tensor '%s' is missing from the checkpoint", path, e->name);
-            goto done;
+            return -1;
         }
-        uint64_t count, begin;
-        if (check_header_entry(path, t, data_size, &count, &begin, err) != 0) goto done;
+        if (check_header_entry(path, t, ld->data_size, &count, &begin, err) != 0) return -1;
         if (count != e->count) {
             char have[96];
             shape_text(have, sizeof have, cJSON_GetObjectItemCaseSensitive(t, "shape"));
             error_set(err, "%s: tensor '%s' has %" PRIu64 " values (shape %s), the %s model needs %zu",
                       path, e->name, count, have, net->model, e->count);
-            goto done;
+            return -1;
         }
         e->begin = begin;
     }
+    return 0;
+}
 
-    /* Everything checks out: only now overwrite the net and optimizer. */
-    buf = xmalloc((4 + sizeof(real)) * (size_t)CHUNK, "checkpoint read buffer"); /* bytes, then reals */
-    for (int i = 0; i < l.n; i++) {
-        Entry *e = &l.v[i];
-        if (read_tensor(f, (off_t)(8 + hlen + e->begin), e, buf) != 0) {
-            error_set(err, "%s: cannot read tensor '%s': %s", path, e->name,
-                      ferror(f) ? strerror(errno) : "unexpected end of file");
-            goto done;
+/* Every entry's values from the file into its tensor. */
+static int load_values(const Loader *ld, Error *err)
+{
+    /* 4 * CHUNK bytes, then CHUNK reals (read_tensor's layout) */
+    unsigned char *buf = xmalloc((4 + sizeof(real)) * (size_t)CHUNK, "checkpoint read buffer");
+    int rc = 0;
+    for (int i = 0; i < ld->l.n && rc == 0; i++) {
+        Entry *e = &ld->l.v[i];
+        if (read_tensor(ld->f, (off_t)(8 + ld->hlen + e->begin), e, buf) != 0) {
+            error_set(err, "%s: cannot read tensor '%s': %s", ld->path, e->name,
+                      ferror(ld->f) ? strerror(errno) : "unexpected end of file");
+            rc = -1;
         }
     }
-    if (opt) opt->updates = (long)updates;
-    if (pos) {
-        pos->step = (long)step;
-        pos->epoch = (int)epoch;
-        pos->epoch_step = (long)epoch_step;
-        pos->epoch_loss_sum = loss_sum;
-        pos->epoch_hits = (long)hits;
-        pos->seed = seed;
-        snprintf(pos->model, sizeof pos->model, "%s", model);
-        snprintf(pos->optimizer, sizeof pos->optimizer, "%s", optname);
-    }
+    free(buf);
+    return rc;
+}
+
+static void set_position(const Metadata *m, Optimizer *opt, TrainPosition *pos)
+{
+    if (opt) opt->updates = (long)m->updates;
+    if (!pos) return;
+    pos->step = (long)m->step;
+    pos->epoch = (int)m->epoch;
+    pos->epoch_step = (long)m->epoch_step;
+    pos->epoch_loss_sum = m->loss_sum;
+    pos->epoch_hits = (long)m->hits;
+    pos->seed = m->seed;
+    snprintf(pos->model, sizeof pos->model, "%s", m->model);
+    snprintf(pos->optimizer, sizeof pos->optimizer, "%s", m->optname);
+}
+
+int checkpoint_load(const char *path, Net *net, Optimizer *opt, TrainPosition *pos, Error *err)
+{
+    Loader ld = {.path = path};
+    Metadata m;
+    int rc = -1;
+    if (read_header(&ld, err) != 0 || parse_header(&ld, err) != 0 ||
+        read_metadata(&ld, net, opt, &m, err) != 0 || check_entries(&ld, net, opt, err) != 0)
+        goto done;
+    /* Everything checks out: only now overwrite the net and optimizer. */
+    if (load_values(&ld, err) != 0) goto done;
+    set_position(&m, opt, pos);
     rc = 0;
 done:
-    free(buf);
-    entries_free(&l);
-    cJSON_Delete(root);
-    free(header);
-    fclose(f);
+    loader_free(&ld);
     return rc;
 }
