@@ -22,6 +22,10 @@ void bk_copy(Backend *bk, size_t count, const real *x, real *y)
 void bk_fill(Backend *bk, size_t count, real value, real *x)
 {
     BK_GUARD(bk);
+    if (value == 0) { /* zeroing gradients every step: memset's streaming stores */
+        memset(x, 0, count * sizeof *x);
+        return;
+    }
     for (size_t i = 0; i < count; i++) x[i] = value;
 }
 
