@@ -184,6 +184,7 @@ static const ModelInfo MODELS[] = {
     {"resnet50", "ResNet-50 v1.5 (stride on the 3x3 conv), torchvision layout", 3, 224, 224, 1000, build_resnet50},
 };
 enum { N_MODELS = (int)(sizeof MODELS / sizeof MODELS[0]) };
+static const NameTable NAMES = {MODELS, N_MODELS, sizeof MODELS[0]};
 
 const ModelInfo *model_list(int *count)
 {
@@ -193,16 +194,12 @@ const ModelInfo *model_list(int *count)
 
 const ModelInfo *model_find(const char *name)
 {
-    for (int i = 0; name && i < N_MODELS; i++)
-        if (strcmp(MODELS[i].name, name) == 0) return &MODELS[i];
-    return NULL;
+    return name_table_find(NAMES, name);
 }
-
-static const char *model_name_at(int i) { return MODELS[i].name; }
 
 char *model_names(char *buf, size_t len, const char *sep)
 {
-    return names_join(buf, len, N_MODELS, model_name_at, sep, sep);
+    return name_table_join(NAMES, buf, len, sep, sep);
 }
 
 Net *model_build(const char *name, Backend *bk, int classes, uint64_t seed, Error *err)

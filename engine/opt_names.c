@@ -11,6 +11,7 @@ static const OptName OPTIMIZERS[] = {
     {"lamb", false, OPT_RULE_LAMB, true, true},
 };
 enum { N_OPTIMIZERS = (int)(sizeof OPTIMIZERS / sizeof OPTIMIZERS[0]) };
+static const NameTable NAMES = {OPTIMIZERS, N_OPTIMIZERS, sizeof OPTIMIZERS[0]};
 
 const OptName *opt_name_list(int *count)
 {
@@ -20,16 +21,12 @@ const OptName *opt_name_list(int *count)
 
 const OptName *opt_name_find(const char *name)
 {
-    for (int i = 0; name && i < N_OPTIMIZERS; i++)
-        if (strcmp(OPTIMIZERS[i].name, name) == 0) return &OPTIMIZERS[i];
-    return NULL;
+    return name_table_find(NAMES, name);
 }
-
-static const char *opt_name_at(int i) { return OPTIMIZERS[i].name; }
 
 char *opt_names(char *buf, size_t len, const char *sep, const char *last_sep)
 {
-    return names_join(buf, len, N_OPTIMIZERS, opt_name_at, sep, last_sep);
+    return name_table_join(NAMES, buf, len, sep, last_sep);
 }
 
 int opt_name_check(const char *name, Error *err)

@@ -18,12 +18,17 @@ typedef struct {
 } Error;
 void error_set(Error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Writes the n names name_at(0..n-1) into buf as one line, `sep` between them and
- * `last_sep` before the last ("a, b or c"): the name tables (models, data sets,
- * optimizers, figures) say their names in errors and help texts with it. Cut short
- * (still terminated) when buf is too small. Returns buf. */
-char *names_join(char *buf, size_t len, int n, const char *(*name_at)(int i), const char *sep,
-                 const char *last_sep);
+/* A table of structs whose first member is `const char *name` (models, data sets, optimizers,
+ * figures): one lookup and one list of names for every such table. */
+typedef struct {
+    const void *rows;
+    int count;
+    size_t stride; /* sizeof one row */
+} NameTable;
+/* The row named `name` (NULL for none, also for a NULL name). */
+const void *name_table_find(NameTable t, const char *name);
+/* "a, b or c": the names with `sep` between them and `last_sep` before the last; returns buf. */
+char *name_table_join(NameTable t, char *buf, size_t len, const char *sep, const char *last_sep);
 
 double now_seconds(void);
 /* Seconds since 1970 (the wall clock): for times stored where another process, or a later

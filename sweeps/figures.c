@@ -10,6 +10,7 @@ static const FigureKind FIGURES[] = {
     {"loss-curves", fig_loss_curves},    {"steps-to-target", fig_steps},
 };
 enum { N_FIGURES = (int)(sizeof FIGURES / sizeof FIGURES[0]) };
+static const NameTable NAMES = {FIGURES, N_FIGURES, sizeof FIGURES[0]};
 
 const FigureKind *figure_list(int *count)
 {
@@ -19,14 +20,10 @@ const FigureKind *figure_list(int *count)
 
 const FigureKind *figure_find(const char *name)
 {
-    for (int i = 0; name && i < N_FIGURES; i++)
-        if (strcmp(FIGURES[i].name, name) == 0) return &FIGURES[i];
-    return NULL;
+    return name_table_find(NAMES, name);
 }
-
-static const char *figure_name_at(int i) { return FIGURES[i].name; }
 
 char *figure_names(char *buf, size_t len, const char *sep)
 {
-    return names_join(buf, len, N_FIGURES, figure_name_at, sep, sep);
+    return name_table_join(NAMES, buf, len, sep, sep);
 }

@@ -227,6 +227,7 @@ static const DatasetInfo DATASETS[] = {
     {"synthetic", false, load_synthetic},
 };
 enum { N_DATASETS = (int)(sizeof DATASETS / sizeof DATASETS[0]) };
+static const NameTable NAMES = {DATASETS, N_DATASETS, sizeof DATASETS[0]};
 
 const DatasetInfo *dataset_list(int *count)
 {
@@ -236,16 +237,12 @@ const DatasetInfo *dataset_list(int *count)
 
 const DatasetInfo *dataset_find(const char *name)
 {
-    for (int i = 0; name && i < N_DATASETS; i++)
-        if (strcmp(DATASETS[i].name, name) == 0) return &DATASETS[i];
-    return NULL;
+    return name_table_find(NAMES, name);
 }
-
-static const char *dataset_name_at(int i) { return DATASETS[i].name; }
 
 char *dataset_names(char *buf, size_t len, const char *sep, const char *last_sep)
 {
-    return names_join(buf, len, N_DATASETS, dataset_name_at, sep, last_sep);
+    return name_table_join(NAMES, buf, len, sep, last_sep);
 }
 
 int dataset_check_name(const char *name, Error *err)
