@@ -47,6 +47,12 @@ Backend *bk_buffer_backend(const BkBuffer *b);
 /* Host <-> backend copies; `dev` is a backend address (any offset into a buffer). */
 void bk_upload(Backend *bk, void *dev, const void *host, size_t bytes);
 void bk_download(Backend *bk, void *host, const void *dev, size_t bytes);
+/* The host address of backend memory `dev` when the host may read and write it in place
+ * between operations (the CPU backend: the same address), NULL when it may not (a GPU
+ * backend; the guarded build, whose memory is closed outside backend calls). MPI reduces
+ * gradients in place through it instead of through host staging, as ggml-backend asks a
+ * buffer whether it is host memory. */
+void *bk_host_address(Backend *bk, void *dev);
 /* Waits until every operation issued so far has finished. */
 void bk_synchronize(Backend *bk);
 /* An event marks a point in the stream of operations: recorded after the backward of a

@@ -125,7 +125,8 @@ void grad_reducer_free(GradReducer *g)
 {
     free(g->req);
     g->req = NULL;
-    free(g->buf);
+    free(g->staging);
+    g->staging = NULL;
     g->buf = NULL;
     if (g->written) bk_event_destroy(g->written);
     g->written = NULL;
@@ -133,11 +134,14 @@ void grad_reducer_free(GradReducer *g)
 
 void grad_reducer_begin(GradReducer *g, real *dev, size_t n)
 {
-    if (n > g->cap) {
-        free(g->buf);
-        g->buf = xmalloc(n * sizeof *g->buf, "allreduce staging");
+    g->buf = bk_host_address(g->bk, dev);
+    g->staged = g->buf == NULL;
+    if (g->staged && n > g->cap) {
+        free(g->staging);
+        g->staging = xmalloc(n * sizeof *g->staging, "allreduce staging");
         g->cap = n;
     }
+    if (g->staged) g->buf = g->staging;
     g->dev = dev;
     g->n = n;
     g->sent_from = n;
@@ -152,7 +156,7 @@ static void send_bucket(GradReducer *g, size_t from, size_t to)
 {
     MPI_Request *req = g->req;
     bk_event_wait(g->written);
-    bk_download(g->bk, g->buf + from, g->dev + from, (to - from) * sizeof(real));
+    if (g->staged) bk_download(g->bk, g->buf + from, g->dev + from, (to - from) * sizeof(real));
     MPI_Iallreduce(MPI_IN_PLACE, g->buf + from, (int)(to - from), MPI_REAL_T, MPI_SUM, MPI_COMM_WORLD,
                    &req[g->n_req++]);
 }
@@ -181,7 +185,7 @@ void grad_reducer_finish(GradReducer *g)
 #ifndef BB_NO_MPI
     if (!g->comm || g->comm->size == 1) return;
     if (g->plain) {
-        bk_download(g->bk, g->buf, g->dev, g->n * sizeof(real));
+        if (g->staged) bk_download(g->bk, g->buf, g->dev, g->n * sizeof(real));
         comm_allreduce_sum_real(g->comm, g->buf, g->n);
     } else {
         bk_event_record(g->bk, g->written);
@@ -190,7 +194,7 @@ void grad_reducer_finish(GradReducer *g)
         MPI_Waitall(g->n_req, g->req, MPI_STATUSES_IGNORE);
         g->n_req = 0;
     }
-    bk_upload(g->bk, g->dev, g->buf, g->n * sizeof(real));
+    if (g->staged) bk_upload(g->bk, g->dev, g->buf, g->n * sizeof(real));
 #else
     (void)g;
 #endif

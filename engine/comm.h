@@ -8,7 +8,8 @@
  * Gradients are averaged in buckets: as backward finishes layers (from the last to the
  * first), the finished tail of the gradient block is sent with MPI_Iallreduce in buckets
  * of `bucket_bytes`, so communication overlaps the backward pass of earlier layers, as in
- * PyTorch DDP and Horovod. The gradients live in backend memory: each bucket is
+ * PyTorch DDP and Horovod. The gradients live in backend memory: where the host may use it
+ * in place (bk_host_address: the CPU backend) MPI reduces it there; otherwise each bucket is
  * downloaded into a host staging buffer once the backward that wrote it has finished (an
  * event), reduced there, and the sums are uploaded back in one copy at the end. */
 #ifndef BB_COMM_H
@@ -43,8 +44,10 @@ typedef struct {
     const Comm *comm;
     Backend *bk;
     real *dev;              /* the gradients, backend memory */
-    real *buf;              /* host staging of n elements: what MPI reduces */
-    size_t cap;             /* elements allocated in buf */
+    real *buf;              /* what MPI reduces: the gradients in place, or host staging */
+    bool staged;            /* buf is staging (the backend's memory is not host memory) */
+    real *staging;
+    size_t cap;             /* elements allocated in staging */
     BkEvent *written;       /* recorded after each layer's backward */
     size_t n;               /* elements in buf */
     size_t bucket;          /* elements per bucket */

@@ -72,6 +72,17 @@ void bk_download(Backend *bk, void *host, const void *dev, size_t bytes)
     if (bytes) memcpy(host, dev, bytes);
 }
 
+void *bk_host_address(Backend *bk, void *dev)
+{
+    (void)bk;
+#ifdef BB_GUARDED
+    (void)dev;
+    return NULL; /* closed outside backend calls: communication goes through staging */
+#else
+    return dev;
+#endif
+}
+
 void bk_synchronize(Backend *bk) { (void)bk; }
 
 BkEvent *bk_event_create(Backend *bk)
