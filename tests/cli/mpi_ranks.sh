@@ -1,6 +1,6 @@
 #!/bin/sh
 # Data parallelism under mpirun: K ranks train the same weights as one process at the same
-# global batch (no BN), and as one process with K emulated workers (BN: per-worker
+# global batch (no BN; with dropout, the same masks), and as one process with K emulated workers (BN: per-worker
 # statistics), or with --sync-bn as one process with the whole batch; a killed rank ends the job promptly with a non-zero status; a sweep with
 # --ranks runs its cells under mpirun and records a killed rank's run as failed.
 . tests/cli/lib.inc
@@ -27,6 +27,12 @@ for k in 2 4; do
     # 32 steps of momentum SGD: only the order of float sums differs
     expect_exit 0 "$BB" compare "$TMP/one.st" "$TMP/k$k.st" --model lenet --tol 1e-3
 done
+# with dropout too: each mask element is a Philox draw of its place in the global batch, so
+# 2 ranks draw the masks of one process (with per-rank streams they differed by 1.2 relative)
+ax="--model alexnet-cifar --data synthetic --steps 4 --batch 32 --lr 0.05 --momentum 0.9 --threads 1 --quiet"
+expect_exit 0 "$BB" train $ax --save "$TMP/ax1.st"
+expect_exit 0 $MPIRUN -np 2 "$BB" train $ax --save "$TMP/ax2.st"
+expect_exit 0 "$BB" compare "$TMP/ax1.st" "$TMP/ax2.st" --model alexnet-cifar --tol 1e-4
 # the comparison can fail: another seed is another model
 expect_exit 0 "$BB" train $lenet --seed 2 --save "$TMP/seed2.st"
 expect_exit 1 "$BB" compare "$TMP/one.st" "$TMP/seed2.st" --model lenet --tol 1e-3
