@@ -1,6 +1,6 @@
 /* The training loop. One iteration has visible stages: assemble the batch,
  * forward, backward, reduce gradients (a no-op in one process; micro-batch
- * accumulation and MPI allreduce belong here), update. Shuffling, augmentation
+ * accumulation and MPI allreduce belong here), update. Shuffling and augmentation
  * draw from generators seeded by (seed, epoch) and (seed, step), and dropout masks are
  * Philox streams of (seed, step, layer, element), so a run resumed from a checkpoint
  * repeats an uninterrupted one exactly. Tensors live in backend memory: a batch is
