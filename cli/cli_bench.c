@@ -164,6 +164,12 @@ static int parse_bench_flags(int argc, char **argv, BenchConfig *c)
         fprintf(stderr, "bigbatch bench: --sgemm and --model are separate measurements\n");
         return -1;
     }
+    if (c->model && !model_find(c->model)) {
+        char known[256];
+        fprintf(stderr, "bigbatch bench: --model: unknown model '%s' (known: %s)\n", c->model,
+                model_names(known, sizeof known, ", "));
+        return -1;
+    }
     return 0;
 }
 
