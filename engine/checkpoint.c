@@ -27,8 +27,7 @@
 /* One tensor the checkpoint must hold: a parameter, a buffer or an optimizer slot. */
 typedef struct {
     char *name;
-    real *data;     /* backend address: values cross by bk_download / bk_upload */
-    Backend *bk;
+    const Tensor *tensor; /* its values cross by bk_download / bk_upload */
     size_t count;
     int ndim;
     int64_t shape[4];
@@ -48,7 +47,7 @@ static void entries_free(EntryList *l)
     l->n = l->cap = 0;
 }
 
-static Entry *entries_add(EntryList *l, const char *name)
+static Entry *entries_add(EntryList *l, const char *name, const Tensor *t)
 {
     if (l->n == l->cap) {
         l->cap = l->cap ? 2 * l->cap : 64;
@@ -57,6 +56,8 @@ static Entry *entries_add(EntryList *l, const char *name)
     Entry *e = &l->v[l->n++];
     memset(e, 0, sizeof *e);
     e->name = xstrdup(name);
+    e->tensor = t;
+    e->count = tensor_count(t);
     return e;
 }
 
@@ -97,18 +98,12 @@ static int collect_entries(const Net *net, const Optimizer *opt, EntryList *l, E
 {
     for (int i = 0; i < net->n_params; i++) {
         const Param *p = &net->params[i];
-        Entry *e = entries_add(l, p->name);
-        e->data = p->value.data;
-        e->bk = tensor_backend(&p->value);
-        e->count = tensor_count(&p->value);
+        Entry *e = entries_add(l, p->name, &p->value);
         param_shape(net, p, e);
     }
     for (int i = 0; i < net->n_buffers; i++) {
         const Buffer *b = &net->buffers[i];
-        Entry *e = entries_add(l, b->name);
-        e->data = b->value.data;
-        e->bk = tensor_backend(&b->value);
-        e->count = tensor_count(&b->value);
+        Entry *e = entries_add(l, b->name, &b->value);
         e->ndim = 1;
         e->shape[0] = (int64_t)e->count;
     }
@@ -127,11 +122,8 @@ static int collect_entries(const Net *net, const Optimizer *opt, EntryList *l, E
                 return -1;
             }
             char *key = slot_key(p->name, opt->slot_names[s]);
-            Entry *e = entries_add(l, key);
+            Entry *e = entries_add(l, key, t);
             free(key);
-            e->data = t->data;
-            e->bk = tensor_backend(t);
-            e->count = tensor_count(t);
             param_shape(net, p, e);
         }
     }
@@ -226,7 +218,7 @@ static int write_tensors(FILE *f, const EntryList *l)
         const Entry *e = &l->v[i];
         for (size_t at = 0; at < e->count && rc == 0; at += CHUNK) {
             size_t n = e->count - at < CHUNK ? e->count - at : CHUNK;
-            bk_download(e->bk, host, e->data + at, n * sizeof *host);
+            bk_download(tensor_backend(e->tensor), host, e->tensor->data + at, n * sizeof *host);
             for (size_t k = 0; k < n; k++) put_f32_le(buf + 4 * k, host[k]);
             rc = write_all(f, buf, 4 * n);
         }
@@ -438,7 +430,7 @@ static int read_tensor(FILE *f, off_t at, Entry *e, unsigned char *buf)
         size_t n = e->count - done < CHUNK ? e->count - done : CHUNK;
         if (fread(buf, 1, 4 * n, f) != 4 * n) return -1;
         for (size_t k = 0; k < n; k++) host[k] = get_f32_le(buf + 4 * k);
-        bk_upload(e->bk, e->data + done, host, n * sizeof *host);
+        bk_upload(tensor_backend(e->tensor), e->tensor->data + done, host, n * sizeof *host);
     }
     return 0;
 }

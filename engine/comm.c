@@ -151,7 +151,8 @@ void grad_reducer_begin(GradReducer *g, real *dev, size_t n)
 }
 
 #ifndef BB_NO_MPI
-/* [from, to) is final in backend memory: stage it on the host and start its allreduce. */
+/* [from, to) is final in backend memory: once its backward has finished, stage it on the
+ * host if the backend's memory is not host memory, and start its allreduce. */
 static void send_bucket(GradReducer *g, size_t from, size_t to)
 {
     MPI_Request *req = g->req;

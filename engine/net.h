@@ -15,7 +15,6 @@
 #define NET_INPUT (-1) /* the layer reads the net's input batch */
 #define NO_INPUT (-2)  /* unused second input */
 
-
 typedef enum {
     INIT_ZERO,
     INIT_ONE,

@@ -237,8 +237,8 @@ void optimizer_destroy(Optimizer *opt)
     free(opt->slots);
     free(opt->stats);
     tensor_free(&opt->scratch);
-    if (opt->norms) bk_buffer_free(opt->norms);
-    if (opt->stats_dev) bk_buffer_free(opt->stats_dev);
+    bk_buffer_free(opt->norms);
+    bk_buffer_free(opt->stats_dev);
     BkParamList *l = &opt->list;
     free(l->w);
     free(l->g);

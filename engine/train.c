@@ -339,17 +339,15 @@ static int run_load(Run *r, Error *err)
     return 0;
 }
 
-/* The run's length in steps, and the schedule checked against it. */
+/* The run's length in steps, and the schedule checked against it (train_config_check has
+ * checked the schedule alone). */
 static int run_schedule(Run *r, Error *err)
 {
     const TrainConfig *cfg = r->cfg;
     r->steps_per_epoch = r->ds.train.count / cfg->batch; /* the last partial batch is dropped */
     r->total_steps = r->steps_per_epoch * cfg->epochs;   /* the schedule's horizon */
     r->last_step = (cfg->steps > 0 && cfg->steps < r->total_steps ? cfg->steps : r->total_steps) - 1;
-    if (schedule_validate(&cfg->sched, err) != 0 ||
-        schedule_validate_run(&cfg->sched, r->steps_per_epoch, r->total_steps, err) != 0)
-        return -1;
-    return 0;
+    return schedule_validate_run(&cfg->sched, r->steps_per_epoch, r->total_steps, err);
 }
 
 /* Parameters are laid out in layer order, so after layer i's backward the gradient

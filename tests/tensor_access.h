@@ -21,18 +21,13 @@ static inline void tensor_set(Tensor *t, size_t i, real v)
     bk_upload(tensor_backend(t), t->data + i, &v, sizeof v);
 }
 
-/* Fills the first `count` values of t from host values. */
-static inline void tensor_set_all(Tensor *t, const real *values, size_t count)
+/* t's values from float32 fixture values (converted to real). */
+static inline void upload_f32(Tensor *t, const float *values)
 {
-    bk_upload(tensor_backend(t), t->data, values, count * sizeof *values);
-}
-
-/* Fills the first `count` values of t from float32 fixture values (converted to real). */
-static inline void upload_f32(Tensor *t, const float *values, size_t count)
-{
+    size_t count = tensor_count(t);
     real *v = malloc((count ? count : 1) * sizeof *v);
     for (size_t i = 0; i < count; i++) v[i] = (real)values[i];
-    tensor_set_all(t, v, count);
+    tensor_upload(t, v);
     free(v);
 }
 

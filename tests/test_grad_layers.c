@@ -58,7 +58,7 @@ static void fill_normal(Tensor *t, Rng *rng, double scale)
     size_t count = tensor_count(t);
     real *v = malloc(count * sizeof *v);
     for (size_t i = 0; i < count; i++) v[i] = (real)(scale * rng_normal(rng));
-    tensor_set_all(t, v, count);
+    tensor_upload(t, v);
     free(v);
 }
 
@@ -168,10 +168,10 @@ Test(known_answer, batchnorm_eval_uses_running_stats)
     net->want_input_grad = true;
     net_plan(net, 1);
     const real rm[2] = {1, -2}, rv[2] = {4, 0.25}, gamma[2] = {3, 1}, beta[2] = {0.5, 0};
-    tensor_set_all(&net->buffers[0].value, rm, 2);
-    tensor_set_all(&net->buffers[1].value, rv, 2);
-    tensor_set_all(&net->params[0].value, gamma, 2);
-    tensor_set_all(&net->params[1].value, beta, 2);
+    tensor_upload(&net->buffers[0].value, rm);
+    tensor_upload(&net->buffers[1].value, rv);
+    tensor_upload(&net->params[0].value, gamma);
+    tensor_upload(&net->params[1].value, beta);
     const real in[4] = {3, 5, -2, -1.5};
     const int32_t label[1] = {0};
     net_upload_batch(net, 1, in, label);

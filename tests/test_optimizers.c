@@ -107,7 +107,7 @@ static void run_case(const char *case_name)
         size_t count = tensor_count(&pr->value);
         snprintf(name, sizeof name, "init.%s", pr->name);
         const FxTensor *t = get(&fx, name, count);
-        upload_f32(&pr->value, t->f32, count);
+        upload_f32(&pr->value, t->f32);
     }
     double worst = 0;
     for (int s = 0; s < STEPS; s++) {
@@ -116,7 +116,7 @@ static void run_case(const char *case_name)
             size_t count = tensor_count(&pr->value);
             snprintf(name, sizeof name, "grad.%d.%s", s, pr->name);
             const FxTensor *t = get(&fx, name, count);
-            upload_f32(&pr->grad, t->f32, count);
+            upload_f32(&pr->grad, t->f32);
         }
         optimizer_step(opt, net, lrs->f32[s]);
         for (int p = 0; p < net->n_params; p++) {

@@ -218,7 +218,7 @@ static void run_case(const char *case_name)
     int n = (int)input->shape[0];
     cr_assert(labels->ndim == 1 && labels->shape[0] == n, "labels do not match the batch of %d", n);
     net_plan(net, n);
-    upload_f32(&net->input, input->f32, input->count);
+    upload_f32(&net->input, input->f32);
     for (int i = 0; i < n; i++)
         cr_assert(labels->i32[i] >= 0 && labels->i32[i] < net->classes, "label %d out of range", labels->i32[i]);
     labels_set(bk, net->labels, labels->i32, n);
@@ -236,7 +236,7 @@ static void run_case(const char *case_name)
         const FxTensor *t = fixture_get(&fx, full);
         cr_assert_not_null(t, "no initial value for %s", pr->name);
         cr_assert(t->dtype == FX_F32 && same_shape(pr, t, desc, sizeof desc), "%s: shape %s", full, desc);
-        upload_f32(&pr->value, t->f32, t->count);
+        upload_f32(&pr->value, t->f32);
     }
 
     /* One forward/backward in train mode. */

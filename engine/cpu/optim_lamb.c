@@ -23,7 +23,7 @@ void cpu_lamb_update(Backend *bk, const OptStep *st)
         const bool excluded = cpu_kind_excluded(c, st->pl->kind[p]);
         const double wd = excluded ? 0 : c->weight_decay;
         double w_norm = cpu_w_norm(st, p);
-        double g_norm = st->stats ? cpu_g_norm(st, p) : 0;
+        double g_norm = cpu_g_norm(st, p);
         cpu_stats_before(bk, st, p);
         bk_scale(bk, count, (real)b1, m);
         bk_axpy(bk, count, (real)(1 - b1), g, m);
