@@ -24,9 +24,17 @@
 #include "opt_config.h"
 #include "real.h"
 #include "tensor.h"
+#include "util.h"
 
 typedef struct Backend Backend;
 
+/* The backend of a device: "cpu", or "cuda" / "cuda:N" (the N-th GPU) in a build made with
+ * `make GPU=1`. NULL with err set for an unknown name, a build without that backend or a
+ * device that is not there. `threads` are the CPU backend's cores. */
+Backend *backend_open(const char *device, int threads, Error *err);
+/* The device names this build opens, for help texts and errors. */
+const char *backend_devices(void);
+/* The CPU backend (what the tests, `models` and the host-side tools use). */
 Backend *backend_create(int threads);
 void backend_destroy(Backend *bk);
 int backend_threads(const Backend *bk);
@@ -34,8 +42,10 @@ int backend_threads(const Backend *bk);
  * here at build time so the step itself never allocates. Sizes are in elements,
  * per thread. */
 void backend_reserve(Backend *bk, size_t elems_per_thread);
-/* "cpu", or "cpu-guarded" for the guarded build (NULL: this build's CPU backend). */
+/* "cpu", "cpu-guarded" for the guarded build, "cuda" (NULL: this build's CPU backend). */
 const char *backend_name(const Backend *bk);
+/* What the backend runs on, as recorded with a run: "cpu", or the GPU's name. */
+const char *backend_device_name(const Backend *bk);
 
 /* ---- memory ---- */
 /* Zero-filled backend memory of `bytes` (exits with status 3 when out of memory, naming the

@@ -7,11 +7,18 @@
 #define BB_PHILOX_H
 #include <stdint.h>
 
+/* Host and device: the CUDA backend's kernels call the same functions. */
+#ifdef __CUDACC__
+#define BB_HD __host__ __device__
+#else
+#define BB_HD
+#endif
+
 typedef struct {
     uint32_t v[4];
 } Philox4x32;
 
-static inline Philox4x32 philox4x32_10(Philox4x32 ctr, uint32_t key0, uint32_t key1)
+static inline BB_HD Philox4x32 philox4x32_10(Philox4x32 ctr, uint32_t key0, uint32_t key1)
 {
     for (int round = 0; round < 10; round++) {
         if (round) {
@@ -28,12 +35,12 @@ static inline Philox4x32 philox4x32_10(Philox4x32 ctr, uint32_t key0, uint32_t k
 }
 
 /* A uniform in [0, 1) with 24 bits, exact in float and double. */
-static inline double philox_uniform24(uint32_t word) { return (double)(word >> 8) * (1.0 / 16777216.0); }
+static inline BB_HD double philox_uniform24(uint32_t word) { return (double)(word >> 8) * (1.0 / 16777216.0); }
 
 /* The dropout stream: element e of layer `layer` at training step `step` under `seed`.
  * Counter (e/4 low, e/4 high, layer, step low), key (seed low, seed high ^ step high);
  * the element takes word e%4 of its block. */
-static inline Philox4x32 philox_dropout_block(uint64_t seed, uint64_t step, uint32_t layer, uint64_t block)
+static inline BB_HD Philox4x32 philox_dropout_block(uint64_t seed, uint64_t step, uint32_t layer, uint64_t block)
 {
     Philox4x32 ctr = {{(uint32_t)block, (uint32_t)(block >> 32), layer, (uint32_t)step}};
     return philox4x32_10(ctr, (uint32_t)seed, (uint32_t)(seed >> 32) ^ (uint32_t)(step >> 32));

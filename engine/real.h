@@ -3,7 +3,11 @@
  * enough to check every layer in double precision. */
 #ifndef BB_REAL_H
 #define BB_REAL_H
+#ifdef __cplusplus
+#include <cmath> /* the CUDA backend's .cu files are C++: overloads instead of tgmath */
+#else
 #include <tgmath.h>
+#endif
 
 #ifdef BB_DOUBLE
 typedef double real;

@@ -1,55 +1,103 @@
-/* CPU backend lifetime and workspace. OpenBLAS (OpenMP build) runs single-threaded
- * when called inside our parallel regions and with `threads` threads outside them,
- * so every operation is threaded at exactly one level. */
+/* CPU backend lifetime, workspace and its table of operations. OpenBLAS (OpenMP build)
+ * runs single-threaded when called inside our parallel regions and with `threads` threads
+ * outside them, so every operation is threaded at exactly one level. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "../util.h"
 #include "cpu.h"
 
-Backend *backend_create(int threads)
+static void cpu_destroy(Backend *bk)
 {
-    if (threads < 1) threads = 1;
-    Backend *bk = xcalloc(1, sizeof *bk, "backend");
-    bk->threads = threads;
-    bk->ws = xcalloc((size_t)threads, sizeof *bk->ws, "backend workspace table");
-    omp_set_num_threads(threads);
-    openblas_set_num_threads(threads);
-    return bk;
-}
-
-void backend_destroy(Backend *bk)
-{
-    if (!bk) return;
-    for (int t = 0; t < bk->threads; t++) free(bk->ws[t]);
-    free(bk->ws);
+    CpuState *cs = bk->impl;
+    for (int t = 0; t < bk->threads; t++) free(cs->ws[t]);
+    free(cs->ws);
+    free(cs);
     free(bk);
 }
 
-int backend_threads(const Backend *bk) { return bk->threads; }
-
-const char *backend_name(const Backend *bk)
+static void cpu_reserve(Backend *bk, size_t elems_per_thread)
 {
-    (void)bk;
-#ifdef BB_GUARDED
-    return "cpu-guarded";
-#else
-    return "cpu";
-#endif
-}
-
-void backend_reserve(Backend *bk, size_t elems_per_thread)
-{
-    if (elems_per_thread <= bk->ws_elems) return;
+    CpuState *cs = bk->impl;
+    if (elems_per_thread <= cs->ws_elems) return;
     for (int t = 0; t < bk->threads; t++) {
-        free(bk->ws[t]);
+        free(cs->ws[t]);
         size_t bytes = (elems_per_thread * sizeof(real) + 63) & ~(size_t)63;
-        bk->ws[t] = aligned_alloc(64, bytes);
-        if (!bk->ws[t]) {
+        cs->ws[t] = aligned_alloc(64, bytes);
+        if (!cs->ws[t]) {
             fprintf(stderr, "bigbatch: out of memory reserving %zu bytes of workspace\n", bytes);
             exit(3);
         }
-        memset(bk->ws[t], 0, bytes);
+        memset(cs->ws[t], 0, bytes);
     }
-    bk->ws_elems = elems_per_thread;
+    cs->ws_elems = elems_per_thread;
+}
+
+static const BackendOps CPU_OPS = {
+#ifdef BB_GUARDED
+    .name = "cpu-guarded",
+#else
+    .name = "cpu",
+#endif
+    .destroy = cpu_destroy,
+    .reserve = cpu_reserve,
+    .buffer_alloc = cpu_buffer_alloc,
+    .buffer_free = cpu_buffer_free,
+    .upload = cpu_upload,
+    .download = cpu_download,
+    .host_address = cpu_host_address,
+    .synchronize = cpu_synchronize,
+    .event_create = cpu_event_create,
+    .event_destroy = cpu_event_destroy,
+    .event_record = cpu_event_record,
+    .event_wait = cpu_event_wait,
+    .conv2d_forward = cpu_conv2d_forward,
+    .conv2d_backward = cpu_conv2d_backward,
+    .linear_forward = cpu_linear_forward,
+    .linear_backward = cpu_linear_backward,
+    .relu_forward = cpu_relu_forward,
+    .relu_backward = cpu_relu_backward,
+    .add_forward = cpu_add_forward,
+    .accumulate = cpu_accumulate,
+    .dropout_forward = cpu_dropout_forward,
+    .dropout_backward = cpu_dropout_backward,
+    .maxpool_forward = cpu_maxpool_forward,
+    .maxpool_backward = cpu_maxpool_backward,
+    .avgpool_forward = cpu_avgpool_forward,
+    .avgpool_backward = cpu_avgpool_backward,
+    .batchnorm_forward_train = cpu_batchnorm_forward_train,
+    .batchnorm_forward_eval = cpu_batchnorm_forward_eval,
+    .batchnorm_backward = cpu_batchnorm_backward,
+    .lrn_forward = cpu_lrn_forward,
+    .lrn_backward = cpu_lrn_backward,
+    .softmax_xent_forward = cpu_softmax_xent_forward,
+    .softmax_xent_backward = cpu_softmax_xent_backward,
+    .param_norms = cpu_param_norms,
+    .optimizer_update = cpu_optimizer_update,
+    .sum_squares = cpu_sum_squares,
+    .copy = cpu_copy,
+    .fill = cpu_fill,
+    .scale = cpu_scale,
+    .axpy = cpu_axpy,
+};
+
+const char *cpu_backend_name(void) { return CPU_OPS.name; }
+
+Backend *cpu_backend_open(int device_index, int threads, Error *err)
+{
+    if (device_index > 0) {
+        error_set(err, "device cpu:%d: the CPU backend has one device (cpu); --threads sets its cores",
+                  device_index);
+        return NULL;
+    }
+    if (threads < 1) threads = 1;
+    Backend *bk = xcalloc(1, sizeof *bk, "backend");
+    CpuState *cs = xcalloc(1, sizeof *cs, "backend state");
+    bk->ops = &CPU_OPS;
+    bk->threads = threads;
+    bk->impl = cs;
+    cs->ws = xcalloc((size_t)threads, sizeof *cs->ws, "backend workspace table");
+    omp_set_num_threads(threads);
+    openblas_set_num_threads(threads);
+    return bk;
 }

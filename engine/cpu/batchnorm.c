@@ -66,7 +66,7 @@ static inline double channel_sq_dev(const BatchNormShape *s, int c, int n, const
     return lanes_total(lane);
 }
 
-void bk_batchnorm_forward_train(Backend *bk, const BatchNormShape *s, int n, const real *x,
+void cpu_batchnorm_forward_train(Backend *bk, const BatchNormShape *s, int n, const real *x,
                                 const real *gamma, const real *beta, real *y, real *save_mean,
                                 real *save_invstd, real *running_mean, real *running_var,
                                 const BnSync *sync)
@@ -100,7 +100,7 @@ void bk_batchnorm_forward_train(Backend *bk, const BatchNormShape *s, int n, con
                           running_mean, running_var);
 }
 
-void bk_batchnorm_forward_eval(Backend *bk, const BatchNormShape *s, int n, const real *x,
+void cpu_batchnorm_forward_eval(Backend *bk, const BatchNormShape *s, int n, const real *x,
                                const real *gamma, const real *beta, const real *running_mean,
                                const real *running_var, real *y)
 {
@@ -135,7 +135,7 @@ static inline void channel_dx(const BatchNormShape *s, int c, int n, const real 
     }
 }
 
-void bk_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const real *x,
+void cpu_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const real *x,
                            const real *gamma, const real *save_mean, const real *save_invstd,
                            const real *dy, real *dx, real *dgamma, real *dbeta, const BnSync *sync)
 {

@@ -94,7 +94,7 @@ static void col2im_add(const ConvShape *s, int channels, const real *col, real *
     }
 }
 
-void bk_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+void cpu_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                        const real *b, real *y)
 {
     BK_GUARD(bk);
@@ -126,7 +126,7 @@ void bk_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, co
     }
 }
 
-void bk_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+void cpu_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                         const real *dy, real *dx, real *dw, real *db)
 {
     BK_GUARD(bk);

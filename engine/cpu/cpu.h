@@ -1,19 +1,19 @@
-/* Private to the CPU backend: the Backend layout, per-thread workspace, and the
- * gemm entry point that picks sgemm or dgemm with the engine's scalar type. */
+/* Private to the CPU backend: its state, per-thread workspace, the gemm entry point that
+ * picks sgemm or dgemm with the engine's scalar type, and the operations backend_cpu.c
+ * puts in its table (each the bk_* function of the same name, engine/backend.h). */
 #ifndef BB_CPU_H
 #define BB_CPU_H
 #include <cblas.h>
 #include <omp.h>
 
-#include "../backend.h"
+#include "../backend_impl.h"
 
-struct Backend {
-    int threads;
+typedef struct {
     size_t ws_elems;  /* per thread */
     real **ws;        /* one workspace per thread */
-};
+} CpuState;
 
-static inline real *cpu_workspace(Backend *bk, int thread) { return bk->ws[thread]; }
+static inline real *cpu_workspace(Backend *bk, int thread) { return ((CpuState *)bk->impl)->ws[thread]; }
 
 static inline void gemm(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int m, int n, int k,
                         real alpha, const real *a, int lda, const real *b, int ldb, real beta,
@@ -25,5 +25,70 @@ static inline void gemm(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int m,
     cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 #endif
 }
+
+/* memory.c */
+void *cpu_buffer_alloc(Backend *bk, size_t bytes, size_t *block);
+void cpu_buffer_free(Backend *bk, void *address, size_t block);
+void cpu_upload(Backend *bk, void *dev, const void *host, size_t bytes);
+void cpu_download(Backend *bk, void *host, const void *dev, size_t bytes);
+void *cpu_host_address(Backend *bk, void *dev);
+void cpu_synchronize(Backend *bk);
+void *cpu_event_create(Backend *bk);
+void cpu_event_destroy(Backend *bk, void *event);
+void cpu_event_record(Backend *bk, void *event);
+void cpu_event_wait(Backend *bk, void *event);
+/* conv.c, linear.c */
+void cpu_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                        const real *b, real *y);
+void cpu_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                         const real *dy, real *dx, real *dw, real *db);
+void cpu_linear_forward(Backend *bk, int n, int in, int out, const real *x, const real *w,
+                        const real *b, real *y);
+void cpu_linear_backward(Backend *bk, int n, int in, int out, const real *x, const real *w,
+                         const real *dy, real *dx, real *dw, real *db);
+/* elementwise.c */
+void cpu_relu_forward(Backend *bk, size_t count, const real *x, real *y);
+void cpu_relu_backward(Backend *bk, size_t count, const real *y, const real *dy, real *dx);
+void cpu_add_forward(Backend *bk, size_t count, const real *a, const real *b, real *y);
+void cpu_accumulate(Backend *bk, size_t count, const real *dy, real *dx);
+void cpu_dropout_forward(Backend *bk, size_t count, real p, const DropoutKey *key, real *mask,
+                         const real *x, real *y);
+void cpu_dropout_backward(Backend *bk, size_t count, const real *mask, const real *dy, real *dx);
+/* pool.c */
+void cpu_maxpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, real *y,
+                         int32_t *argmax);
+void cpu_maxpool_backward(Backend *bk, const PoolShape *s, int n, const int32_t *argmax,
+                          const real *dy, real *dx);
+void cpu_avgpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, real *y);
+void cpu_avgpool_backward(Backend *bk, const PoolShape *s, int n, const real *dy, real *dx);
+/* batchnorm.c, lrn.c */
+void cpu_batchnorm_forward_train(Backend *bk, const BatchNormShape *s, int n, const real *x,
+                                 const real *gamma, const real *beta, real *y, real *save_mean,
+                                 real *save_invstd, real *running_mean, real *running_var,
+                                 const BnSync *sync);
+void cpu_batchnorm_forward_eval(Backend *bk, const BatchNormShape *s, int n, const real *x,
+                                const real *gamma, const real *beta, const real *running_mean,
+                                const real *running_var, real *y);
+void cpu_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const real *x,
+                            const real *gamma, const real *save_mean, const real *save_invstd,
+                            const real *dy, real *dx, real *dgamma, real *dbeta, const BnSync *sync);
+void cpu_lrn_forward(Backend *bk, const LrnShape *s, int n, const real *x, real *y, real *scale);
+void cpu_lrn_backward(Backend *bk, const LrnShape *s, int n, const real *x, const real *y,
+                      const real *scale, const real *dy, real *dx);
+/* softmax_xent.c */
+void cpu_softmax_xent_forward(Backend *bk, int n, int classes, const real *logits,
+                              const int32_t *labels, real smoothing, real *probs, double *result);
+void cpu_softmax_xent_backward(Backend *bk, int n, int classes, const real *probs,
+                               const int32_t *labels, real smoothing, real scale, real *dlogits);
+/* optim.c */
+void cpu_param_norms(Backend *bk, const BkParamList *pl, double *norms);
+void cpu_optimizer_update(Backend *bk, const OptConfig *cfg, const BkParamList *pl, double lr,
+                          long updates, const double *norms, OptStats *stats);
+/* vector.c */
+double cpu_sum_squares(Backend *bk, size_t count, const real *x);
+void cpu_copy(Backend *bk, size_t count, const real *x, real *y);
+void cpu_fill(Backend *bk, size_t count, real value, real *x);
+void cpu_scale(Backend *bk, size_t count, real alpha, real *x);
+void cpu_axpy(Backend *bk, size_t count, real alpha, const real *x, real *y);
 
 #endif

@@ -3,28 +3,28 @@
 #include "cpu.h"
 #include "guard.h"
 
-void bk_relu_forward(Backend *bk, size_t count, const real *x, real *y)
+void cpu_relu_forward(Backend *bk, size_t count, const real *x, real *y)
 {
     BK_GUARD(bk);
 #pragma omp parallel for schedule(static) num_threads(bk->threads)
     for (size_t i = 0; i < count; i++) y[i] = x[i] > 0 ? x[i] : 0;
 }
 
-void bk_relu_backward(Backend *bk, size_t count, const real *y, const real *dy, real *dx)
+void cpu_relu_backward(Backend *bk, size_t count, const real *y, const real *dy, real *dx)
 {
     BK_GUARD(bk);
 #pragma omp parallel for schedule(static) num_threads(bk->threads)
     for (size_t i = 0; i < count; i++) dx[i] += y[i] > 0 ? dy[i] : 0; /* branch-free: vectorizes */
 }
 
-void bk_add_forward(Backend *bk, size_t count, const real *a, const real *b, real *y)
+void cpu_add_forward(Backend *bk, size_t count, const real *a, const real *b, real *y)
 {
     BK_GUARD(bk);
 #pragma omp parallel for schedule(static) num_threads(bk->threads)
     for (size_t i = 0; i < count; i++) y[i] = a[i] + b[i];
 }
 
-void bk_accumulate(Backend *bk, size_t count, const real *dy, real *dx)
+void cpu_accumulate(Backend *bk, size_t count, const real *dy, real *dx)
 {
     BK_GUARD(bk);
 #pragma omp parallel for schedule(static) num_threads(bk->threads)
@@ -33,7 +33,7 @@ void bk_accumulate(Backend *bk, size_t count, const real *dy, real *dx)
 
 /* Each block of four elements takes one Philox call; the blocks are independent, so the
  * mask is the same on any number of threads. */
-void bk_dropout_forward(Backend *bk, size_t count, real p, const DropoutKey *key, real *mask,
+void cpu_dropout_forward(Backend *bk, size_t count, real p, const DropoutKey *key, real *mask,
                         const real *x, real *y)
 {
     BK_GUARD(bk);
@@ -53,7 +53,7 @@ void bk_dropout_forward(Backend *bk, size_t count, real p, const DropoutKey *key
     }
 }
 
-void bk_dropout_backward(Backend *bk, size_t count, const real *mask, const real *dy, real *dx)
+void cpu_dropout_backward(Backend *bk, size_t count, const real *mask, const real *dy, real *dx)
 {
     BK_GUARD(bk);
 #pragma omp parallel for schedule(static) num_threads(bk->threads)

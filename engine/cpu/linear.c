@@ -3,7 +3,7 @@
 #include "cpu.h"
 #include "guard.h"
 
-void bk_linear_forward(Backend *bk, int n, int in, int out, const real *x, const real *w,
+void cpu_linear_forward(Backend *bk, int n, int in, int out, const real *x, const real *w,
                        const real *b, real *y)
 {
     BK_GUARD(bk);
@@ -14,7 +14,7 @@ void bk_linear_forward(Backend *bk, int n, int in, int out, const real *x, const
     }
 }
 
-void bk_linear_backward(Backend *bk, int n, int in, int out, const real *x, const real *w,
+void cpu_linear_backward(Backend *bk, int n, int in, int out, const real *x, const real *w,
                         const real *dy, real *dx, real *dw, real *db)
 {
     BK_GUARD(bk);

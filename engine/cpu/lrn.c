@@ -26,7 +26,7 @@ static void lrn_pow_neg(int n, real beta, const real *scale, real *out)
     }
 }
 
-void bk_lrn_forward(Backend *bk, const LrnShape *s, int n, const real *x, real *y, real *scale)
+void cpu_lrn_forward(Backend *bk, const LrnShape *s, int n, const real *x, real *y, real *scale)
 {
     BK_GUARD(bk);
     const int C = s->c, HW = s->hw, lo = s->size / 2, hi = (s->size - 1) / 2;
@@ -51,7 +51,7 @@ void bk_lrn_forward(Backend *bk, const LrnShape *s, int n, const real *x, real *
     }
 }
 
-void bk_lrn_backward(Backend *bk, const LrnShape *s, int n, const real *x, const real *y,
+void cpu_lrn_backward(Backend *bk, const LrnShape *s, int n, const real *x, const real *y,
                      const real *scale, const real *dy, real *dx)
 {
     BK_GUARD(bk);

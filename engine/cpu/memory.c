@@ -9,18 +9,9 @@
 #include "cpu.h"
 #include "guard.h"
 
-struct BkBuffer {
-    Backend *bk;
-    void *address;
-    size_t block; /* bytes taken, what the guarded arena frees */
-};
-
-struct BkEvent {
-    long recorded; /* times recorded: the stream is synchronous, there is nothing to wait for */
-};
-
-static void *host_alloc(size_t bytes, size_t *block)
+void *cpu_buffer_alloc(Backend *bk, size_t bytes, size_t *block)
 {
+    (void)bk;
 #ifdef BB_GUARDED
     return guard_alloc(bytes, block);
 #else
@@ -31,46 +22,30 @@ static void *host_alloc(size_t bytes, size_t *block)
 #endif
 }
 
-BkBuffer *bk_buffer_alloc(Backend *bk, size_t bytes)
+void cpu_buffer_free(Backend *bk, void *address, size_t block)
 {
-    BkBuffer *b = xcalloc(1, sizeof *b, "backend buffer");
-    b->bk = bk;
-    b->address = host_alloc(bytes, &b->block);
-    if (!b->address) {
-        fprintf(stderr, "bigbatch: out of memory allocating %zu bytes of backend memory\n", bytes);
-        exit(3);
-    }
-    return b;
-}
-
-void bk_buffer_free(BkBuffer *b)
-{
-    if (!b) return;
+    (void)bk;
 #ifdef BB_GUARDED
-    guard_free(b->address, b->block);
+    guard_free(address, block);
 #else
-    free(b->address);
+    (void)block;
+    free(address);
 #endif
-    free(b);
 }
 
-void *bk_buffer_address(const BkBuffer *b) { return b->address; }
-
-Backend *bk_buffer_backend(const BkBuffer *b) { return b->bk; }
-
-void bk_upload(Backend *bk, void *dev, const void *host, size_t bytes)
+void cpu_upload(Backend *bk, void *dev, const void *host, size_t bytes)
 {
     BK_GUARD(bk);
     if (bytes) memcpy(dev, host, bytes);
 }
 
-void bk_download(Backend *bk, void *host, const void *dev, size_t bytes)
+void cpu_download(Backend *bk, void *host, const void *dev, size_t bytes)
 {
     BK_GUARD(bk);
     if (bytes) memcpy(host, dev, bytes);
 }
 
-void *bk_host_address(Backend *bk, void *dev)
+void *cpu_host_address(Backend *bk, void *dev)
 {
     (void)bk;
 #ifdef BB_GUARDED
@@ -81,20 +56,14 @@ void *bk_host_address(Backend *bk, void *dev)
 #endif
 }
 
-void bk_synchronize(Backend *bk) { (void)bk; }
+void cpu_synchronize(Backend *bk) { (void)bk; }
 
-BkEvent *bk_event_create(Backend *bk)
-{
-    (void)bk;
-    return xcalloc(1, sizeof(BkEvent), "backend event");
-}
+/* The stream is synchronous: an event is complete when recorded, so it needs no state;
+ * the backend itself serves as the (non-NULL) handle. */
+void *cpu_event_create(Backend *bk) { return bk; }
 
-void bk_event_destroy(BkEvent *e) { free(e); }
+void cpu_event_destroy(Backend *bk, void *event) { (void)bk, (void)event; }
 
-void bk_event_record(Backend *bk, BkEvent *e)
-{
-    (void)bk;
-    e->recorded++;
-}
+void cpu_event_record(Backend *bk, void *event) { (void)bk, (void)event; }
 
-void bk_event_wait(BkEvent *e) { (void)e; }
+void cpu_event_wait(Backend *bk, void *event) { (void)bk, (void)event; }

@@ -8,16 +8,16 @@
 #include "../opt_names.h"
 #include "guard.h"
 
-void bk_param_norms(Backend *bk, const BkParamList *pl, double *norms)
+void cpu_param_norms(Backend *bk, const BkParamList *pl, double *norms)
 {
     BK_GUARD(bk);
     for (int p = 0; p < pl->n; p++) {
-        norms[2 * p] = sqrt(bk_sum_squares(bk, pl->count[p], pl->w[p]));
-        norms[2 * p + 1] = sqrt(bk_sum_squares(bk, pl->count[p], pl->g[p]));
+        norms[2 * p] = sqrt(cpu_sum_squares(bk, pl->count[p], pl->w[p]));
+        norms[2 * p + 1] = sqrt(cpu_sum_squares(bk, pl->count[p], pl->g[p]));
     }
 }
 
-void bk_optimizer_update(Backend *bk, const OptConfig *cfg, const BkParamList *pl, double lr,
+void cpu_optimizer_update(Backend *bk, const OptConfig *cfg, const BkParamList *pl, double lr,
                          long updates, const double *norms, OptStats *stats)
 {
     BK_GUARD(bk);
@@ -30,7 +30,7 @@ void bk_optimizer_update(Backend *bk, const OptConfig *cfg, const BkParamList *p
 
 void cpu_stats_before(Backend *bk, const OptStep *st, int p)
 {
-    if (st->stats) bk_copy(bk, st->pl->count[p], st->pl->w[p], st->pl->scratch);
+    if (st->stats) cpu_copy(bk, st->pl->count[p], st->pl->w[p], st->pl->scratch);
 }
 
 void cpu_stats_after(Backend *bk, const OptStep *st, int p, double w_norm, double g_norm,
@@ -39,8 +39,8 @@ void cpu_stats_after(Backend *bk, const OptStep *st, int p, double w_norm, doubl
     if (!st->stats) return;
     size_t count = st->pl->count[p];
     real *diff = st->pl->scratch;
-    bk_axpy(bk, count, (real)-1, st->pl->w[p], diff); /* w_before - w_after */
-    double u = sqrt(bk_sum_squares(bk, count, diff));
+    cpu_axpy(bk, count, (real)-1, st->pl->w[p], diff); /* w_before - w_after */
+    double u = sqrt(cpu_sum_squares(bk, count, diff));
     OptStats *s = &st->stats[p];
     s->w_norm = w_norm;
     s->g_norm = g_norm;

@@ -20,9 +20,9 @@ void cpu_adamw_update(Backend *bk, const OptStep *st)
         real *m = st->pl->slot[0][p], *v = st->pl->slot[1][p];
         double wd = cpu_kind_excluded(c, st->pl->kind[p]) ? 0 : c->weight_decay;
         cpu_stats_before(bk, st, p);
-        if (wd != 0) bk_scale(bk, count, (real)(1 - lr * wd), w);
-        bk_scale(bk, count, (real)b1, m);
-        bk_axpy(bk, count, (real)(1 - b1), g, m);
+        if (wd != 0) cpu_scale(bk, count, (real)(1 - lr * wd), w);
+        cpu_scale(bk, count, (real)b1, m);
+        cpu_axpy(bk, count, (real)(1 - b1), g, m);
         for (size_t i = 0; i < count; i++) {
             real vi = (real)b2 * v[i] + (real)(1 - b2) * g[i] * g[i];
             v[i] = vi;

@@ -25,8 +25,8 @@ void cpu_lamb_update(Backend *bk, const OptStep *st)
         double w_norm = cpu_w_norm(st, p);
         double g_norm = cpu_g_norm(st, p);
         cpu_stats_before(bk, st, p);
-        bk_scale(bk, count, (real)b1, m);
-        bk_axpy(bk, count, (real)(1 - b1), g, m);
+        cpu_scale(bk, count, (real)b1, m);
+        cpu_axpy(bk, count, (real)(1 - b1), g, m);
         double u2 = 0;
         for (size_t i = 0; i < count; i++) {
             real vi = (real)b2 * v[i] + (real)(1 - b2) * g[i] * g[i];

@@ -43,7 +43,7 @@ void cpu_lars_update(Backend *bk, const OptStep *st)
                      !(w_norm > 0 && g_norm > 0);
         if (guard && c->lars_guard == LARS_GUARD_APEX) wd = 0; /* grad untouched, wd skipped */
         const bool coupled = wd != 0 && !c->decoupled_wd;
-        if (coupled && c->lars_wd_in_update) bk_axpy(bk, count, (real)wd, w, g); /* g' */
+        if (coupled && c->lars_wd_in_update) cpu_axpy(bk, count, (real)wd, w, g); /* g' */
 
         double r = 1;
         if (adapt && !guard && c->lars_denom != LARS_DENOM_UPDATE) {
@@ -52,7 +52,7 @@ void cpu_lars_update(Backend *bk, const OptStep *st)
                 extra = wd * w_norm;
             } else if (c->lars_denom == LARS_DENOM_DECAYED) {
                 if (coupled && c->lars_wd_in_update) { /* ||g + wd w||, g' is in g */
-                    n = sqrt(bk_sum_squares(bk, count, g));
+                    n = sqrt(cpu_sum_squares(bk, count, g));
                 } else { /* ||g + wd w|| without materialising it */
                     double acc = 0;
                     for (size_t i = 0; i < count; i++) {
@@ -74,15 +74,15 @@ void cpu_lars_update(Backend *bk, const OptStep *st)
         const real *step = g;
         if (c->lars_momentum == LARS_TRUST_AFTER) {
             if (v) {
-                bk_scale(bk, count, (real)m, v);
-                bk_axpy(bk, count, (real)1, g, v);
+                cpu_scale(bk, count, (real)m, v);
+                cpu_axpy(bk, count, (real)1, g, v);
                 if (c->nesterov)
-                    bk_axpy(bk, count, (real)m, v, g); /* g' + m*b */
+                    cpu_axpy(bk, count, (real)m, v, g); /* g' + m*b */
                 else
                     step = v;
             }
             if (adapt && !guard && c->lars_denom == LARS_DENOM_UPDATE) {
-                double u_norm = sqrt(bk_sum_squares(bk, count, step));
+                double u_norm = sqrt(cpu_sum_squares(bk, count, step));
                 if (w_norm > 0 && u_norm > 0 && u_norm + c->lars_eps > 0)
                     r = c->eta * w_norm / (u_norm + c->lars_eps);
                 else
@@ -101,40 +101,40 @@ void cpu_lars_update(Backend *bk, const OptStep *st)
             eff = lr * rc;
         }
 
-        if (wd != 0 && c->decoupled_wd) bk_scale(bk, count, (real)(1 - lr * wd), w);
+        if (wd != 0 && c->decoupled_wd) cpu_scale(bk, count, (real)(1 - lr * wd), w);
         switch (c->lars_momentum) {
         case LARS_LR_INSIDE:
             if (v) {
-                bk_scale(bk, count, (real)m, v);
-                bk_axpy(bk, count, (real)eff, g, v);
+                cpu_scale(bk, count, (real)m, v);
+                cpu_axpy(bk, count, (real)eff, g, v);
                 if (c->nesterov) {
-                    bk_axpy(bk, count, (real)-m, v, w);
-                    bk_axpy(bk, count, (real)-eff, g, w);
+                    cpu_axpy(bk, count, (real)-m, v, w);
+                    cpu_axpy(bk, count, (real)-eff, g, w);
                 } else {
-                    bk_axpy(bk, count, (real)-1, v, w);
+                    cpu_axpy(bk, count, (real)-1, v, w);
                 }
             } else {
-                bk_axpy(bk, count, (real)-eff, g, w);
+                cpu_axpy(bk, count, (real)-eff, g, w);
             }
             break;
         case LARS_LR_AFTER:
-            if (rc != 1) bk_scale(bk, count, (real)rc, g);
+            if (rc != 1) cpu_scale(bk, count, (real)rc, g);
             if (v) {
                 if (st->updates == 0) {
-                    bk_copy(bk, count, g, v);
+                    cpu_copy(bk, count, g, v);
                 } else {
-                    bk_scale(bk, count, (real)m, v);
-                    bk_axpy(bk, count, (real)(1 - c->dampening), g, v);
+                    cpu_scale(bk, count, (real)m, v);
+                    cpu_axpy(bk, count, (real)(1 - c->dampening), g, v);
                 }
                 if (c->nesterov)
-                    bk_axpy(bk, count, (real)m, v, g);
+                    cpu_axpy(bk, count, (real)m, v, g);
                 else
                     step = v;
             }
-            bk_axpy(bk, count, (real)-lr, step, w);
+            cpu_axpy(bk, count, (real)-lr, step, w);
             break;
         default: /* LARS_TRUST_AFTER */
-            bk_axpy(bk, count, (real)-eff, step, w);
+            cpu_axpy(bk, count, (real)-eff, step, w);
             break;
         }
         cpu_stats_after(bk, st, p, w_norm, g_norm, rc, eff);

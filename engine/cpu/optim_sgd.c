@@ -15,23 +15,23 @@ void cpu_sgd_update(Backend *bk, const OptStep *st)
         size_t count = st->pl->count[p];
         real *w = st->pl->w[p], *g = st->pl->g[p];
         cpu_stats_before(bk, st, p);
-        if (c->weight_decay != 0 && !c->decoupled_wd) bk_axpy(bk, count, (real)c->weight_decay, w, g);
+        if (c->weight_decay != 0 && !c->decoupled_wd) cpu_axpy(bk, count, (real)c->weight_decay, w, g);
         const real *step = g;
         if (c->momentum > 0) {
             real *v = st->pl->slot[0][p];
             if (st->updates == 0) {
-                bk_copy(bk, count, g, v);
+                cpu_copy(bk, count, g, v);
             } else {
-                bk_scale(bk, count, (real)c->momentum, v);
-                bk_axpy(bk, count, (real)(1 - c->dampening), g, v);
+                cpu_scale(bk, count, (real)c->momentum, v);
+                cpu_axpy(bk, count, (real)(1 - c->dampening), g, v);
             }
             if (c->nesterov)
-                bk_axpy(bk, count, (real)c->momentum, v, g);
+                cpu_axpy(bk, count, (real)c->momentum, v, g);
             else
                 step = v;
         }
-        if (c->weight_decay != 0 && c->decoupled_wd) bk_scale(bk, count, (real)(1 - lr * c->weight_decay), w);
-        bk_axpy(bk, count, (real)-lr, step, w);
+        if (c->weight_decay != 0 && c->decoupled_wd) cpu_scale(bk, count, (real)(1 - lr * c->weight_decay), w);
+        cpu_axpy(bk, count, (real)-lr, step, w);
         cpu_stats_after(bk, st, p, cpu_w_norm(st, p), cpu_g_norm(st, p), 1.0, lr);
     }
 }

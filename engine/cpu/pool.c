@@ -3,7 +3,7 @@
 #include "cpu.h"
 #include "guard.h"
 
-void bk_maxpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, real *y,
+void cpu_maxpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, real *y,
                         int32_t *argmax)
 {
     BK_GUARD(bk);
@@ -42,7 +42,7 @@ void bk_maxpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, r
     }
 }
 
-void bk_maxpool_backward(Backend *bk, const PoolShape *s, int n, const int32_t *argmax,
+void cpu_maxpool_backward(Backend *bk, const PoolShape *s, int n, const int32_t *argmax,
                          const real *dy, real *dx)
 {
     BK_GUARD(bk);
@@ -54,7 +54,7 @@ void bk_maxpool_backward(Backend *bk, const PoolShape *s, int n, const int32_t *
     }
 }
 
-void bk_avgpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, real *y)
+void cpu_avgpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, real *y)
 {
     BK_GUARD(bk);
     const int planes = n * s->c, H = s->in_h, W = s->in_w;
@@ -78,7 +78,7 @@ void bk_avgpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, r
     }
 }
 
-void bk_avgpool_backward(Backend *bk, const PoolShape *s, int n, const real *dy, real *dx)
+void cpu_avgpool_backward(Backend *bk, const PoolShape *s, int n, const real *dy, real *dx)
 {
     BK_GUARD(bk);
     const int planes = n * s->c, H = s->in_h, W = s->in_w;

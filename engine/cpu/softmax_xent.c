@@ -2,7 +2,7 @@
 #include "cpu.h"
 #include "guard.h"
 
-void bk_softmax_xent_forward(Backend *bk, int n, int classes, const real *logits,
+void cpu_softmax_xent_forward(Backend *bk, int n, int classes, const real *logits,
                              const int32_t *labels, real smoothing, real *probs, double *result)
 {
     BK_GUARD(bk);
@@ -30,7 +30,7 @@ void bk_softmax_xent_forward(Backend *bk, int n, int classes, const real *logits
     result[1] = right;
 }
 
-void bk_softmax_xent_backward(Backend *bk, int n, int classes, const real *probs,
+void cpu_softmax_xent_backward(Backend *bk, int n, int classes, const real *probs,
                               const int32_t *labels, real smoothing, real scale, real *dlogits)
 {
     BK_GUARD(bk);

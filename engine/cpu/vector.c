@@ -5,7 +5,7 @@
 #include "cpu.h"
 #include "guard.h"
 
-double bk_sum_squares(Backend *bk, size_t count, const real *x)
+double cpu_sum_squares(Backend *bk, size_t count, const real *x)
 {
     BK_GUARD(bk);
     double acc = 0;
@@ -13,13 +13,13 @@ double bk_sum_squares(Backend *bk, size_t count, const real *x)
     return acc;
 }
 
-void bk_copy(Backend *bk, size_t count, const real *x, real *y)
+void cpu_copy(Backend *bk, size_t count, const real *x, real *y)
 {
     BK_GUARD(bk);
     memcpy(y, x, count * sizeof(real));
 }
 
-void bk_fill(Backend *bk, size_t count, real value, real *x)
+void cpu_fill(Backend *bk, size_t count, real value, real *x)
 {
     BK_GUARD(bk);
     if (value == 0) { /* zeroing gradients every step: memset's streaming stores */
@@ -29,13 +29,13 @@ void bk_fill(Backend *bk, size_t count, real value, real *x)
     for (size_t i = 0; i < count; i++) x[i] = value;
 }
 
-void bk_scale(Backend *bk, size_t count, real alpha, real *x)
+void cpu_scale(Backend *bk, size_t count, real alpha, real *x)
 {
     BK_GUARD(bk);
     for (size_t i = 0; i < count; i++) x[i] *= alpha;
 }
 
-void bk_axpy(Backend *bk, size_t count, real alpha, const real *x, real *y)
+void cpu_axpy(Backend *bk, size_t count, real alpha, const real *x, real *y)
 {
     BK_GUARD(bk);
     for (size_t i = 0; i < count; i++) y[i] += alpha * x[i];

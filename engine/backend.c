@@ -1,0 +1,283 @@
+/* The device boundary's dispatch: every bk_* call goes through the table of the backend it
+ * is given (engine/backend_impl.h), and backend_open picks that backend by device name. */
+#include "backend_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* The devices this build can open, one row each. */
+typedef struct {
+    const char *name;
+    Backend *(*open)(int device_index, int threads, Error *err);
+} DeviceKind;
+
+static const DeviceKind DEVICES[] = {
+    {"cpu", cpu_backend_open},
+#ifdef BB_CUDA
+    {"cuda", cuda_backend_open},
+#endif
+};
+enum { N_DEVICES = (int)(sizeof DEVICES / sizeof DEVICES[0]) };
+
+const char *backend_devices(void)
+{
+#ifdef BB_CUDA
+    return "cpu, cuda[:N]";
+#else
+    return "cpu (cuda needs a build with make GPU=1)";
+#endif
+}
+
+/* Splits "cuda:1" into its kind and index; -1 when the text is not NAME or NAME:N. */
+static int parse_device(const char *device, char *kind, size_t len, int *index)
+{
+    const char *colon = strchr(device, ':');
+    size_t n = colon ? (size_t)(colon - device) : strlen(device);
+    if (n == 0 || n >= len) return -1;
+    memcpy(kind, device, n);
+    kind[n] = 0;
+    *index = 0;
+    if (!colon) return 0;
+    char *end;
+    long v = strtol(colon + 1, &end, 10);
+    if (end == colon + 1 || *end || v < 0 || v > 1024) return -1;
+    *index = (int)v;
+    return 0;
+}
+
+Backend *backend_open(const char *device, int threads, Error *err)
+{
+    char kind[16];
+    int index;
+    if (!device || parse_device(device, kind, sizeof kind, &index)) {
+        error_set(err, "device '%s' is not NAME or NAME:N (devices: %s)", device ? device : "",
+                  backend_devices());
+        return NULL;
+    }
+    for (int i = 0; i < N_DEVICES; i++)
+        if (!strcmp(kind, DEVICES[i].name)) return DEVICES[i].open(index, threads, err);
+    if (!strcmp(kind, "cuda")) {
+        error_set(err, "device '%s': this bigbatch was built without CUDA (build it with make GPU=1)", device);
+        return NULL;
+    }
+    error_set(err, "unknown device '%s' (devices: %s)", device, backend_devices());
+    return NULL;
+}
+
+Backend *backend_create(int threads)
+{
+    Error err;
+    Backend *bk = cpu_backend_open(0, threads, &err);
+    if (!bk) {
+        fprintf(stderr, "bigbatch: %s\n", err.msg);
+        exit(3);
+    }
+    return bk;
+}
+
+void backend_destroy(Backend *bk)
+{
+    if (bk) bk->ops->destroy(bk);
+}
+
+int backend_threads(const Backend *bk) { return bk->threads; }
+
+const char *backend_name(const Backend *bk) { return bk ? bk->ops->name : cpu_backend_name(); }
+
+const char *backend_device_name(const Backend *bk)
+{
+    return bk->ops->device_name ? bk->ops->device_name(bk) : bk->ops->name;
+}
+
+void backend_reserve(Backend *bk, size_t elems_per_thread) { bk->ops->reserve(bk, elems_per_thread); }
+
+/* ---- memory ---- */
+BkBuffer *bk_buffer_alloc(Backend *bk, size_t bytes)
+{
+    BkBuffer *b = xcalloc(1, sizeof *b, "backend buffer");
+    b->bk = bk;
+    b->address = bk->ops->buffer_alloc(bk, bytes, &b->block);
+    if (!b->address) {
+        fprintf(stderr, "bigbatch: out of memory allocating %zu bytes of %s memory\n", bytes, bk->ops->name);
+        exit(3);
+    }
+    return b;
+}
+
+void bk_buffer_free(BkBuffer *b)
+{
+    if (!b) return;
+    b->bk->ops->buffer_free(b->bk, b->address, b->block);
+    free(b);
+}
+
+void *bk_buffer_address(const BkBuffer *b) { return b->address; }
+
+Backend *bk_buffer_backend(const BkBuffer *b) { return b->bk; }
+
+void bk_upload(Backend *bk, void *dev, const void *host, size_t bytes) { bk->ops->upload(bk, dev, host, bytes); }
+
+void bk_download(Backend *bk, void *host, const void *dev, size_t bytes)
+{
+    bk->ops->download(bk, host, dev, bytes);
+}
+
+void *bk_host_address(Backend *bk, void *dev) { return bk->ops->host_address(bk, dev); }
+
+void bk_synchronize(Backend *bk) { bk->ops->synchronize(bk); }
+
+BkEvent *bk_event_create(Backend *bk)
+{
+    BkEvent *e = xcalloc(1, sizeof *e, "backend event");
+    e->bk = bk;
+    e->impl = bk->ops->event_create(bk);
+    if (!e->impl) {
+        fprintf(stderr, "bigbatch: %s: cannot create an event\n", bk->ops->name);
+        exit(3);
+    }
+    return e;
+}
+
+void bk_event_destroy(BkEvent *e)
+{
+    if (!e) return;
+    e->bk->ops->event_destroy(e->bk, e->impl);
+    free(e);
+}
+
+void bk_event_record(Backend *bk, BkEvent *e) { bk->ops->event_record(bk, e->impl); }
+
+void bk_event_wait(BkEvent *e) { e->bk->ops->event_wait(e->bk, e->impl); }
+
+/* ---- operations: the backend's own ---- */
+void bk_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *b, real *y)
+{
+    bk->ops->conv2d_forward(bk, s, n, x, w, b, y);
+}
+
+void bk_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *dy,
+                        real *dx, real *dw, real *db)
+{
+    bk->ops->conv2d_backward(bk, s, n, x, w, dy, dx, dw, db);
+}
+
+void bk_linear_forward(Backend *bk, int n, int in, int out, const real *x, const real *w, const real *b, real *y)
+{
+    bk->ops->linear_forward(bk, n, in, out, x, w, b, y);
+}
+
+void bk_linear_backward(Backend *bk, int n, int in, int out, const real *x, const real *w, const real *dy,
+                        real *dx, real *dw, real *db)
+{
+    bk->ops->linear_backward(bk, n, in, out, x, w, dy, dx, dw, db);
+}
+
+void bk_relu_forward(Backend *bk, size_t count, const real *x, real *y) { bk->ops->relu_forward(bk, count, x, y); }
+
+void bk_relu_backward(Backend *bk, size_t count, const real *y, const real *dy, real *dx)
+{
+    bk->ops->relu_backward(bk, count, y, dy, dx);
+}
+
+void bk_add_forward(Backend *bk, size_t count, const real *a, const real *b, real *y)
+{
+    bk->ops->add_forward(bk, count, a, b, y);
+}
+
+void bk_accumulate(Backend *bk, size_t count, const real *dy, real *dx) { bk->ops->accumulate(bk, count, dy, dx); }
+
+void bk_dropout_forward(Backend *bk, size_t count, real p, const DropoutKey *key, real *mask, const real *x,
+                        real *y)
+{
+    bk->ops->dropout_forward(bk, count, p, key, mask, x, y);
+}
+
+void bk_dropout_backward(Backend *bk, size_t count, const real *mask, const real *dy, real *dx)
+{
+    bk->ops->dropout_backward(bk, count, mask, dy, dx);
+}
+
+void bk_maxpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, real *y, int32_t *argmax)
+{
+    bk->ops->maxpool_forward(bk, s, n, x, y, argmax);
+}
+
+void bk_maxpool_backward(Backend *bk, const PoolShape *s, int n, const int32_t *argmax, const real *dy, real *dx)
+{
+    bk->ops->maxpool_backward(bk, s, n, argmax, dy, dx);
+}
+
+void bk_avgpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, real *y)
+{
+    bk->ops->avgpool_forward(bk, s, n, x, y);
+}
+
+void bk_avgpool_backward(Backend *bk, const PoolShape *s, int n, const real *dy, real *dx)
+{
+    bk->ops->avgpool_backward(bk, s, n, dy, dx);
+}
+
+void bk_batchnorm_forward_train(Backend *bk, const BatchNormShape *s, int n, const real *x, const real *gamma,
+                                const real *beta, real *y, real *save_mean, real *save_invstd, real *running_mean,
+                                real *running_var, const BnSync *sync)
+{
+    bk->ops->batchnorm_forward_train(bk, s, n, x, gamma, beta, y, save_mean, save_invstd, running_mean,
+                                     running_var, sync);
+}
+
+void bk_batchnorm_forward_eval(Backend *bk, const BatchNormShape *s, int n, const real *x, const real *gamma,
+                               const real *beta, const real *running_mean, const real *running_var, real *y)
+{
+    bk->ops->batchnorm_forward_eval(bk, s, n, x, gamma, beta, running_mean, running_var, y);
+}
+
+void bk_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const real *x, const real *gamma,
+                           const real *save_mean, const real *save_invstd, const real *dy, real *dx,
+                           real *dgamma, real *dbeta, const BnSync *sync)
+{
+    bk->ops->batchnorm_backward(bk, s, n, x, gamma, save_mean, save_invstd, dy, dx, dgamma, dbeta, sync);
+}
+
+void bk_lrn_forward(Backend *bk, const LrnShape *s, int n, const real *x, real *y, real *scale)
+{
+    bk->ops->lrn_forward(bk, s, n, x, y, scale);
+}
+
+void bk_lrn_backward(Backend *bk, const LrnShape *s, int n, const real *x, const real *y, const real *scale,
+                     const real *dy, real *dx)
+{
+    bk->ops->lrn_backward(bk, s, n, x, y, scale, dy, dx);
+}
+
+void bk_softmax_xent_forward(Backend *bk, int n, int classes, const real *logits, const int32_t *labels,
+                             real smoothing, real *probs, double *result)
+{
+    bk->ops->softmax_xent_forward(bk, n, classes, logits, labels, smoothing, probs, result);
+}
+
+void bk_softmax_xent_backward(Backend *bk, int n, int classes, const real *probs, const int32_t *labels,
+                              real smoothing, real scale, real *dlogits)
+{
+    bk->ops->softmax_xent_backward(bk, n, classes, probs, labels, smoothing, scale, dlogits);
+}
+
+void bk_param_norms(Backend *bk, const BkParamList *pl, double *norms) { bk->ops->param_norms(bk, pl, norms); }
+
+void bk_optimizer_update(Backend *bk, const OptConfig *cfg, const BkParamList *pl, double lr, long updates,
+                         const double *norms, OptStats *stats)
+{
+    bk->ops->optimizer_update(bk, cfg, pl, lr, updates, norms, stats);
+}
+
+double bk_sum_squares(Backend *bk, size_t count, const real *x) { return bk->ops->sum_squares(bk, count, x); }
+
+void bk_copy(Backend *bk, size_t count, const real *x, real *y) { bk->ops->copy(bk, count, x, y); }
+
+void bk_fill(Backend *bk, size_t count, real value, real *x) { bk->ops->fill(bk, count, value, x); }
+
+void bk_scale(Backend *bk, size_t count, real alpha, real *x) { bk->ops->scale(bk, count, alpha, x); }
+
+void bk_axpy(Backend *bk, size_t count, real alpha, const real *x, real *y) { bk->ops->axpy(bk, count, alpha, x, y); }
