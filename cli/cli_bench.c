@@ -26,6 +26,7 @@
 
 typedef struct {
     const char *model;
+    const char *device; /* backend_open's name */
     int batch, steps, warmup, profile_steps, threads;
     unsigned long long seed;
     double lr;
@@ -43,6 +44,7 @@ static void bench_defaults(BenchConfig *c)
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     c->threads = cpus > 0 ? (int)cpus : 1;
     c->seed = 1;
+    c->device = "cpu";
     c->lr = 0.01;
     c->sgemm_n = 1024;
     c->sgemm_repeats = 7;
@@ -77,6 +79,8 @@ static void bench_usage(FILE *f, const BenchConfig *d)
             "  --warmup N             untimed steps first [%d]\n"
             "  --profile-steps N      profiled steps for conv_gflops; 0 skips them [%d]\n"
             "  --threads N            threads [%d: the number of CPUs]\n"
+            "  --device NAME          cpu, or cuda / cuda:N in a make GPU=1 build [%s]; with a\n"
+            "                         GPU the line ends with device=\"NAME\"\n"
             "  --lr X                 learning rate of the updates [%g]\n"
             "  --seed N               seed of the parameters and the synthetic batch [%llu]\n"
             "  --layers               also print the profiled time of every layer (on stderr)\n"
@@ -84,7 +88,7 @@ static void bench_usage(FILE *f, const BenchConfig *d)
             "  --sgemm                instead: OpenBLAS cblas_sgemm rate on square %d matrices\n"
             "                         (median of %d), on 1 thread and on --threads threads:\n"
             "                         sgemm_gflops_1thread=X sgemm_gflops_Nthreads=Y threads=N\n",
-            d->batch, d->steps, d->warmup, d->profile_steps, d->threads, d->lr, d->seed,
+            d->batch, d->steps, d->warmup, d->profile_steps, d->threads, d->device, d->lr, d->seed,
             d->sgemm_n, d->sgemm_repeats);
 }
 
@@ -98,7 +102,7 @@ static int parse_long(const char *flag, const char *s, long min, long *out)
 
 enum {
     OPT_MODEL = 256, OPT_BATCH, OPT_STEPS, OPT_WARMUP, OPT_PROFILE_STEPS, OPT_THREADS, OPT_LR,
-    OPT_SEED, OPT_LAYERS, OPT_LIST_PARAMS, OPT_SGEMM, OPT_HELP
+    OPT_SEED, OPT_DEVICE, OPT_LAYERS, OPT_LIST_PARAMS, OPT_SGEMM, OPT_HELP
 };
 
 static const struct option LONG_OPTS[] = {
@@ -110,6 +114,7 @@ static const struct option LONG_OPTS[] = {
     {"threads", required_argument, 0, OPT_THREADS},
     {"lr", required_argument, 0, OPT_LR},
     {"seed", required_argument, 0, OPT_SEED},
+    {"device", required_argument, 0, OPT_DEVICE},
     {"layers", no_argument, 0, OPT_LAYERS},
     {"list-params", no_argument, 0, OPT_LIST_PARAMS},
     {"sgemm", no_argument, 0, OPT_SGEMM},
@@ -128,6 +133,7 @@ static int parse_bench_flags(int argc, char **argv, BenchConfig *c)
         const char *flag = optind > 1 ? argv[optind - 1] : "?";
         switch (opt) {
         case OPT_MODEL: c->model = optarg; break;
+        case OPT_DEVICE: c->device = optarg; break;
         case OPT_BATCH: if (parse_long("--batch", optarg, 1, &v)) return -1; c->batch = (int)v; break;
         case OPT_STEPS: if (parse_long("--steps", optarg, 1, &v)) return -1; c->steps = (int)v; break;
         case OPT_WARMUP: if (parse_long("--warmup", optarg, 0, &v)) return -1; c->warmup = (int)v; break;
@@ -269,7 +275,11 @@ static double step(Net *net, Optimizer *opt, int batch, double lr)
 static int bench_model(const BenchConfig *cfg)
 {
     Error err = {{0}};
-    Backend *bk = backend_create(cfg->threads);
+    Backend *bk = backend_open(cfg->device, cfg->threads, &err);
+    if (!bk) {
+        fprintf(stderr, "bigbatch bench: --device: %s\n", err.msg);
+        return 2;
+    }
     Net *net = model_build(cfg->model, bk, 0, cfg->seed, &err);
     if (!net) {
         fprintf(stderr, "bigbatch bench: %s\n", err.msg);
@@ -304,6 +314,7 @@ static int bench_model(const BenchConfig *cfg)
     for (int s = 0; s < cfg->warmup; s++) loss = step(net, opt, cfg->batch, cfg->lr);
     double t0 = now_seconds();
     for (int s = 0; s < cfg->steps; s++) loss = step(net, opt, cfg->batch, cfg->lr);
+    bk_synchronize(bk); /* a GPU may still run the last update */
     double elapsed = now_seconds() - t0;
 
     /* Profiled steps: per-layer timers, for the convolutions' share and rate. */
@@ -331,9 +342,12 @@ static int bench_model(const BenchConfig *cfg)
     double conv_gflops = conv_seconds > 0 ? conv_flops / conv_seconds / 1e9 : 0;
     double conv_fraction = prof_elapsed > 0 ? conv_seconds / prof_elapsed : 0;
     printf("model=%s batch=%d threads=%d img_s=%.1f ms_per_step=%.3f peak_rss_mb=%.1f "
-           "conv_gflops=%.2f conv_fraction=%.3f\n",
+           "conv_gflops=%.2f conv_fraction=%.3f",
            cfg->model, cfg->batch, cfg->threads, img_s, 1e3 * elapsed / cfg->steps, peak_rss_mb(),
            conv_gflops, conv_fraction);
+    if (strcmp(backend_name(bk), "cuda") == 0)
+        printf(" peak_device_mb=%.1f device=\"%s\"", backend_peak_bytes(bk) / 1048576.0, backend_device_name(bk));
+    printf("\n");
     fflush(stdout);
     optimizer_destroy(opt);
     net_destroy(net);

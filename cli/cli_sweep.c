@@ -28,6 +28,7 @@ static void sweep_usage(FILE *f, const SweepOptions *d)
             "  --workers N        runs at once in this process [%d]\n"
             "  --threads N        threads per run [cores / (workers x ranks)]\n"
             "  --ranks K          run each under `mpirun -np K` [%d]\n"
+            "  --device NAME      every run's train --device: cpu, cuda, cuda:N [%s]\n"
             "  --mpirun CMD       the launcher for --ranks [%s]\n"
             "  --retry-failed     run failed runs again\n"
             "  --stale-after SEC  a running run without a heartbeat for this long is re-queued [%g]\n"
@@ -35,10 +36,10 @@ static void sweep_usage(FILE *f, const SweepOptions *d)
             "                     time left) this often; 0: none [%g]\n"
             "  --dry-run          list the runs (and their status in the database) and exit\n"
             "  --quiet            no progress lines\n",
-            d->scale, d->workers, d->ranks, d->mpirun, d->stale_after, d->progress_every);
+            d->scale, d->workers, d->ranks, d->device, d->mpirun, d->stale_after, d->progress_every);
 }
 
-enum { S_SCALE = 256, S_DB, S_WORKERS, S_THREADS, S_RANKS, S_MPIRUN, S_RETRY, S_STALE, S_PROGRESS, S_DRY, S_QUIET, S_HELP };
+enum { S_SCALE = 256, S_DB, S_WORKERS, S_THREADS, S_RANKS, S_DEVICE, S_MPIRUN, S_RETRY, S_STALE, S_PROGRESS, S_DRY, S_QUIET, S_HELP };
 
 static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
 {
@@ -46,6 +47,7 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
         {"scale", required_argument, 0, S_SCALE},     {"db", required_argument, 0, S_DB},
         {"workers", required_argument, 0, S_WORKERS}, {"threads", required_argument, 0, S_THREADS},
         {"ranks", required_argument, 0, S_RANKS},     {"mpirun", required_argument, 0, S_MPIRUN},
+        {"device", required_argument, 0, S_DEVICE},
         {"retry-failed", no_argument, 0, S_RETRY},    {"stale-after", required_argument, 0, S_STALE},
         {"progress-every", required_argument, 0, S_PROGRESS},
         {"dry-run", no_argument, 0, S_DRY},           {"quiet", no_argument, 0, S_QUIET},
@@ -70,6 +72,7 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
         case S_THREADS: if (cli_parse_long("--threads", optarg, 1, &v, err)) return -1; o->threads = (int)v; break;
         case S_RANKS: if (cli_parse_long("--ranks", optarg, 1, &v, err)) return -1; o->ranks = (int)v; break;
         case S_MPIRUN: o->mpirun = optarg; break;
+        case S_DEVICE: o->device = optarg; break;
         case S_RETRY: o->retry_failed = true; break;
         case S_STALE:
             if (cli_parse_double("--stale-after", optarg, &o->stale_after, err)) return -1;

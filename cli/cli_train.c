@@ -76,10 +76,12 @@ static void print_layer_stats(const Printer *p)
                hi, p->names[at_hi], hi / lo);
 }
 
-static void print_start(Observer *o, const TrainConfig *cfg, const char *summary)
+static void print_start(Observer *o, const TrainConfig *cfg, const char *device, const char *summary)
 {
-    (void)o;
+    Printer *p = o->ctx;
+    if (p->record) run_record_on_start(p->record, o, device);
     printf("%s\n", summary);
+    if (strcmp(device, "cpu")) printf("device: %s\n", device);
     printf("%5s %8s %10s %9s %10s %9s %8s %10s %9s %9s%s\n", "epoch", "step", "train_loss", "train_acc",
            "test_loss", "test_acc", "gap", "lr", "img/s", "elapsed", cfg->noise_scale ? "  B_simple" : "");
     fflush(stdout);

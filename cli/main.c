@@ -51,8 +51,8 @@ int main(int argc, char **argv)
 #else
         const char *mpi = "MPI";
 #endif
-        printf("bigbatch %s (%s, %s, OpenBLAS kernels %s, backend %s)\n", bigbatch_version(), REAL_NAME, mpi,
-               blas_core_name(), backend_name(NULL));
+        printf("bigbatch %s (%s, %s, OpenBLAS kernels %s, backend %s; devices: %s)\n", bigbatch_version(), REAL_NAME,
+               mpi, blas_core_name(), backend_name(NULL), backend_devices());
         return 0;
     }
     fprintf(stderr, "bigbatch: unknown command '%s'\n\n", cmd);

@@ -27,7 +27,7 @@ const char *backend_devices(void)
 #ifdef BB_CUDA
     return "cpu, cuda[:N]";
 #else
-    return "cpu (cuda needs a build with make GPU=1)";
+    return "cpu (cuda: build with make GPU=1)";
 #endif
 }
 
@@ -91,6 +91,8 @@ const char *backend_device_name(const Backend *bk)
 {
     return bk->ops->device_name ? bk->ops->device_name(bk) : bk->ops->name;
 }
+
+size_t backend_peak_bytes(const Backend *bk) { return bk->ops->peak_bytes ? bk->ops->peak_bytes(bk) : 0; }
 
 void backend_reserve(Backend *bk, size_t elems_per_thread) { bk->ops->reserve(bk, elems_per_thread); }
 

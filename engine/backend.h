@@ -46,6 +46,9 @@ void backend_reserve(Backend *bk, size_t elems_per_thread);
 const char *backend_name(const Backend *bk);
 /* What the backend runs on, as recorded with a run: "cpu", or the GPU's name. */
 const char *backend_device_name(const Backend *bk);
+/* The most backend memory held at once so far, in bytes (buffers and workspaces); 0 where
+ * the backend does not count it (the CPU's is the process's resident memory). */
+size_t backend_peak_bytes(const Backend *bk);
 
 /* ---- memory ---- */
 /* Zero-filled backend memory of `bytes` (exits with status 3 when out of memory, naming the

@@ -33,6 +33,7 @@ struct BackendOps {
     const char *(*device_name)(const Backend *bk); /* "NVIDIA H200"; NULL: the name */
     void (*destroy)(Backend *bk);
     void (*reserve)(Backend *bk, size_t elems_per_thread);
+    size_t (*peak_bytes)(const Backend *bk);       /* NULL: not counted */
     /* memory: zero-filled; *block receives the bytes taken (NULL when out of memory) */
     void *(*buffer_alloc)(Backend *bk, size_t bytes, size_t *block);
     void (*buffer_free)(Backend *bk, void *address, size_t block);

@@ -239,6 +239,14 @@ Tensor *net_layer_input_grad(Net *net, Layer *l, int k)
     return &net->layers[l->in[k]].dout;
 }
 
+/* A layer's time when profiling: a GPU runs operations asynchronously, so the clock is read
+ * only after what was issued has finished (the CPU backend returns at once). */
+static double profile_clock(Net *net)
+{
+    bk_synchronize(net->bk);
+    return now_seconds();
+}
+
 double net_forward(Net *net, int n, bool train)
 {
     if (n > net->batch_cap) {
@@ -250,9 +258,9 @@ double net_forward(Net *net, int n, bool train)
         Layer *l = &net->layers[i];
         tensor_set_batch(&l->out, n);
         tensor_set_batch(&l->dout, n);
-        double t = net->profile ? now_seconds() : 0;
+        double t = net->profile ? profile_clock(net) : 0;
         l->ops->forward(l, net, n, train);
-        if (net->profile) l->fwd_seconds += now_seconds() - t;
+        if (net->profile) l->fwd_seconds += profile_clock(net) - t;
     }
     if (net->loss_layer >= 0) {
         double result[2];
@@ -272,9 +280,9 @@ void net_backward(Net *net, int n)
     }
     for (int i = net->n_layers - 1; i >= 0; i--) {
         Layer *l = &net->layers[i];
-        double t = net->profile ? now_seconds() : 0;
+        double t = net->profile ? profile_clock(net) : 0;
         l->ops->backward(l, net, n);
-        if (net->profile) l->bwd_seconds += now_seconds() - t;
+        if (net->profile) l->bwd_seconds += profile_clock(net) - t;
         if (net->after_layer_backward) net->after_layer_backward(net, i, net->after_layer_ctx);
     }
 }

@@ -93,6 +93,11 @@ static const char *policy_name(int p)
     return "?";
 }
 
+const char *optimizer_preset_at(int i)
+{
+    return i >= 0 && i < (int)(sizeof presets / sizeof presets[0]) ? presets[i].variant : NULL;
+}
+
 const char *optimizer_default_preset(const char *name)
 {
     if (strcmp(name, "lars") == 0) return "paper";

@@ -37,6 +37,8 @@ void opt_config_defaults(OptConfig *cfg);
  * what_it_set. Leaves momentum, weight_decay and the LR alone. 0 or -1 (err). */
 int optimizer_apply_preset(OptConfig *cfg, const char *variant, char *what_it_set, size_t len,
                            Error *err);
+/* The i-th preset's name (0, 1, ...), NULL past the last: for tests and help texts. */
+const char *optimizer_preset_at(int i);
 /* The preset a bare --opt NAME implies: "paper" for lars, "nvcaffe" for larc, else NULL. */
 const char *optimizer_default_preset(const char *name);
 Optimizer *optimizer_create(const OptConfig *cfg, const Net *net, Error *err);

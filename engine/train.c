@@ -35,6 +35,7 @@ void train_config_defaults(TrainConfig *cfg)
     cfg->seed = 1;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     cfg->threads = cpus > 0 ? (int)cpus : 1;
+    cfg->device = "cpu";
     cfg->augment = -1;
     cfg->diverge_factor = 10;
     cfg->bucket_mb = 8;
@@ -325,7 +326,8 @@ int train_config_check(const TrainConfig *cfg, Error *err)
 static int run_load(Run *r, Error *err)
 {
     const TrainConfig *cfg = r->cfg;
-    r->bk = backend_create(cfg->threads);
+    r->bk = backend_open(cfg->device, cfg->threads, err);
+    if (!r->bk) return -1;
     r->net = model_build(cfg->model, r->bk, 0, cfg->seed, err);
     if (r->comm->rank != 0) comm_barrier(r->comm);
     int loaded = r->net ? load_data(r, cfg, model_find(cfg->model), err) : -1;
@@ -441,7 +443,7 @@ static void run_announce(Run *r)
     snprintf(summary, sizeof summary, "%s on %s: %d train / %d test images, %zu parameters, %s, %d threads%s%s",
              cfg->model, cfg->data, r->ds.train.count, r->ds.test.count, r->net->n_weights, REAL_NAME,
              cfg->threads, ranks, r->use_aug ? ", augmentation: crop+flip" : "");
-    if (r->obs && r->obs->on_start) r->obs->on_start(r->obs, cfg, summary);
+    if (r->obs && r->obs->on_start) r->obs->on_start(r->obs, cfg, backend_device_name(r->bk), summary);
     r->t0 = now_seconds();
 }
 

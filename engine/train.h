@@ -30,6 +30,7 @@ typedef struct {
     double label_smoothing;
     unsigned long long seed;
     int threads;
+    const char *device;     /* backend_open's name: "cpu", "cuda", "cuda:N" (engine/backend.h) */
     int augment;            /* -1: the dataset's default (on for CIFAR-10), 0 off, 1 on */
     int train_subset;       /* > 0: use only the first N training images */
     int test_subset;
@@ -63,7 +64,8 @@ typedef struct {
 
 typedef struct Observer Observer;
 struct Observer {
-    void (*on_start)(Observer *o, const TrainConfig *cfg, const char *summary);
+    /* `device`: what the run computes on, as recorded with it ("cpu", "cuda:0 NVIDIA H200"). */
+    void (*on_start)(Observer *o, const TrainConfig *cfg, const char *device, const char *summary);
     void (*on_progress)(Observer *o, int epoch, long done, long total, double loss, double img_s);
     void (*on_epoch)(Observer *o, const EpochMetrics *m);
     /* Every iteration's loss and LR; `step` is 0-based. */

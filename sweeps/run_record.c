@@ -276,6 +276,22 @@ static int write_divergence(RunRecord *rr, const void *arg, Error *err)
     return rc;
 }
 
+static int write_device(RunRecord *rr, const void *arg, Error *err)
+{
+    sqlite3_stmt *st;
+    if (store_prepare(&rr->store, &st, "UPDATE runs SET device=?2 WHERE id=?1", err)) return -1;
+    sqlite3_bind_text(st, 1, rr->run_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, arg, -1, SQLITE_STATIC);
+    int rc = store_step_done(&rr->store, st, "recording the device", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+void run_record_on_start(RunRecord *rr, Observer *obs, const char *device)
+{
+    write_txn(rr, obs, write_device, device);
+}
+
 void run_record_on_diverged(RunRecord *rr, Observer *obs, long step, double loss)
 {
     Divergence d = {step, loss};

@@ -29,7 +29,7 @@ static const char SCHEMA[] =
     "    ('pending','running','complete','diverged','failed','stale')),\n"
     "  attempt INTEGER NOT NULL DEFAULT 0,\n"
     "  created REAL NOT NULL, started REAL, finished REAL, heartbeat REAL,\n"
-    "  host TEXT, pid INTEGER, engine_version TEXT,\n"
+    "  host TEXT, pid INTEGER, engine_version TEXT, device TEXT,\n"
     "  exit_code INTEGER, error TEXT, log TEXT,\n"
     "  steps INTEGER, test_acc REAL, test_loss REAL, train_loss REAL,\n"
     "  diverged_step INTEGER, diverged_loss REAL, nonfinite TEXT);\n"
@@ -161,6 +161,9 @@ static int check_version(Store *s, bool read_only, Error *err)
         error_set(err, "%s: not a bigbatch results database (no schema_version)", s->path);
         return -1;
     }
+    if (have == 1 && !read_only) /* version 1 had no runs.device: added, NULL for its runs */
+        return store_exec(s, "ALTER TABLE runs ADD COLUMN device TEXT;"
+                             "UPDATE meta SET value='2' WHERE key='schema_version'", err);
     if (have < 0) {
         char sql[128];
         snprintf(sql, sizeof sql, "INSERT OR IGNORE INTO meta VALUES('schema_version','%d')",

@@ -13,7 +13,7 @@
 
 #include "util.h"
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2 /* 2: runs.device */
 
 typedef struct {
     sqlite3 *db;

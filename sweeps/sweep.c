@@ -28,6 +28,7 @@ void sweep_options_defaults(SweepOptions *o)
     o->scale = "proxy";
     o->workers = 1;
     o->ranks = 1;
+    o->device = "cpu";
     o->stale_after = 120;
     o->progress_every = 600;
     o->mpirun = "mpirun --oversubscribe";
@@ -106,7 +107,8 @@ static void format_duration(double s, char *out, size_t len)
 
 static char **child_argv(const Sweep *w, const Child *c)
 {
-    const char *extra[] = {"--db", w->db, "--run-id", c->run_id, "--threads", w->threads_arg, "--quiet"};
+    const char *extra[] = {"--db",      w->db,          "--run-id", c->run_id, "--threads",
+                           w->threads_arg, "--device", w->o->device, "--quiet"};
     return runspec_train_argv(&w->runs[c->spec], w->bin, extra, (int)(sizeof extra / sizeof extra[0]));
 }
 

@@ -14,6 +14,7 @@ typedef struct {
     int workers;            /* runs at once in this process */
     int ranks;              /* MPI ranks per run */
     int threads;            /* per run; 0: cores / (workers x ranks) */
+    const char *device;     /* every run's --device ("cpu", "cuda", "cuda:N") */
     bool retry_failed;
     bool dry_run;
     double stale_after;     /* seconds without a heartbeat before a running run is stale */
