@@ -41,6 +41,20 @@ expect_output "status=diverged"
 [ "$(q "select count(*) from steps where loss is null and nonfinite like 'loss=%'")" -ge 1 ] \
     || fail "non-finite loss not noted: $(q 'select * from steps where loss is null or loss > 100')"
 [ "$(q "select nonfinite from runs where status='diverged'")" != "" ] || fail "runs.nonfinite empty"
+# every run records the device it ran on; --device is an execution detail: the same run id
+[ "$(q "select count(*) from runs where device = 'cpu'")" = "$(q 'select count(*) from runs')" ] \
+    || fail "device not recorded: $(q 'select id, device from runs')"
+n=$(q 'select count(*) from runs')
+expect_exit 0 "$BB" train $args --device cpu --db "$DB"
+[ "$(q 'select count(*) from runs')" = "$n" ] || fail "--device cpu made a new run id"
+# a version-1 file (no runs.device) gains the column, NULL for its runs, when opened to write
+V1=$TMP/v1.db
+cp "$DB" "$V1"
+sqlite3 "$V1" "alter table runs drop column device; update meta set value='1' where key='schema_version'"
+expect_exit 0 "$BB" train $args --seed 77 --db "$V1"
+[ "$(sqlite3 "$V1" "select value from meta where key='schema_version'")" = 2 ] || fail "schema not migrated"
+[ "$(sqlite3 "$V1" "select count(*) from runs where device is null")" = "$n" ] || fail "old runs' device not NULL"
+[ "$(sqlite3 "$V1" "select device from runs where device is not null")" = cpu ] || fail "new run's device"
 # the database is valid, and --run-id without a claimed row is refused
 [ "$(q 'pragma integrity_check')" = ok ] || fail integrity
 expect_exit 1 "$BB" train $args --db "$DB" --run-id 0000000000000000
