@@ -43,12 +43,32 @@ ifeq ($(BACKEND),guarded)
 else ifneq ($(BACKEND),cpu)
   $(error BACKEND=$(BACKEND): expected cpu or guarded)
 endif
+# GPU=1: the same binary with the CUDA backend of engine/cuda/ beside the CPU one
+# (`--device cuda`): cuDNN convolutions, cuBLAS fully connected layers, our own kernels for
+# the rest. Needs the CUDA Toolkit (12 or 13) with cuDNN 9 under CUDA_HOME; without GPU=1
+# nothing here needs CUDA. CUDA_ARCH: Ampere and Hopper code, and PTX for later GPUs.
+GPU ?= 0
+CUDA_HOME ?= /usr/local/cuda
+CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=[sm_90,compute_90]
+ifeq ($(GPU),1)
+  NVCC      := $(CUDA_HOME)/bin/nvcc
+  ifeq ($(wildcard $(NVCC)),)
+    $(error GPU=1: $(NVCC) not found (set CUDA_HOME to the CUDA Toolkit))
+  endif
+  CPPFLAGS  += -DBB_CUDA -I$(CUDA_HOME)/include
+  NVCCFLAGS := -std=c++17 -O3 -g $(CUDA_ARCH) --Werror all-warnings -Xcompiler -Wall,-Wextra,-fno-math-errno
+  CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudnn -lcublas -lcudart_static -ldl -lrt -lpthread -lstdc++
+  BUILD     := $(BUILD)-gpu
+  BIN       := $(if $(filter bin/bigbatch,$(BIN)),bin/bigbatch,$(BUILD)/bigbatch)
+  CUDA_SRC  := $(sort $(wildcard engine/cuda/*.cu))
+endif
 
 # The engine and the sweep runner (experiment files, SQLite store, reports): what the tests
 # link. The binary adds the command-line front ends (cli/: main.c and one file per command).
 # Includes run cli/ -> sweeps/ -> engine/, never back (tests/cli/layering.sh checks).
 ENGINE_SRC := $(shell find engine sweeps -name '*.c' | sort)
-ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
+ENGINE_C_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
+ENGINE_OBJ := $(ENGINE_C_OBJ) $(CUDA_SRC:%.cu=$(BUILD)/%.o)
 CLI_SRC    := $(sort $(wildcard cli/*.c))
 CLI_OBJ    := $(CLI_SRC:%.c=$(BUILD)/%.o)
 # The same engine in double precision, for the finite-difference gradient checks.
@@ -61,7 +81,7 @@ DEB_PACKAGES := build-essential pkg-config libopenblas-dev libopenblas0-openmp l
 	zlib1g-dev libjpeg62-turbo-dev libinih-dev openmpi-bin libopenmpi-dev gnuplot-nox \
 	dataset-fashion-mnist libcriterion-dev libcjson-dev sqlite3
 
-.PHONY: all deps test bench clean data demo figures results-save results-load
+.PHONY: all deps test test-gpu gpu-bundle bench clean data demo figures results-save results-load
 all: $(BIN)
 
 # bin/bigbatch is linked from build/release (MPI) or build/release-nompi: relink when the
@@ -72,7 +92,7 @@ endif
 
 $(BIN): $(ENGINE_OBJ) $(CLI_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(CUDA_LIBS)
 	@if [ "$@" = bin/bigbatch ]; then echo "$(BUILD)" > bin/.variant; fi
 
 # The commit the binary is built from, recorded with every run (engine/version.c): "+<commit>",
@@ -86,13 +106,18 @@ $(BUILD)/engine/version.o $(BUILD)/double/engine/version.o: CPPFLAGS += -I$(BUIL
 
 # Static pattern rules: each object and test has exactly one way to be built. Objects
 # depend on this file too, so a change of flags rebuilds them.
-$(ENGINE_OBJ) $(CLI_OBJ): $(BUILD)/%.o: %.c Makefile
+$(ENGINE_C_OBJ) $(CLI_OBJ): $(BUILD)/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 $(DOUBLE_OBJ): $(BUILD)/double/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -DBB_DOUBLE -MMD -MP -c -o $@ $<
+	$(CC) $(filter-out -DBB_CUDA,$(CPPFLAGS)) $(CFLAGS) -DBB_DOUBLE -MMD -MP -c -o $@ $<
+
+# The CUDA backend (GPU=1): float only; the double-precision gradient checks stay on the CPU.
+$(CUDA_SRC:%.cu=$(BUILD)/%.o): $(BUILD)/%.o: %.cu Makefile
+	@mkdir -p $(dir $@)
+	$(NVCC) -Iengine -DBB_CUDA $(NVCCFLAGS) -MMD -MP -c -o $@ $<
 
 # Tests named test_grad* link the double-precision engine; the rest the float one.
 GRAD_BIN  := $(filter $(BUILD)/tests/test_grad%,$(TEST_BIN))
@@ -104,7 +129,16 @@ $(GRAD_BIN): $(BUILD)/tests/%: tests/%.c $(DOUBLE_OBJ)
 
 $(FLOAT_BIN): $(BUILD)/tests/%: tests/%.c $(ENGINE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(ENGINE_OBJ) $(LDFLAGS) $(LDLIBS) -lcriterion
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(ENGINE_OBJ) $(LDFLAGS) $(LDLIBS) $(CUDA_LIBS) -lcriterion
+
+# make gpu-bundle: the CUDA build for a GPU node that lacks Debian's libraries, which
+# bench/gpu_check.sh runs there: no MPI, code for any x86-64-v3 CPU, and the shared libraries
+# it needs beside it in build/gpu-bundle (at most 64 MiB; bench/gpu_bundle.sh).
+GPU_PORTABLE := build/gpu-portable
+gpu-bundle:
+	$(MAKE) GPU=1 MPI=0 OPT='-O3 -march=x86-64-v3' BUILD=$(GPU_PORTABLE) BIN=$(GPU_PORTABLE)/bigbatch \
+	  $(GPU_PORTABLE)/bigbatch $(GPU_PORTABLE)/tests/test_backend_ops
+	sh bench/gpu_bundle.sh build/gpu-bundle $(GPU_PORTABLE)/bigbatch $(GPU_PORTABLE)/tests/test_backend_ops
 
 # Installs every Debian package the project needs; a no-op when all are present.
 deps:
@@ -116,6 +150,12 @@ deps:
 
 test: deps $(BIN) $(TEST_BIN)
 	@BB=$(BIN) sh tests/run.sh $(TEST_BIN)
+
+# The device tests alone (make test-gpu GPU=1): every backend operation and optimizer against
+# the CPU (tests/test_backend_ops.c) and the cuda_*.sh scripts; they skip, and say why, where
+# the build or the machine has no GPU.
+test-gpu: $(BIN) $(BUILD)/tests/test_backend_ops
+	@BB=$(BIN) TEST_SCRIPTS='tests/cli/cuda_*.sh' sh tests/run.sh $(BUILD)/tests/test_backend_ops
 
 # Throughput beside PyTorch (bench/run_bench.py). BENCH_REPEATS, BENCH_THREADS,
 # BENCH_BATCH, BENCH_STEPS, BENCH_MODELS pass through the environment. PyTorch runs

@@ -1,0 +1,90 @@
+#!/bin/bash
+# The prepared GPU check (issue 22): run on one GPU node, from a copy of the working tree that
+# carries build/gpu-bundle.tar.xz (made here by `make gpu-bundle`), in at most 8 minutes:
+#
+#   bench/gpu_check.sh OUTDIR
+#
+# The node needs the NVIDIA driver and CUDA 13's cuDNN 9 and cuBLAS, in $CUDA_HOME/lib64 or as
+# PyTorch's nvidia-* wheels; nothing of Debian's and no network. Steps, each with its own time
+# limit so one hang cannot eat the rest:
+#   1. the node: GPU, driver, the bundle's commit, `ldd` of the binary (every library found?)
+#   2. tests/test_backend_ops: every operation of every model, forward and backward, every
+#      optimizer and preset, vectors and dropout masks, against the CPU (the report's table)
+#   3. tests/cli/cuda_train.sh: 200 steps of ResNet-20 on the GPU against the CPU
+#   4. bigbatch bench --device cuda: resnet50 at batch 256 and alexnet at batch 512, img/s and
+#      peak GPU memory, beside PyTorch's torchvision models (bench/torch_gpu_bench.py) where
+#      PyTorch is installed
+# Everything goes to OUTDIR/gpu_check.txt (and the terminal); the exit status is 0 only when
+# every step passed.
+set -u
+out=${1:?usage: bench/gpu_check.sh OUTDIR}
+cd "$(dirname "$0")/.."
+mkdir -p "$out"
+report=$out/gpu_check.txt
+exec > >(tee "$report") 2>&1
+bundle=build/gpu-bundle
+if [ ! -d "$bundle" ] && [ -f "$bundle.tar.xz" ]; then tar -C build -xJf "$bundle.tar.xz" || exit 1; fi
+BB=$bundle/bin/bigbatch
+failed=0
+step() { echo; echo "== $*"; }
+# run LIMIT NAME CMD...: one step under a time limit; a failure is noted and the rest go on
+run() {
+    local limit=$1 name=$2; shift 2
+    local t0=$(date +%s)
+    timeout "$limit" "$@"; local rc=$?
+    echo "-- $name: exit $rc after $(( $(date +%s) - t0 )) s"
+    [ "$rc" -eq 0 ] || failed=$((failed + 1))
+}
+
+step "node"
+date -u
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || failed=$((failed + 1))
+echo "bundle commit: $(cat $bundle/COMMIT 2>/dev/null || echo 'none: run make gpu-bundle first')"
+[ -x "$BB" ] || { echo "no $BB: carry build/gpu-bundle (make gpu-bundle)"; exit 1; }
+# CUDA's libraries: the toolkit's folder, then PyTorch's nvidia-* wheels, after the bundle's own
+libs=$PWD/$bundle/lib
+# the C++ runtime of the build machine only where the node has none
+ldconfig -p 2>/dev/null | grep -q 'libstdc++\.so\.6 ' || libs=$libs:$PWD/$bundle/lib/fallback
+cuda=${CUDA_HOME:-/usr/local/cuda}
+[ -d "$cuda/lib64" ] && libs=$libs:$cuda/lib64
+py=$(command -v python3 || true)
+if [ -n "$py" ]; then
+    wheels=$("$py" - <<'PY' 2>/dev/null
+import glob, os, site
+dirs = []
+for base in site.getsitepackages() + [site.getusersitepackages()]:
+    dirs += sorted(glob.glob(os.path.join(base, "nvidia", "*", "lib")))
+print(":".join(dirs))
+PY
+)
+    [ -n "$wheels" ] && libs=$libs:$wheels
+fi
+export LD_LIBRARY_PATH=$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+ldd "$BB"
+if ldd "$BB" | grep -q "not found"; then
+    echo "missing libraries (above): stopping"
+    exit 1
+fi
+"$BB" version
+
+step "every backend operation against the CPU (tests/test_backend_ops)"
+run 240 test_backend_ops "$bundle/bin/test_backend_ops" --jobs 1 --verbose --filter 'backend_ops/*'
+
+step "200 steps of ResNet-20, GPU against CPU (tests/cli/cuda_train.sh)"
+BB=$BB run 150 cuda_train sh tests/cli/cuda_train.sh
+
+step "throughput and memory: bigbatch bench --device cuda beside PyTorch"
+for mb in resnet50:256 alexnet:512; do
+    m=${mb%:*} b=${mb#*:}
+    run 90 "bench $m" "$BB" bench --device cuda --model "$m" --batch "$b" --steps 10 --warmup 3 --profile-steps 0
+    if [ -n "$py" ] && "$py" -c "import torch, torchvision" 2>/dev/null; then
+        run 90 "torch $m" "$py" bench/torch_gpu_bench.py --model "$m" --batch "$b" --steps 10 --warmup 3
+    else
+        echo "PyTorch with torchvision is not installed: no comparison for $m"
+    fi
+done
+
+step "summary"
+echo "$failed step(s) failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,266 @@
+/* The CUDA backend's lifetime, memory, stream and events, and its table of operations
+ * (make GPU=1). One stream per backend carries every operation in call order; buffers are
+ * cudaMalloc'd device memory, zero-filled on that stream; uploads are asynchronous from the
+ * caller's point of view (the runtime stages pageable memory before returning), downloads
+ * wait for the stream. The host never reads device memory in place (host_address: NULL), so
+ * MPI and checkpoints go through bk_download / bk_upload. */
+#include <string.h>
+
+#include "cuda.h"
+
+extern "C" {
+#include "../util.h"
+}
+
+void cuda_die(const char *file, int line, const char *call, const char *what)
+{
+    fprintf(stderr, "bigbatch: CUDA error at %s:%d: %s: %s\n", file, line, call, what);
+    exit(3);
+}
+
+/* The most one convolution algorithm may ask for: cudnnFind* skips algorithms needing more. */
+static const size_t WORKSPACE_LIMIT = (size_t)1 << 30;
+
+void *cuda_workspace(Backend *bk, size_t bytes)
+{
+    CudaState *st = cuda_state(bk);
+    if (bytes <= st->workspace_bytes) return st->workspace;
+    /* the stream may still use the old one: cudaFree waits for the device */
+    if (st->workspace) CUDA_CHECK(cudaFree(st->workspace));
+    cuda_count_bytes(st, st->workspace_bytes, true);
+    st->workspace = NULL;
+    st->workspace_bytes = 0;
+    if (cudaMalloc(&st->workspace, bytes) != cudaSuccess) {
+        fprintf(stderr, "bigbatch: out of GPU memory allocating %zu bytes of cuDNN workspace\n", bytes);
+        exit(3);
+    }
+    st->workspace_bytes = bytes;
+    cuda_count_bytes(st, bytes, false);
+    return st->workspace;
+}
+
+double *cuda_reduce_scratch(Backend *bk, size_t elems)
+{
+    CudaState *st = cuda_state(bk);
+    if (elems <= st->reduce_elems) return st->reduce;
+    CUDA_CHECK(cudaStreamSynchronize(st->stream)); /* nothing in flight uses the old ones */
+    if (st->reduce) CUDA_CHECK(cudaFree(st->reduce));
+    if (st->reduce_host) CUDA_CHECK(cudaFreeHost(st->reduce_host));
+    cuda_count_bytes(st, st->reduce_elems * sizeof(double), true);
+    CUDA_CHECK(cudaMalloc(&st->reduce, elems * sizeof(double)));
+    cuda_count_bytes(st, elems * sizeof(double), false);
+    CUDA_CHECK(cudaMallocHost(&st->reduce_host, elems * sizeof(double)));
+    st->reduce_elems = elems;
+    return st->reduce;
+}
+
+/* ---- memory ---- */
+void *cuda_buffer_alloc(Backend *bk, size_t bytes, size_t *block)
+{
+    *block = bytes ? bytes : 1;
+    void *p = NULL;
+    cudaError_t e = cudaMalloc(&p, *block);
+    if (e == cudaErrorMemoryAllocation) {
+        cudaGetLastError(); /* clear it: the caller reports running out of memory */
+        return NULL;
+    }
+    CUDA_CHECK(e);
+    CUDA_CHECK(cudaMemsetAsync(p, 0, *block, cuda_state(bk)->stream));
+    cuda_count_bytes(cuda_state(bk), *block, false);
+    return p;
+}
+
+void cuda_buffer_free(Backend *bk, void *address, size_t block)
+{
+    CUDA_CHECK(cudaFree(address)); /* waits for the device: nothing still uses it */
+    cuda_count_bytes(cuda_state(bk), block, true);
+}
+
+void cuda_upload(Backend *bk, void *dev, const void *host, size_t bytes)
+{
+    if (bytes) CUDA_CHECK(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, cuda_state(bk)->stream));
+}
+
+void cuda_download(Backend *bk, void *host, const void *dev, size_t bytes)
+{
+    CudaState *st = cuda_state(bk);
+    if (bytes) CUDA_CHECK(cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, st->stream));
+    CUDA_CHECK(cudaStreamSynchronize(st->stream));
+}
+
+void *cuda_host_address(Backend *bk, void *dev)
+{
+    (void)bk, (void)dev;
+    return NULL;
+}
+
+void cuda_synchronize(Backend *bk) { CUDA_CHECK(cudaStreamSynchronize(cuda_state(bk)->stream)); }
+
+/* ---- events: a gradient bucket's reduction waits for the backward that wrote it ---- */
+void *cuda_event_create(Backend *bk)
+{
+    (void)bk;
+    cudaEvent_t e;
+    CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    return (void *)e;
+}
+
+void cuda_event_destroy(Backend *bk, void *event)
+{
+    (void)bk;
+    CUDA_CHECK(cudaEventDestroy((cudaEvent_t)event));
+}
+
+void cuda_event_record(Backend *bk, void *event)
+{
+    CUDA_CHECK(cudaEventRecord((cudaEvent_t)event, cuda_state(bk)->stream));
+}
+
+void cuda_event_wait(Backend *bk, void *event)
+{
+    (void)bk;
+    CUDA_CHECK(cudaEventSynchronize((cudaEvent_t)event));
+}
+
+/* ---- lifetime ---- */
+static const char *cuda_device_name(const Backend *bk) { return ((const CudaState *)bk->impl)->device_name; }
+
+static size_t cuda_peak_bytes(const Backend *bk) { return ((const CudaState *)bk->impl)->peak_bytes; }
+
+static void cuda_reserve(Backend *bk, size_t elems_per_thread)
+{
+    (void)bk, (void)elems_per_thread; /* the CPU's im2col workspace; cuDNN plans size their own */
+}
+
+static void cuda_destroy(Backend *bk)
+{
+    CudaState *st = cuda_state(bk);
+    cudaStreamSynchronize(st->stream);
+    cuda_conv_plans_free(bk);
+    if (st->workspace) cudaFree(st->workspace);
+    if (st->reduce) cudaFree(st->reduce);
+    if (st->reduce_host) cudaFreeHost(st->reduce_host);
+    if (st->optim_dev) cudaFree(st->optim_dev);
+    free(st->optim_host);
+    cudnnDestroy(st->cudnn);
+    cublasDestroy(st->cublas);
+    cudaStreamDestroy(st->stream);
+    free(st);
+    free(bk);
+}
+
+static const BackendOps CUDA_OPS = {
+    .name = "cuda",
+    .device_name = cuda_device_name,
+    .destroy = cuda_destroy,
+    .reserve = cuda_reserve,
+    .peak_bytes = cuda_peak_bytes,
+    .buffer_alloc = cuda_buffer_alloc,
+    .buffer_free = cuda_buffer_free,
+    .upload = cuda_upload,
+    .download = cuda_download,
+    .host_address = cuda_host_address,
+    .synchronize = cuda_synchronize,
+    .event_create = cuda_event_create,
+    .event_destroy = cuda_event_destroy,
+    .event_record = cuda_event_record,
+    .event_wait = cuda_event_wait,
+    .conv2d_forward = cuda_conv2d_forward,
+    .conv2d_backward = cuda_conv2d_backward,
+    .linear_forward = cuda_linear_forward,
+    .linear_backward = cuda_linear_backward,
+    .relu_forward = cuda_relu_forward,
+    .relu_backward = cuda_relu_backward,
+    .add_forward = cuda_add_forward,
+    .accumulate = cuda_accumulate,
+    .dropout_forward = cuda_dropout_forward,
+    .dropout_backward = cuda_dropout_backward,
+    .maxpool_forward = cuda_maxpool_forward,
+    .maxpool_backward = cuda_maxpool_backward,
+    .avgpool_forward = cuda_avgpool_forward,
+    .avgpool_backward = cuda_avgpool_backward,
+    .batchnorm_forward_train = cuda_batchnorm_forward_train,
+    .batchnorm_forward_eval = cuda_batchnorm_forward_eval,
+    .batchnorm_backward = cuda_batchnorm_backward,
+    .lrn_forward = cuda_lrn_forward,
+    .lrn_backward = cuda_lrn_backward,
+    .softmax_xent_forward = cuda_softmax_xent_forward,
+    .softmax_xent_backward = cuda_softmax_xent_backward,
+    .param_norms = cuda_param_norms,
+    .optimizer_update = cuda_optimizer_update,
+    .sum_squares = cuda_sum_squares,
+    .copy = cuda_copy,
+    .fill = cuda_fill,
+    .scale = cuda_scale,
+    .axpy = cuda_axpy,
+};
+
+/* Under mpirun or srun without an explicit index, each rank takes the GPU of its local rank. */
+static int local_rank(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID",
+                                       "PMI_LOCAL_RANK"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v) return atoi(v);
+    }
+    return 0;
+}
+
+/* The device to use, or -1 with err set. */
+static int pick_device(int requested, Error *err)
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+        error_set(err, "device cuda: no CUDA device (%s)",
+                  e != cudaSuccess ? cudaGetErrorString(e) : "the driver reports none");
+        cudaGetLastError();
+        return -1;
+    }
+    if (requested > 0) {
+        if (requested >= count) {
+            error_set(err, "device cuda:%d: this node has %d CUDA device%s (cuda:0..%d)", requested, count,
+                      count == 1 ? "" : "s", count - 1);
+            return -1;
+        }
+        return requested;
+    }
+    return local_rank() % count;
+}
+
+static int cuda_state_init(CudaState *st, int device, Error *err)
+{
+    st->device = device;
+    cudaDeviceProp prop;
+    if (cudaSetDevice(device) != cudaSuccess || cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+        error_set(err, "device cuda:%d: %s", device, cudaGetErrorString(cudaGetLastError()));
+        return -1;
+    }
+    snprintf(st->device_name, sizeof st->device_name, "cuda:%d %.200s", device, prop.name);
+    CUDA_CHECK(cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking));
+    CUBLAS_CHECK(cublasCreate(&st->cublas));
+    CUBLAS_CHECK(cublasSetStream(st->cublas, st->stream));
+    /* FP32 as the CPU computes it: no TF32 tensor cores */
+    CUBLAS_CHECK(cublasSetMathMode(st->cublas, CUBLAS_DEFAULT_MATH));
+    CUDNN_CHECK(cudnnCreate(&st->cudnn));
+    CUDNN_CHECK(cudnnSetStream(st->cudnn, st->stream));
+    st->workspace_limit = WORKSPACE_LIMIT;
+    return 0;
+}
+
+Backend *cuda_backend_open(int device_index, int threads, Error *err)
+{
+    int device = pick_device(device_index, err);
+    if (device < 0) return NULL;
+    CudaState *st = (CudaState *)xcalloc(1, sizeof *st, "CUDA backend state");
+    if (cuda_state_init(st, device, err)) {
+        free(st);
+        return NULL;
+    }
+    Backend *bk = (Backend *)xcalloc(1, sizeof *bk, "backend");
+    bk->ops = &CUDA_OPS;
+    bk->threads = threads < 1 ? 1 : threads;
+    bk->impl = st;
+    return bk;
+}

@@ -1,0 +1,241 @@
+/* Convolution on cuDNN (the legacy cudnnConvolution* API). Each (shape, batch) gets a plan:
+ * its tensor, filter and convolution descriptors and, per direction, the algorithm that
+ * cudnnFind* measured fastest among those that are deterministic, compute in plain FP32 FMA
+ * (no TF32, so results compare with the CPU's im2col + sgemm) and need no more workspace than
+ * st->workspace_limit. Each direction is searched once, on its first use, so a layer that
+ * never needs dx (the first) or never trains (evaluation) never searches for it.
+ *
+ * The search uses the non-Ex cudnnFind* functions: they allocate their own inputs, outputs
+ * and workspace, so the caller's y, dx and dw (which backward accumulates into) are never
+ * written by a trial run. They block the host, once per shape and direction.
+ *
+ * Forward overwrites y (beta = 0) and adds the bias with cudnnAddTensor; backward adds into
+ * dx, dw and db (beta = 1), as the CPU reference (engine/cpu/conv.c) does. */
+#include <string.h>
+
+#include "cuda.h"
+
+extern "C" {
+#include "../util.h"
+}
+
+static_assert(sizeof(real) == sizeof(float), "the CUDA backend is float only");
+
+struct CudaConvPlan {
+    CudaConvPlan *next;
+    ConvShape shape;
+    int n;
+    cudnnTensorDescriptor_t x, y, bias; /* bias: [1, out_c, 1, 1], broadcast over n, h, w */
+    cudnnFilterDescriptor_t w;
+    cudnnConvolutionDescriptor_t conv;
+    /* per direction: found yet, the algorithm, and the workspace it needs */
+    int have_fwd, have_bwd_data, have_bwd_filter;
+    cudnnConvolutionFwdAlgo_t fwd;
+    cudnnConvolutionBwdDataAlgo_t bwd_data;
+    cudnnConvolutionBwdFilterAlgo_t bwd_filter;
+    size_t fwd_bytes, bwd_data_bytes, bwd_filter_bytes;
+};
+
+static const float ONE = 1.0f, ZERO = 0.0f;
+
+/* ConvShape is eleven ints (no padding bytes), so memcmp compares every field. */
+static int plan_matches(const CudaConvPlan *p, const ConvShape *s, int n)
+{
+    return p->n == n && memcmp(&p->shape, s, sizeof *s) == 0;
+}
+
+static void plan_describe(const ConvShape *s, int n, char *buf, size_t size)
+{
+    snprintf(buf, size, "n=%d in=%dx%dx%d out=%dx%dx%d k=%dx%d stride=%d pad=%d groups=%d", n, s->in_c,
+             s->in_h, s->in_w, s->out_c, s->out_h, s->out_w, s->k_h, s->k_w, s->stride, s->pad, s->groups);
+}
+
+static CudaConvPlan *plan_create(const ConvShape *s, int n)
+{
+    CudaConvPlan *p = (CudaConvPlan *)xcalloc(1, sizeof *p, "convolution plan");
+    p->shape = *s;
+    p->n = n;
+    CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->x));
+    CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->y));
+    CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->bias));
+    CUDNN_CHECK(cudnnCreateFilterDescriptor(&p->w));
+    CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&p->conv));
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, s->in_c, s->in_h, s->in_w));
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, s->out_c, s->out_h,
+                                           s->out_w));
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->bias, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, s->out_c, 1, 1));
+    /* weight [out_c, in_c/groups, k_h, k_w], as the CPU stores it */
+    CUDNN_CHECK(cudnnSetFilter4dDescriptor(p->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, s->out_c,
+                                           s->in_c / s->groups, s->k_h, s->k_w));
+    /* cross-correlation (no kernel flip), as im2col + gemm computes */
+    CUDNN_CHECK(cudnnSetConvolution2dDescriptor(p->conv, s->pad, s->pad, s->stride, s->stride, 1, 1,
+                                                CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    CUDNN_CHECK(cudnnSetConvolutionGroupCount(p->conv, s->groups));
+    /* FMA, not DEFAULT: on Ampere and later DEFAULT_MATH lets FP32 convolutions use TF32 */
+    CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, CUDNN_FMA_MATH));
+
+    int on, oc, oh, ow;
+    CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(p->conv, p->x, p->w, &on, &oc, &oh, &ow));
+    if (on != n || oc != s->out_c || oh != s->out_h || ow != s->out_w) {
+        char what[256];
+        plan_describe(s, n, what, sizeof what);
+        fprintf(stderr, "bigbatch: cuDNN computes output %dx%dx%dx%d for convolution %s\n", on, oc, oh, ow, what);
+        exit(3);
+    }
+    return p;
+}
+
+static void plan_destroy(CudaConvPlan *p)
+{
+    CUDNN_CHECK(cudnnDestroyTensorDescriptor(p->x));
+    CUDNN_CHECK(cudnnDestroyTensorDescriptor(p->y));
+    CUDNN_CHECK(cudnnDestroyTensorDescriptor(p->bias));
+    CUDNN_CHECK(cudnnDestroyFilterDescriptor(p->w));
+    CUDNN_CHECK(cudnnDestroyConvolutionDescriptor(p->conv));
+    free(p);
+}
+
+/* The plan of (s, n), created (without algorithms yet) on first use. */
+static CudaConvPlan *plan_get(CudaState *st, const ConvShape *s, int n)
+{
+    for (CudaConvPlan *p = st->plans; p; p = p->next)
+        if (plan_matches(p, s, n)) return p;
+    CudaConvPlan *p = plan_create(s, n);
+    p->next = st->plans;
+    st->plans = p;
+    return p;
+}
+
+/* No algorithm passed: the configuration cannot run as this backend promises. */
+[[noreturn]] static void no_algorithm(const CudaConvPlan *p, const char *direction, size_t limit)
+{
+    char what[256];
+    plan_describe(&p->shape, p->n, what, sizeof what);
+    fprintf(stderr,
+            "bigbatch: cuDNN offers no FP32 %s algorithm within %zu bytes of workspace for convolution %s\n",
+            direction, limit, what);
+    exit(3);
+}
+
+static void nondeterministic_warning(const CudaConvPlan *p, const char *direction)
+{
+    char what[256];
+    plan_describe(&p->shape, p->n, what, sizeof what);
+    fprintf(stderr, "bigbatch: warning: no deterministic cuDNN %s algorithm for convolution %s; "
+                    "its results will vary run to run\n", direction, what);
+}
+
+/* The first (fastest) result that ran, fits the limit and needs no tensor cores; with `strict`,
+ * also deterministic and not `excluded` (the atomics-based ALGO_0 of the backward
+ * directions; -1: none). Index into perf, or -1. Written for the three perf types, which
+ * share these fields. */
+template <typename Perf>
+static int pick(const Perf *perf, int count, size_t limit, int excluded, int strict)
+{
+    for (int i = 0; i < count; i++) {
+        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > limit) continue;
+        /* Tensor-core results are out (TF32). The rest run with the descriptor's FMA math;
+         * cuDNN may report them as DEFAULT_MATH, which PyTorch too takes as FMA for FP32. */
+        if (perf[i].mathType == CUDNN_TENSOR_OP_MATH || perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+            continue;
+        if (strict && (perf[i].determinism != CUDNN_DETERMINISTIC || (int)perf[i].algo == excluded)) continue;
+        return i;
+    }
+    return -1;
+}
+
+/* Strictly deterministic if cuDNN offers it; else (warned) any FMA result that fits. */
+template <typename Perf>
+static int pick_preferring_determinism(const CudaConvPlan *p, const char *direction, const Perf *perf,
+                                       int count, size_t limit, int excluded)
+{
+    int i = pick(perf, count, limit, excluded, 1);
+    if (i >= 0) return i;
+    i = pick(perf, count, limit, excluded, 0);
+    if (i < 0) no_algorithm(p, direction, limit);
+    nondeterministic_warning(p, direction);
+    return i;
+}
+
+static void find_forward(CudaState *st, CudaConvPlan *p)
+{
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int count = 0;
+    CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(st->cudnn, p->x, p->w, p->conv, p->y,
+                                                     CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf));
+    int i = pick_preferring_determinism(p, "forward", perf, count, st->workspace_limit, -1);
+    p->fwd = perf[i].algo;
+    p->fwd_bytes = perf[i].memory;
+    p->have_fwd = 1;
+}
+
+static void find_backward_data(CudaState *st, CudaConvPlan *p)
+{
+    cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    int count = 0;
+    CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(st->cudnn, p->w, p->y, p->conv, p->x,
+                                                          CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, perf));
+    int i = pick_preferring_determinism(p, "backward data", perf, count, st->workspace_limit,
+                                        (int)CUDNN_CONVOLUTION_BWD_DATA_ALGO_0);
+    p->bwd_data = perf[i].algo;
+    p->bwd_data_bytes = perf[i].memory;
+    p->have_bwd_data = 1;
+}
+
+static void find_backward_filter(CudaState *st, CudaConvPlan *p)
+{
+    cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+    int count = 0;
+    CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(st->cudnn, p->x, p->y, p->conv, p->w,
+                                                            CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count,
+                                                            perf));
+    int i = pick_preferring_determinism(p, "backward filter", perf, count, st->workspace_limit,
+                                        (int)CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0);
+    p->bwd_filter = perf[i].algo;
+    p->bwd_filter_bytes = perf[i].memory;
+    p->have_bwd_filter = 1;
+}
+
+void cuda_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                         const real *b, real *y)
+{
+    if (n <= 0) return; /* no images: y is empty */
+    CudaState *st = cuda_state(bk);
+    CudaConvPlan *p = plan_get(st, s, n);
+    if (!p->have_fwd) find_forward(st, p);
+    void *ws = cuda_workspace(bk, p->fwd_bytes);
+    CUDNN_CHECK(cudnnConvolutionForward(st->cudnn, &ONE, p->x, x, p->w, w, p->conv, p->fwd, ws, p->fwd_bytes,
+                                        &ZERO, p->y, y));
+    if (b) CUDNN_CHECK(cudnnAddTensor(st->cudnn, &ONE, p->bias, b, &ONE, p->y, y));
+}
+
+void cuda_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                          const real *dy, real *dx, real *dw, real *db)
+{
+    if (n <= 0) return; /* nothing to add */
+    CudaState *st = cuda_state(bk);
+    CudaConvPlan *p = plan_get(st, s, n);
+    if (!p->have_bwd_filter) find_backward_filter(st, p);
+    if (dx && !p->have_bwd_data) find_backward_data(st, p);
+
+    void *ws = cuda_workspace(bk, p->bwd_filter_bytes);
+    CUDNN_CHECK(cudnnConvolutionBackwardFilter(st->cudnn, &ONE, p->x, x, p->y, dy, p->conv, p->bwd_filter, ws,
+                                               p->bwd_filter_bytes, &ONE, p->w, dw));
+    if (dx) {
+        ws = cuda_workspace(bk, p->bwd_data_bytes);
+        CUDNN_CHECK(cudnnConvolutionBackwardData(st->cudnn, &ONE, p->w, w, p->y, dy, p->conv, p->bwd_data, ws,
+                                                 p->bwd_data_bytes, &ONE, p->x, dx));
+    }
+    /* db[c] += sum over n, h, w of dy[., c, ., .] */
+    if (db) CUDNN_CHECK(cudnnConvolutionBackwardBias(st->cudnn, &ONE, p->y, dy, &ONE, p->bias, db));
+}
+
+void cuda_conv_plans_free(Backend *bk)
+{
+    CudaState *st = cuda_state(bk);
+    while (st->plans) {
+        CudaConvPlan *next = st->plans->next;
+        plan_destroy(st->plans);
+        st->plans = next;
+    }
+}

@@ -1,0 +1,105 @@
+/* Elementwise operations (engine/cpu/elementwise.c), grid-stride loops on the backend's
+ * stream. Dropout calls the same Philox functions as the CPU (engine/philox.h, host and
+ * device), one call per block of four elements, so a mask is identical on both backends.
+ * Products are rounded before they are added (__fmul_rn): the CPU build contracts nothing
+ * into an FMA (gcc -std=c11), and this keeps the results equal to it bit for bit. */
+#include "../philox.h"
+#include "cuda.h"
+
+#define GRID_STRIDE(i, count)                                                                    \
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < (count);                  \
+         i += (size_t)gridDim.x * blockDim.x)
+
+static __global__ void relu_forward_kernel(size_t count, const real *x, real *y)
+{
+    GRID_STRIDE(i, count) y[i] = x[i] > 0 ? x[i] : 0;
+}
+
+void cuda_relu_forward(Backend *bk, size_t count, const real *x, real *y)
+{
+    if (!count) return;
+    relu_forward_kernel<<<cuda_blocks(count), CUDA_THREADS, 0, cuda_state(bk)->stream>>>(count, x, y);
+    CUDA_LAUNCHED();
+}
+
+static __global__ void relu_backward_kernel(size_t count, const real *y, const real *dy, real *dx)
+{
+    GRID_STRIDE(i, count) dx[i] += y[i] > 0 ? dy[i] : 0;
+}
+
+void cuda_relu_backward(Backend *bk, size_t count, const real *y, const real *dy, real *dx)
+{
+    if (!count) return;
+    relu_backward_kernel<<<cuda_blocks(count), CUDA_THREADS, 0, cuda_state(bk)->stream>>>(count, y, dy, dx);
+    CUDA_LAUNCHED();
+}
+
+static __global__ void add_kernel(size_t count, const real *a, const real *b, real *y)
+{
+    GRID_STRIDE(i, count) y[i] = a[i] + b[i];
+}
+
+void cuda_add_forward(Backend *bk, size_t count, const real *a, const real *b, real *y)
+{
+    if (!count) return;
+    add_kernel<<<cuda_blocks(count), CUDA_THREADS, 0, cuda_state(bk)->stream>>>(count, a, b, y);
+    CUDA_LAUNCHED();
+}
+
+static __global__ void accumulate_kernel(size_t count, const real *dy, real *dx)
+{
+    GRID_STRIDE(i, count) dx[i] += dy[i];
+}
+
+void cuda_accumulate(Backend *bk, size_t count, const real *dy, real *dx)
+{
+    if (!count) return;
+    accumulate_kernel<<<cuda_blocks(count), CUDA_THREADS, 0, cuda_state(bk)->stream>>>(count, dy, dx);
+    CUDA_LAUNCHED();
+}
+
+/* One thread per Philox block b0 + t (elements 4b .. 4b+3 of the whole stream), keeping
+ * those of [first, first + count): the CPU's loop, a block per iteration. */
+static __global__ void dropout_forward_kernel(DropoutKey key, size_t count, uint64_t b0, uint64_t blocks,
+                                              real p, real keep, real *mask, const real *x, real *y)
+{
+    const uint64_t first = key.first_element, end = first + count;
+    for (uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; t < blocks;
+         t += (uint64_t)gridDim.x * blockDim.x) {
+        const uint64_t b = b0 + t;
+        Philox4x32 r = philox_dropout_block(key.seed, key.step, key.layer, b);
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            uint64_t e = 4 * b + (uint64_t)k;
+            if (e < first || e >= end) continue;
+            size_t i = (size_t)(e - first);
+            real m = philox_uniform24(r.v[k]) < (double)p ? 0 : keep;
+            mask[i] = m;
+            y[i] = x[i] * m;
+        }
+    }
+}
+
+void cuda_dropout_forward(Backend *bk, size_t count, real p, const DropoutKey *key, real *mask,
+                          const real *x, real *y)
+{
+    if (!count) return;
+    const real keep = 1 / (1 - p); /* the CPU's float expression */
+    const uint64_t first = key->first_element, b0 = first / 4, b1 = (first + count - 1) / 4;
+    const uint64_t blocks = b1 - b0 + 1;
+    dropout_forward_kernel<<<cuda_blocks((size_t)blocks), CUDA_THREADS, 0, cuda_state(bk)->stream>>>(
+        *key, count, b0, blocks, p, keep, mask, x, y);
+    CUDA_LAUNCHED();
+}
+
+static __global__ void dropout_backward_kernel(size_t count, const real *mask, const real *dy, real *dx)
+{
+    GRID_STRIDE(i, count) dx[i] += __fmul_rn(dy[i], mask[i]);
+}
+
+void cuda_dropout_backward(Backend *bk, size_t count, const real *mask, const real *dy, real *dx)
+{
+    if (!count) return;
+    dropout_backward_kernel<<<cuda_blocks(count), CUDA_THREADS, 0, cuda_state(bk)->stream>>>(count, mask, dy, dx);
+    CUDA_LAUNCHED();
+}

@@ -1,0 +1,30 @@
+# 200 steps of ResNet-20 on the GPU against the same 200 on the CPU (make test-gpu GPU=1):
+# synthetic data (1,000 images of 10 learnable bands, so the loss falls), batch 50, 10 epochs
+# of 20 steps, SGD with momentum and weight decay, the same seed. Both print each epoch's
+# mean train loss, so the curves are compared at 10 points:
+#   epoch 1 (the first 20 steps): within 1e-3 relative; every later epoch: within 5% relative.
+# Float sums in another order make the two runs drift apart slowly (training is chaotic), so
+# the bound widens with the steps; a wrong kernel shows at once in the first epoch.
+# Skipped (exit 77, saying why) where the build has no CUDA or the machine no GPU.
+. tests/cli/lib.inc
+run() {
+    "$BB" train --model resnet20 --data synthetic --train-subset 1000 --test-subset 256 --batch 50 \
+        --epochs 10 --lr 0.05 --momentum 0.9 --weight-decay 5e-4 --seed 3 --threads 2 --quiet "$@"
+}
+if ! "$BB" train --device cuda --model lenet --data synthetic --steps 1 --batch 8 --quiet >"$TMP/probe" 2>&1; then
+    echo "skipped: bigbatch train --device cuda: $(tail -n 1 "$TMP/probe")"
+    exit 77
+fi
+run --device cpu >"$TMP/cpu" 2>&1 || { cat "$TMP/cpu"; fail "the CPU run failed"; }
+run --device cuda >"$TMP/gpu" 2>&1 || { cat "$TMP/gpu"; fail "the CUDA run failed"; }
+# epoch lines: epoch step train_loss ...
+awk '$1 ~ /^[0-9]+$/ && NF >= 10 {print $1, $3}' "$TMP/cpu" >"$TMP/cpu.loss"
+awk '$1 ~ /^[0-9]+$/ && NF >= 10 {print $1, $3}' "$TMP/gpu" >"$TMP/gpu.loss"
+[ "$(wc -l <"$TMP/cpu.loss")" -eq 10 ] || { cat "$TMP/cpu"; fail "the CPU run printed $(wc -l <"$TMP/cpu.loss") epochs, not 10"; }
+paste "$TMP/cpu.loss" "$TMP/gpu.loss" | awk '
+    { tol = $1 == 1 ? 1e-3 : 0.05; d = ($4 - $2) / $2; if (d < 0) d = -d
+      printf "epoch %2d  cpu %.5f  cuda %.5f  relative %.2e  tolerance %.0e\n", $1, $2, $4, d, tol
+      if (!(d <= tol) || $1 != $3) bad = 1 }
+    END { exit bad }' || fail "the loss curves differ beyond the tolerance"
+first=$(head -n 1 "$TMP/cpu.loss" | cut -d" " -f2); last=$(tail -n 1 "$TMP/cpu.loss" | cut -d" " -f2)
+awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < 0.7 * a) }' || fail "the loss did not fall ($first -> $last): nothing was compared"

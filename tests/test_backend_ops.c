@@ -1,0 +1,480 @@
+/* Every backend operation against the CPU reference, in the manner of ggml's
+ * test-backend-ops: each model is built twice from one seed, on the CPU backend and on the
+ * backend under test (BB_TEST_DEVICE, default "cuda"), and run layer by layer. Before each
+ * layer the device copy receives the CPU's inputs (and, for backward, the CPU's output
+ * gradient and the gradients accumulated so far), so every operation is checked alone, at
+ * every shape the models use, forward and backward, and errors do not compound. Then every
+ * optimizer and LARS/LARC preset takes two steps on both, and the vector operations and
+ * dropout masks are compared.
+ *
+ * The difference of a tensor is max |device - cpu| / max |cpu| (0 when both are zero);
+ * tolerances are stated below, per operation kind. Every comparison prints one line,
+ * "model layer kind pass tensor difference tolerance", so a report shows the margins.
+ *
+ * Without the device (no GPU, or a build without make GPU=1) the tests are skipped and say
+ * why. With BB_TEST_DEVICE=cpu the same checks compare the CPU backend at 1 thread with
+ * itself at 2 threads, which is how CI exercises this harness on machines without a GPU. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../engine/models.h"
+#include "../engine/net.h"
+#include "../engine/optimizer.h"
+#include "tensor_access.h"
+
+/* Operations whose results depend on the order of a long sum (gemm, convolution, batch
+ * statistics, LRN windows, the loss) are compared at 1e-4; elementwise ones at 1e-6. */
+#define TOL_SUMS 1e-4
+#define TOL_ELEMENTWISE 1e-6
+/* Two optimizer steps, and the statistics (norms in double). */
+#define TOL_OPTIMIZER 1e-5
+
+static const char *device_under_test(void)
+{
+    const char *d = getenv("BB_TEST_DEVICE");
+    return d && *d ? d : "cuda";
+}
+
+/* The backend under test, or the test is skipped with the reason. */
+static Backend *open_or_skip(const char *device, int threads)
+{
+    Error err = {{0}};
+    Backend *bk = backend_open(device, threads, &err);
+    if (!bk) {
+        printf("skipped: no %s backend here: %s\n", device, err.msg);
+        cr_skip_test("no %s backend here: %s", device, err.msg);
+    }
+    return bk;
+}
+
+/* The reference: the CPU at two threads when the CPU is also under test (at one), else at
+ * up to eight (a GPU node's cores make the full-size nets' reference quick). */
+static Backend *open_reference(const char *device)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return backend_create(strncmp(device, "cpu", 3) == 0 ? 2 : cpus > 8 ? 8 : cpus > 1 ? (int)cpus : 1);
+}
+
+static double max_abs(const real *a, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++) m = fmax(m, fabs((double)a[i]));
+    return m;
+}
+
+/* max |got - want| / max |want|; NaN anywhere is a difference of infinity. */
+static double difference(const real *want, const real *got, size_t n)
+{
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - (double)want[i]);
+        if (!isfinite((double)got[i]) || !isfinite((double)want[i])) d = INFINITY;
+        worst = fmax(worst, d);
+    }
+    double scale = max_abs(want, n);
+    return worst == 0 ? 0 : scale > 0 ? worst / scale : INFINITY;
+}
+
+typedef struct {
+    const char *model;
+    int failures, checks;
+    double worst_ratio; /* the largest difference / tolerance seen */
+} Report;
+
+static void check_values(Report *r, const char *layer, const char *kind, const char *pass, const char *what,
+                         const real *want, const real *got, size_t n, double tol)
+{
+    double d = difference(want, got, n);
+    bool ok = d <= tol;
+    r->checks++;
+    r->failures += !ok;
+    if (tol > 0) r->worst_ratio = fmax(r->worst_ratio, d / tol);
+    printf("%-18s %-24s %-12s %-8s %-14s %10.3g %8.0e %s\n", r->model, layer, kind, pass, what, d, tol,
+           ok ? "ok" : "FAIL");
+}
+
+static void check_tensor(Report *r, const char *layer, const char *kind, const char *pass, const char *what,
+                         const Tensor *want, const Tensor *got, double tol)
+{
+    size_t n = tensor_count(want);
+    cr_assert_eq(n, tensor_count(got), "%s %s: %zu vs %zu values", layer, what, n, tensor_count(got));
+    real *a = tensor_to_host(want), *b = tensor_to_host(got);
+    check_values(r, layer, kind, pass, what, a, b, n, tol);
+    free(a);
+    free(b);
+}
+
+/* to = from, across backends, through the host. */
+static void copy_across(const Tensor *from, Tensor *to)
+{
+    real *host = tensor_to_host(from);
+    tensor_upload(to, host);
+    free(host);
+}
+
+static double tolerance_of(const char *kind)
+{
+    static const char *const exact[] = {"relu", "add", "dropout", "maxpool"};
+    for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
+        if (!strcmp(kind, exact[i])) return TOL_ELEMENTWISE;
+    return TOL_SUMS;
+}
+
+/* Both nets of one model, planned for n images, with the same parameters, buffers and batch. */
+static void twin_nets(const char *model, Backend *ref_bk, Backend *dev_bk, int n, Net **ref, Net **dev)
+{
+    Error err = {{0}};
+    *ref = model_build(model, ref_bk, 0, 7, &err);
+    cr_assert_not_null(*ref, "%s", err.msg);
+    *dev = model_build(model, dev_bk, 0, 7, &err);
+    cr_assert_not_null(*dev, "%s", err.msg);
+    net_plan(*ref, n);
+    net_plan(*dev, n);
+    copy_across(&(*ref)->param_block, &(*dev)->param_block);
+    for (int b = 0; b < (*ref)->n_buffers; b++) copy_across(&(*ref)->buffers[b].value, &(*dev)->buffers[b].value);
+    net_upload_random_batch(*ref, n, 11, 3);
+    net_upload_random_batch(*dev, n, 11, 3);
+    (*ref)->step = (*dev)->step = 5; /* dropout masks of step 5 */
+}
+
+static void set_batch(Net *net, int n)
+{
+    tensor_set_batch(&net->input, n);
+    for (int i = 0; i < net->n_layers; i++) {
+        tensor_set_batch(&net->layers[i].out, n);
+        tensor_set_batch(&net->layers[i].dout, n);
+    }
+}
+
+static void forward_layer(Report *r, Net *ref, Net *dev, int i, int n)
+{
+    Layer *lr = &ref->layers[i], *ld = &dev->layers[i];
+    for (int k = 0; k < lr->n_in; k++) copy_across(net_layer_input(ref, lr, k), net_layer_input(dev, ld, k));
+    lr->ops->forward(lr, ref, n, true);
+    ld->ops->forward(ld, dev, n, true);
+    const char *kind = lr->ops->kind;
+    double tol = tolerance_of(kind);
+    if (i == ref->loss_layer) {
+        double want[2], got[2];
+        bk_download(ref->bk, want, bk_buffer_address(ref->loss_result), sizeof want);
+        bk_download(dev->bk, got, bk_buffer_address(dev->loss_result), sizeof got);
+        real w[2] = {(real)want[0], (real)want[1]}, g[2] = {(real)got[0], (real)got[1]};
+        check_values(r, lr->name, kind, "forward", "loss,hits", w, g, 2, tol);
+    }
+    check_tensor(r, lr->name, kind, "forward", "output", &lr->out, &ld->out, tol);
+    for (int b = 0; b < lr->n_buffer; b++)
+        check_tensor(r, lr->name, kind, "forward", ref->buffers[lr->buffer[b]].name,
+                     &ref->buffers[lr->buffer[b]].value, &dev->buffers[lr->buffer[b]].value, tol);
+}
+
+static void backward_layer(Report *r, Net *ref, Net *dev, int i, int n)
+{
+    Layer *lr = &ref->layers[i], *ld = &dev->layers[i];
+    /* the CPU's state before this layer: its output gradient, and what its inputs' and
+     * parameters' gradients hold already (backward adds to them) */
+    copy_across(&lr->dout, &ld->dout);
+    for (int k = 0; k < lr->n_in; k++) {
+        Tensor *gr = net_layer_input_grad(ref, lr, k);
+        if (gr) copy_across(gr, net_layer_input_grad(dev, ld, k));
+    }
+    for (int p = 0; p < lr->n_param; p++) copy_across(&ref->params[lr->param[p]].grad, &dev->params[ld->param[p]].grad);
+    lr->ops->backward(lr, ref, n);
+    ld->ops->backward(ld, dev, n);
+    const char *kind = lr->ops->kind;
+    double tol = tolerance_of(kind);
+    for (int k = 0; k < lr->n_in; k++) {
+        Tensor *gr = net_layer_input_grad(ref, lr, k);
+        if (gr) check_tensor(r, lr->name, kind, "backward", k ? "input1 grad" : "input grad", gr,
+                             net_layer_input_grad(dev, ld, k), tol);
+    }
+    for (int p = 0; p < lr->n_param; p++) {
+        const Param *pr = &ref->params[lr->param[p]];
+        check_tensor(r, lr->name, kind, "backward", strrchr(pr->name, '.') ? strrchr(pr->name, '.') + 1 : pr->name,
+                     &pr->grad, &dev->params[ld->param[p]].grad, tol);
+    }
+}
+
+/* Every layer of one model, forward then backward, each fed the CPU's values. */
+static Report check_model(const ModelInfo *m, Backend *ref_bk, Backend *dev_bk)
+{
+    /* two images of the full-size nets, four of the proxies (batch statistics over more) */
+    int n = m->in_h > 64 ? 2 : 4;
+    Net *ref, *dev;
+    twin_nets(m->name, ref_bk, dev_bk, n, &ref, &dev);
+    set_batch(ref, n);
+    set_batch(dev, n);
+    Report r = {m->name, 0, 0, 0};
+    for (int i = 0; i < ref->n_layers; i++) forward_layer(&r, ref, dev, i, n);
+    for (int i = 0; i < ref->n_layers; i++) {
+        tensor_zero(&ref->layers[i].dout);
+        tensor_zero(&dev->layers[i].dout);
+    }
+    net_zero_grad(ref);
+    net_zero_grad(dev);
+    for (int i = ref->n_layers - 1; i >= 0; i--) backward_layer(&r, ref, dev, i, n);
+    net_destroy(ref);
+    net_destroy(dev);
+    return r;
+}
+
+/* Every layer of every model (of the proxies only when `proxies_only`: the full-size nets
+ * take minutes on a CPU); returns the comparisons over tolerance. */
+static int check_models(Backend *ref_bk, Backend *dev_bk, bool proxies_only)
+{
+    int count, failures = 0;
+    const ModelInfo *models = model_list(&count);
+    printf("%-18s %-24s %-12s %-8s %-14s %10s %8s\n", "model", "layer", "kind", "pass", "tensor", "difference",
+           "tol");
+    for (int i = 0; i < count; i++) {
+        if (proxies_only && models[i].in_h > 64) {
+            printf("%s: left out (full size)\n", models[i].name);
+            continue;
+        }
+        Report r = check_model(&models[i], ref_bk, dev_bk);
+        printf("%s on %s: %d checks, %d over tolerance, worst at %.2g of its tolerance\n", r.model,
+               backend_device_name(dev_bk), r.checks, r.failures, r.worst_ratio);
+        failures += r.failures;
+    }
+    return failures;
+}
+
+Test(backend_ops, every_layer_of_every_model)
+{
+    const char *device = device_under_test();
+    Backend *dev_bk = open_or_skip(device, strncmp(device, "cpu", 3) == 0 ? 1 : 2);
+    Backend *ref_bk = open_reference(device);
+    int failures = check_models(ref_bk, dev_bk, strncmp(device, "cpu", 3) == 0);
+    backend_destroy(ref_bk);
+    backend_destroy(dev_bk);
+    cr_assert_eq(failures, 0, "%d layer comparisons over tolerance (the FAIL lines above)", failures);
+}
+
+/* The harness itself, on every machine: the CPU at 1 thread against 2 threads must agree
+ * within the tolerances (the CPU's sums are in a fixed order, so they agree exactly). */
+Test(backend_ops_harness, cpu_one_thread_against_two)
+{
+    Backend *one = backend_create(1), *two = backend_create(2);
+    int failures = check_models(two, one, true);
+    backend_destroy(one);
+    backend_destroy(two);
+    cr_assert_eq(failures, 0, "%d layer comparisons over tolerance (the FAIL lines above)", failures);
+}
+
+/* ---- optimizers ---- */
+
+/* conv 3->4 k3 with bias, BN affine, linear with bias: every ParamKind. The biases start at
+ * zero, so the first step takes the zero-norm guards. */
+static Net *tiny_net(Backend *bk)
+{
+    const Init kaiming = {INIT_HE_GAUSSIAN, 0}, zero = {INIT_ZERO, 0};
+    Net *net = net_create("backend-ops", bk, 3, 6, 6);
+    int x = nb_conv(net, "conv", NET_INPUT, 4, 3, 1, 1, 1, true, kaiming, zero);
+    x = nb_batchnorm(net, "bn", x, true, 1e-5, 0.1);
+    x = nb_relu(net, x);
+    x = nb_linear(net, "fc", x, 5, true, kaiming, zero);
+    nb_softmax_xent(net, x);
+    net_finalize(net);
+    net_init_params(net, 3);
+    net_plan(net, 4);
+    return net;
+}
+
+/* The optimizers to step: every rule and every LARS/LARC preset. */
+static int optimizer_configs(OptConfig *out, int cap)
+{
+    int n = 0;
+    OptConfig c;
+    opt_config_defaults(&c);
+    c.momentum = 0.9;
+    c.weight_decay = 5e-4;
+    out[n++] = c; /* sgd, momentum, coupled wd */
+    c.nesterov = true;
+    out[n++] = c;
+    c.nesterov = false;
+    c.decoupled_wd = true;
+    c.dampening = 0.1;
+    out[n++] = c;
+    for (int i = 0; optimizer_preset_at(i) && n < cap - 2; i++) {
+        OptConfig l;
+        opt_config_defaults(&l);
+        l.momentum = 0.9;
+        l.weight_decay = 5e-4;
+        char said[512];
+        Error err = {{0}};
+        cr_assert_eq(optimizer_apply_preset(&l, optimizer_preset_at(i), said, sizeof said, &err), 0, "%s", err.msg);
+        out[n++] = l;
+    }
+    opt_config_defaults(&c);
+    c.weight_decay = 0.01;
+    snprintf(c.name, sizeof c.name, "adamw");
+    out[n++] = c;
+    snprintf(c.name, sizeof c.name, "lamb");
+    out[n++] = c;
+    return n;
+}
+
+/* One update on both from the CPU's gradients of a real forward/backward. */
+static void step_both(Net *ref, Net *dev, Optimizer *oref, Optimizer *odev, double lr)
+{
+    net_zero_grad(ref);
+    net_forward(ref, 4, true);
+    net_backward(ref, 4);
+    copy_across(&ref->grad_block, &dev->grad_block);
+    optimizer_step(oref, ref, lr);
+    optimizer_step(odev, dev, lr);
+}
+
+static void check_stats(Report *r, const char *name, const Optimizer *oref, const Optimizer *odev)
+{
+    for (int p = 0; p < oref->n_params; p++) {
+        const OptStats *a = &oref->stats[p], *b = &odev->stats[p];
+        real want[5] = {(real)a->w_norm, (real)a->g_norm, (real)a->local_rate, (real)a->eff_rate,
+                        (real)a->update_ratio};
+        real got[5] = {(real)b->w_norm, (real)b->g_norm, (real)b->local_rate, (real)b->eff_rate, (real)b->update_ratio};
+        char what[32];
+        snprintf(what, sizeof what, "stats %d", p);
+        check_values(r, name, "optimizer", "step 2", what, want, got, 5, TOL_OPTIMIZER);
+    }
+}
+
+Test(backend_ops, every_optimizer_and_preset)
+{
+    const char *device = device_under_test();
+    Backend *dev_bk = open_or_skip(device, 1);
+    Backend *ref_bk = open_reference(device);
+    OptConfig cfgs[32];
+    int n = optimizer_configs(cfgs, 32), failures = 0;
+    for (int k = 0; k < n; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "%.15s%s%.15s", cfgs[k].name, cfgs[k].lars_variant[0] ? ":" : "",
+                 cfgs[k].lars_variant);
+        if (!strcmp(cfgs[k].name, "sgd"))
+            snprintf(name, sizeof name, "sgd%s%s", cfgs[k].nesterov ? ":nesterov" : "", cfgs[k].decoupled_wd ? ":decoupled" : "");
+        Net *ref = tiny_net(ref_bk), *dev = tiny_net(dev_bk);
+        net_upload_random_batch(ref, 4, 5, 1);
+        copy_across(&ref->param_block, &dev->param_block);
+        Error err = {{0}};
+        Optimizer *oref = optimizer_create(&cfgs[k], ref, &err), *odev = optimizer_create(&cfgs[k], dev, &err);
+        cr_assert(oref && odev, "%s: %s", name, err.msg);
+        oref->collect_stats = odev->collect_stats = true;
+        Report r = {"tiny", 0, 0, 0};
+        step_both(ref, dev, oref, odev, 0.1); /* the first update: momentum buffers start */
+        step_both(ref, dev, oref, odev, 0.05);
+        check_tensor(&r, name, "optimizer", "step 2", "parameters", &ref->param_block, &dev->param_block, TOL_OPTIMIZER);
+        for (int p = 0; p < oref->n_params; p++)
+            for (int s = 0; s < oref->n_slots; s++)
+                check_tensor(&r, name, "optimizer", "step 2", oref->slot_names[s], optimizer_slot(oref, p, s),
+                             optimizer_slot(odev, p, s), TOL_OPTIMIZER);
+        check_stats(&r, name, oref, odev);
+        failures += r.failures;
+        optimizer_destroy(oref);
+        optimizer_destroy(odev);
+        net_destroy(ref);
+        net_destroy(dev);
+    }
+    backend_destroy(ref_bk);
+    backend_destroy(dev_bk);
+    cr_assert_eq(failures, 0, "%d optimizer comparisons over tolerance (the FAIL lines above)", failures);
+}
+
+/* ---- vectors and dropout ---- */
+
+static void random_fill(real *x, size_t n, unsigned seed)
+{
+    srand(seed);
+    for (size_t i = 0; i < n; i++) x[i] = (real)((rand() / (double)RAND_MAX) * 2 - 1);
+}
+
+Test(backend_ops, vector_operations_at_odd_sizes)
+{
+    const char *device = device_under_test();
+    Backend *dev_bk = open_or_skip(device, 1);
+    Backend *ref_bk = open_reference(device);
+    static const size_t sizes[] = {1, 3, 257, 100003};
+    Report r = {"vectors", 0, 0, 0};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        size_t n = sizes[s];
+        Tensor xa, ya, xb, yb;
+        tensor_alloc(&xa, ref_bk, 1, 1, 1, (int)n + 1);
+        tensor_alloc(&ya, ref_bk, 1, 1, 1, (int)n + 1);
+        tensor_alloc(&xb, dev_bk, 1, 1, 1, (int)n + 1);
+        tensor_alloc(&yb, dev_bk, 1, 1, 1, (int)n + 1);
+        real *h = malloc((n + 1) * sizeof *h);
+        random_fill(h, n + 1, (unsigned)s + 1);
+        tensor_upload(&xa, h);
+        tensor_upload(&xb, h);
+        random_fill(h, n + 1, (unsigned)s + 100);
+        tensor_upload(&ya, h);
+        tensor_upload(&yb, h);
+        /* at an offset of one element, so nothing assumes aligned starts */
+        Backend *bks[2] = {ref_bk, dev_bk};
+        Tensor *xs[2] = {&xa, &xb}, *ys[2] = {&ya, &yb};
+        double sums[2];
+        for (int k = 0; k < 2; k++) {
+            bk_axpy(bks[k], n, (real)0.37, xs[k]->data + 1, ys[k]->data + 1);
+            bk_scale(bks[k], n, (real)-1.5, ys[k]->data + 1);
+            bk_copy(bks[k], n / 2, ys[k]->data + 1, xs[k]->data + 1);
+            bk_fill(bks[k], n / 3, (real)0.25, xs[k]->data + 1);
+            sums[k] = bk_sum_squares(bks[k], n, ys[k]->data + 1);
+        }
+        char what[32];
+        snprintf(what, sizeof what, "n=%zu", n);
+        check_tensor(&r, what, "vector", "axpy,scale", "y", &ya, &yb, TOL_ELEMENTWISE);
+        check_tensor(&r, what, "vector", "copy,fill", "x", &xa, &xb, TOL_ELEMENTWISE);
+        real want = (real)sums[0], got = (real)sums[1];
+        check_values(&r, what, "vector", "sum_sq", "value", &want, &got, 1, 1e-10);
+        free(h);
+        tensor_free(&xa);
+        tensor_free(&ya);
+        tensor_free(&xb);
+        tensor_free(&yb);
+    }
+    backend_destroy(ref_bk);
+    backend_destroy(dev_bk);
+    cr_assert_eq(r.failures, 0, "%d vector comparisons over tolerance", r.failures);
+}
+
+/* Masks are a pure function of (seed, step, layer, element): identical, not merely close. */
+Test(backend_ops, dropout_masks_identical)
+{
+    const char *device = device_under_test();
+    Backend *dev_bk = open_or_skip(device, 1);
+    Backend *ref_bk = open_reference(device);
+    const size_t n = 4099;
+    Tensor x[2], y[2], mask[2];
+    Backend *bks[2] = {ref_bk, dev_bk};
+    real *ones = malloc(n * sizeof *ones);
+    for (size_t i = 0; i < n; i++) ones[i] = 1;
+    for (int k = 0; k < 2; k++) {
+        tensor_alloc(&x[k], bks[k], 1, 1, 1, (int)n);
+        tensor_alloc(&y[k], bks[k], 1, 1, 1, (int)n);
+        tensor_alloc(&mask[k], bks[k], 1, 1, 1, (int)n);
+        tensor_upload(&x[k], ones);
+        DropoutKey key = {.seed = 42, .step = 9, .first_element = 1000, .layer = 3};
+        bk_dropout_forward(bks[k], n, (real)0.5, &key, mask[k].data, x[k].data, y[k].data);
+    }
+    real *a = tensor_to_host(&mask[0]), *b = tensor_to_host(&mask[1]);
+    size_t differ = 0, dropped = 0;
+    for (size_t i = 0; i < n; i++) {
+        differ += a[i] != b[i];
+        dropped += a[i] == 0;
+    }
+    printf("dropout p=0.5 on %s: %zu of %zu mask values differ from the CPU's, %zu dropped\n",
+           backend_device_name(dev_bk), differ, n, dropped);
+    cr_assert_eq(differ, 0, "%zu of %zu dropout mask values differ", differ, n);
+    cr_assert(dropped > n / 3 && dropped < 2 * n / 3, "%zu of %zu dropped at p = 0.5", dropped, n);
+    free(a);
+    free(b);
+    free(ones);
+    for (int k = 0; k < 2; k++) {
+        tensor_free(&x[k]);
+        tensor_free(&y[k]);
+        tensor_free(&mask[k]);
+    }
+    backend_destroy(ref_bk);
+    backend_destroy(dev_bk);
+}
