@@ -26,7 +26,7 @@ for exe in "$@"; do
     done
 done
 git rev-parse --short=12 HEAD >"$bundle/COMMIT" 2>/dev/null || echo unknown >"$bundle/COMMIT"
-git diff --quiet HEAD -- engine sweeps cli Makefile 2>/dev/null || echo "(with uncommitted changes)" >>"$bundle/COMMIT"
+git diff --quiet HEAD -- engine sweeps cli tests bench Makefile 2>/dev/null || echo "(with uncommitted changes)" >>"$bundle/COMMIT"
 size=$(du -sm "$bundle" | cut -f1)
 [ "$size" -le 64 ] || { echo "gpu-bundle: $bundle holds $size MiB, over 64" >&2; exit 1; }
 tar -C "$(dirname "$bundle")" -cJf "$bundle.tar.xz" "$(basename "$bundle")"

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../engine/backend.h"
 #include "../engine/cli_args.h"
 #include "../sweeps/claims.h"
 #include "../sweeps/experiment.h"
@@ -72,7 +73,15 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
         case S_THREADS: if (cli_parse_long("--threads", optarg, 1, &v, err)) return -1; o->threads = (int)v; break;
         case S_RANKS: if (cli_parse_long("--ranks", optarg, 1, &v, err)) return -1; o->ranks = (int)v; break;
         case S_MPIRUN: o->mpirun = optarg; break;
-        case S_DEVICE: o->device = optarg; break;
+        case S_DEVICE:
+            if (backend_device_check(optarg, err)) {
+                char why[sizeof err->msg];
+                snprintf(why, sizeof why, "%s", err->msg);
+                error_set(err, "--device: %s", why);
+                return -1;
+            }
+            o->device = optarg;
+            break;
         case S_RETRY: o->retry_failed = true; break;
         case S_STALE:
             if (cli_parse_double("--stale-after", optarg, &o->stale_after, err)) return -1;

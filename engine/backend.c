@@ -31,7 +31,8 @@ const char *backend_devices(void)
 #endif
 }
 
-/* Splits "cuda:1" into its kind and index; -1 when the text is not NAME or NAME:N. */
+/* Splits "cuda:1" into its kind and index (-1 for a bare "cuda": the backend chooses);
+ * -1 when the text is not NAME or NAME:N. */
 static int parse_device(const char *device, char *kind, size_t len, int *index)
 {
     const char *colon = strchr(device, ':');
@@ -39,7 +40,7 @@ static int parse_device(const char *device, char *kind, size_t len, int *index)
     if (n == 0 || n >= len) return -1;
     memcpy(kind, device, n);
     kind[n] = 0;
-    *index = 0;
+    *index = -1;
     if (!colon) return 0;
     char *end;
     long v = strtol(colon + 1, &end, 10);
@@ -48,29 +49,41 @@ static int parse_device(const char *device, char *kind, size_t len, int *index)
     return 0;
 }
 
-Backend *backend_open(const char *device, int threads, Error *err)
+/* The row of DEVICES that `device` names, or NULL with err set; *index as parse_device. */
+static const DeviceKind *device_kind(const char *device, int *index, Error *err)
 {
     char kind[16];
-    int index;
-    if (!device || parse_device(device, kind, sizeof kind, &index)) {
+    if (!device || parse_device(device, kind, sizeof kind, index)) {
         error_set(err, "device '%s' is not NAME or NAME:N (devices: %s)", device ? device : "",
                   backend_devices());
         return NULL;
     }
     for (int i = 0; i < N_DEVICES; i++)
-        if (!strcmp(kind, DEVICES[i].name)) return DEVICES[i].open(index, threads, err);
-    if (!strcmp(kind, "cuda")) {
+        if (!strcmp(kind, DEVICES[i].name)) return &DEVICES[i];
+    if (!strcmp(kind, "cuda"))
         error_set(err, "device '%s': this bigbatch was built without CUDA (build it with make GPU=1)", device);
-        return NULL;
-    }
-    error_set(err, "unknown device '%s' (devices: %s)", device, backend_devices());
+    else
+        error_set(err, "unknown device '%s' (devices: %s)", device, backend_devices());
     return NULL;
+}
+
+int backend_device_check(const char *device, Error *err)
+{
+    int index;
+    return device_kind(device, &index, err) ? 0 : -1;
+}
+
+Backend *backend_open(const char *device, int threads, Error *err)
+{
+    int index;
+    const DeviceKind *k = device_kind(device, &index, err);
+    return k ? k->open(index, threads, err) : NULL;
 }
 
 Backend *backend_create(int threads)
 {
     Error err;
-    Backend *bk = cpu_backend_open(0, threads, &err);
+    Backend *bk = cpu_backend_open(-1, threads, &err);
     if (!bk) {
         fprintf(stderr, "bigbatch: %s\n", err.msg);
         exit(3);

@@ -32,6 +32,9 @@ typedef struct Backend Backend;
  * `make GPU=1`. NULL with err set for an unknown name, a build without that backend or a
  * device that is not there. `threads` are the CPU backend's cores. */
 Backend *backend_open(const char *device, int threads, Error *err);
+/* 0 when this build has a backend for `device` (its syntax and kind; the device itself is
+ * not opened, so a missing GPU shows only at backend_open); -1 with err set. */
+int backend_device_check(const char *device, Error *err);
 /* The device names this build opens, for help texts and errors. */
 const char *backend_devices(void);
 /* The CPU backend (what the tests, `models` and the host-side tools use). */

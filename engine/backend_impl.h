@@ -98,7 +98,8 @@ struct BackendOps {
 };
 
 /* The implementations' constructors (backend.c's device table calls them): a Backend with
- * its ops and state, or NULL with err set (no such device, or out of memory). */
+ * its ops and state, or NULL with err set (no such device, or out of memory). device_index
+ * is N of NAME:N, or -1 for a bare NAME (the backend's choice). */
 Backend *cpu_backend_open(int device_index, int threads, Error *err);
 const char *cpu_backend_name(void); /* "cpu", or "cpu-guarded" in the guarded build */
 #ifdef BB_CUDA

@@ -285,6 +285,12 @@ int train_config_check(const TrainConfig *cfg, Error *err)
         return -1;
     }
     if (dataset_check_name(cfg->data, err) != 0 || opt_name_check(cfg->opt.name, err) != 0) return -1;
+    if (backend_device_check(cfg->device, err) != 0) {
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        error_set(err, "--device: %s", why);
+        return -1;
+    }
     if (cfg->image_size && !dataset_find(cfg->data)->image_folder) {
         error_set(err, "--image-size applies to image folders (imagefolder, cifar10), not %s", cfg->data);
         return -1;

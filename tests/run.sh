@@ -9,7 +9,8 @@ skipped=0
 failures=""
 for bin in "$@"; do
     out=$("$bin" --jobs 1 --verbose 2>&1)
-    echo "$out" | grep -v '^\[----\]' | grep -E 'Synthesis|FAIL|SKIP|Assertion|failed|crash|Warning' || true
+    echo "$out" | grep -v -e '^\[----\]' -e '^\[RUN \]' -e '^\[PASS\]' |
+        grep -E 'Synthesis|FAIL|SKIP|Assertion|failed|crash|Warning' || true
     skipped=$((skipped + $(echo "$out" | grep -c '^\[SKIP\]')))
     line=$(echo "$out" | grep 'Synthesis' | tail -n 1)
     if [ -z "$line" ]; then

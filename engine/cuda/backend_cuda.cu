@@ -218,7 +218,7 @@ static int pick_device(int requested, Error *err)
         cudaGetLastError();
         return -1;
     }
-    if (requested > 0) {
+    if (requested >= 0) { /* cuda:N; a bare "cuda" (-1) takes the local rank's */
         if (requested >= count) {
             error_set(err, "device cuda:%d: this node has %d CUDA device%s (cuda:0..%d)", requested, count,
                       count == 1 ? "" : "s", count - 1);

@@ -16,6 +16,14 @@ expect_exit 1 $BB train --model lenet --data fashion-mnist --train-subset 100 --
 expect_output "larger than the training set"
 expect_exit 2 $BB train --model lenet --data nodata
 expect_output "nodata"
+expect_exit 2 $BB train --device gpu --steps 1
+expect_output "\-\-device: unknown device 'gpu'"
+expect_exit 2 $BB train --device cuda:x --steps 1
+expect_output "\-\-device: device 'cuda:x' is not NAME or NAME:N"
+expect_exit 1 $BB train --device cpu:1 --data synthetic --steps 1
+expect_output "the CPU backend has one device"
+expect_exit 2 $BB sweep experiments/example.ini --device gpu --dry-run
+expect_output "\-\-device: unknown device 'gpu'"
 expect_exit 2 $BB nosuchcommand
 expect_exit 0 $BB train --help
 expect_output "\-\-weight-decay"
