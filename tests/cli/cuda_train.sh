@@ -1,15 +1,18 @@
 # 200 steps of ResNet-20 on the GPU against the same 200 on the CPU (make test-gpu GPU=1):
 # synthetic data (1,000 images of 10 learnable bands, so the loss falls), batch 50, 10 epochs
-# of 20 steps, SGD with momentum and weight decay, the same seed. Both print each epoch's
-# mean train loss, so the curves are compared at 10 points:
-#   epoch 1 (the first 20 steps): within 1e-3 relative; every later epoch: within 5% relative.
-# Float sums in another order make the two runs drift apart slowly (training is chaotic), so
-# the bound widens with the steps; a wrong kernel shows at once in the first epoch.
+# of 20 steps, SGD lr 0.01 with momentum 0.9, the same seed. Both print each epoch's mean
+# train loss, so the curves are compared at 10 points:
+#   epoch 1 (the first 20 steps): within 2e-3 relative; every later epoch: within 5%.
+# Float sums in another order make two runs drift apart (training is chaotic), so the bound
+# widens after the first epoch; a wrong kernel shows at once in the first epoch. Calibrated on
+# the CPU, 1 thread against 2 (2026-12-02): epoch 1 differed by 1e-4, later epochs by at most
+# 0.5%. At lr 0.05 with weight decay the same two CPU runs differed by 0.5% in epoch 1 and 32%
+# by epoch 4: too chaotic to compare, hence this gentler recipe.
 # Skipped (exit 77, saying why) where the build has no CUDA or the machine no GPU.
 . tests/cli/lib.inc
 run() {
-    "$BB" train --model resnet20 --data synthetic --train-subset 1000 --test-subset 256 --batch 50 \
-        --epochs 10 --lr 0.05 --momentum 0.9 --weight-decay 5e-4 --seed 3 --threads 2 --quiet "$@"
+    "$BB" train --model resnet20 --data synthetic --train-subset 1000 --test-subset 100 --batch 50 \
+        --epochs 10 --lr 0.01 --momentum 0.9 --seed 3 --threads 2 --quiet "$@"
 }
 # skipped only where there is no CUDA to use; a CUDA backend that fails is a failure
 if ! "$BB" train --device cuda --model lenet --data synthetic --steps 1 --batch 8 --quiet >"$TMP/probe" 2>&1; then
@@ -27,7 +30,7 @@ awk '$1 ~ /^[0-9]+$/ && NF >= 10 {print $1, $3}' "$TMP/cpu" >"$TMP/cpu.loss"
 awk '$1 ~ /^[0-9]+$/ && NF >= 10 {print $1, $3}' "$TMP/gpu" >"$TMP/gpu.loss"
 [ "$(wc -l <"$TMP/cpu.loss")" -eq 10 ] || { cat "$TMP/cpu"; fail "the CPU run printed $(wc -l <"$TMP/cpu.loss") epochs, not 10"; }
 paste "$TMP/cpu.loss" "$TMP/gpu.loss" | awk '
-    { tol = $1 == 1 ? 1e-3 : 0.05; d = ($4 - $2) / $2; if (d < 0) d = -d
+    { tol = $1 == 1 ? 2e-3 : 0.05; d = ($4 - $2) / $2; if (d < 0) d = -d
       printf "epoch %2d  cpu %.5f  cuda %.5f  relative %.2e  tolerance %.0e\n", $1, $2, $4, d, tol
       if (!(d <= tol) || $1 != $3) bad = 1 }
     END { exit bad }' || fail "the loss curves differ beyond the tolerance"
