@@ -31,6 +31,37 @@ const char *backend_devices(void)
 #endif
 }
 
+/* An environment variable as a number >= 0, or -1 when it is unset or not one. */
+static int env_count(const char *name)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) return -1;
+    char *end;
+    long n = strtol(v, &end, 10);
+    return *end || n < 0 || n > 1000000 ? -1 : (int)n;
+}
+
+/* The first of the launchers' variables that is set, or `dflt`. */
+static int first_env(const char *const *names, int dflt)
+{
+    for (; *names; names++) {
+        int n = env_count(*names);
+        if (n >= 0) return n;
+    }
+    return dflt;
+}
+
+int backend_local_slot(void)
+{
+    static const char *const rank[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID",
+                                       "PMI_LOCAL_RANK", NULL};
+    static const char *const size[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE", "MPI_LOCALNRANKS",
+                                       "PMI_LOCAL_SIZE", NULL};
+    static const char *const worker[] = {"BIGBATCH_WORKER", NULL};
+    int ranks = first_env(size, 1);
+    return first_env(worker, 0) * (ranks > 0 ? ranks : 1) + first_env(rank, 0);
+}
+
 /* Splits "cuda:1" into its kind and index (-1 for a bare "cuda": the backend chooses);
  * -1 when the text is not NAME or NAME:N. */
 static int parse_device(const char *device, char *kind, size_t len, int *index)

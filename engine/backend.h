@@ -32,6 +32,11 @@ typedef struct Backend Backend;
  * `make GPU=1`. NULL with err set for an unknown name, a build without that backend or a
  * device that is not there. `threads` are the CPU backend's cores. */
 Backend *backend_open(const char *device, int threads, Error *err);
+/* This process's place among those sharing a node's devices, which a bare `--device cuda`
+ * takes modulo the GPUs present: the sweep's worker slot (BIGBATCH_WORKER, set for each run
+ * it starts) times the ranks a run has on the node, plus the local rank under mpirun or srun.
+ * 0 for a process started by hand. */
+int backend_local_slot(void);
 /* 0 when this build has a backend for `device` (its syntax and kind; the device itself is
  * not opened, so a missing GPU shows only at backend_open); -1 with err set. */
 int backend_device_check(const char *device, Error *err);

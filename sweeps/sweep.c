@@ -153,6 +153,10 @@ static int spawn(Sweep *w, Child *c, Error *err)
         close(in);
         /* Runs side by side must not spin-wait for cores (README: "Engine layout"). */
         setenv("OMP_WAIT_POLICY", "passive", 0);
+        /* the worker slot: a bare --device cuda puts each worker's runs on a GPU of their own */
+        char slot[16];
+        snprintf(slot, sizeof slot, "%d", (int)(c - w->children));
+        setenv("BIGBATCH_WORKER", slot, 1);
         if (w->o->ranks > 1 && geteuid() == 0) { /* Open MPI refuses root unless told twice */
             setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
             setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);

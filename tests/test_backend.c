@@ -186,3 +186,39 @@ Test(guarded, direct_access_faults_with_a_backtrace)
     cr_expect(strstr(log, "test_backend.c") != NULL, "the backtrace does not name the file:\n%s", log);
 }
 #endif
+
+/* A bare --device cuda takes GPU (slot mod count): the sweep's worker slot times the ranks per
+ * node, plus the local rank. */
+Test(devices, local_slot_from_the_launchers)
+{
+    static const char *const vars[] = {"BIGBATCH_WORKER", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE",
+                                       "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE", "MPI_LOCALRANKID",
+                                       "MPI_LOCALNRANKS", "PMI_LOCAL_RANK", "PMI_LOCAL_SIZE"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
+    cr_expect_eq(backend_local_slot(), 0, "a process started by hand");
+    setenv("BIGBATCH_WORKER", "3", 1);
+    cr_expect_eq(backend_local_slot(), 3, "sweep worker 3, one rank");
+    setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "2", 1);
+    setenv("OMPI_COMM_WORLD_LOCAL_RANK", "1", 1);
+    cr_expect_eq(backend_local_slot(), 7, "worker 3 of 2-rank runs, local rank 1: 3 * 2 + 1");
+    unsetenv("BIGBATCH_WORKER");
+    unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    setenv("SLURM_LOCALID", "5", 1);
+    cr_expect_eq(backend_local_slot(), 5, "srun's local id");
+    setenv("SLURM_LOCALID", "x", 1);
+    cr_expect_eq(backend_local_slot(), 0, "not a number: ignored");
+    unsetenv("SLURM_LOCALID");
+}
+
+Test(devices, names_checked_without_opening)
+{
+    Error err = {{0}};
+    cr_expect_eq(backend_device_check("cpu", &err), 0, "%s", err.msg);
+    cr_expect_eq(backend_device_check("cpu:0", &err), 0, "%s", err.msg);
+    cr_expect_neq(backend_device_check("gpu", &err), 0);
+    cr_expect(strstr(err.msg, "unknown device 'gpu'"), "%s", err.msg);
+    cr_expect_neq(backend_device_check("cuda:", &err), 0);
+    cr_expect_neq(backend_device_check("cuda:-1", &err), 0);
+    cr_expect_neq(backend_device_check("", &err), 0);
+}

@@ -195,18 +195,6 @@ static const BackendOps CUDA_OPS = {
     .axpy = cuda_axpy,
 };
 
-/* Under mpirun or srun without an explicit index, each rank takes the GPU of its local rank. */
-static int local_rank(void)
-{
-    static const char *const vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID",
-                                       "PMI_LOCAL_RANK"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *v = getenv(vars[i]);
-        if (v && *v) return atoi(v);
-    }
-    return 0;
-}
-
 /* The device to use, or -1 with err set. */
 static int pick_device(int requested, Error *err)
 {
@@ -226,7 +214,7 @@ static int pick_device(int requested, Error *err)
         }
         return requested;
     }
-    return local_rank() % count;
+    return backend_local_slot() % count; /* each rank and sweep worker its own GPU */
 }
 
 static int cuda_state_init(CudaState *st, int device, Error *err)
