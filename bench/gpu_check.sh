@@ -79,7 +79,8 @@ BB=$BB run 120 cuda_train sh tests/cli/cuda_train.sh
 step "throughput and memory: bigbatch bench --device cuda beside PyTorch"
 for mb in resnet50:256 alexnet:512; do
     m=${mb%:*} b=${mb#*:}
-    run 40 "bench $m" "$BB" bench --device cuda --model "$m" --batch "$b" --steps 10 --warmup 3 --profile-steps 0
+    # timed algorithm choice on both sides (PyTorch: cudnn.benchmark)
+    BIGBATCH_CUDNN_FIND=1 run 40 "bench $m" "$BB" bench --device cuda --model "$m" --batch "$b" --steps 10 --warmup 3 --profile-steps 0
     if [ -n "$py" ] && "$py" -c "import torch, torchvision" 2>/dev/null; then
         run 40 "torch $m" "$py" bench/torch_gpu_bench.py --model "$m" --batch "$b" --steps 10 --warmup 3
     else

@@ -234,6 +234,8 @@ static int cuda_state_init(CudaState *st, int device, Error *err)
     CUDNN_CHECK(cudnnCreate(&st->cudnn));
     CUDNN_CHECK(cudnnSetStream(st->cudnn, st->stream));
     st->workspace_limit = WORKSPACE_LIMIT;
+    const char *find = getenv("BIGBATCH_CUDNN_FIND");
+    st->cudnn_find = find && !strcmp(find, "1");
     return 0;
 }
 

@@ -1,13 +1,17 @@
 /* Convolution on cuDNN (the legacy cudnnConvolution* API). Each (shape, batch) gets a plan:
- * its tensor, filter and convolution descriptors and, per direction, the algorithm that
- * cudnnFind* measured fastest among those that are deterministic, compute in plain FP32 FMA
- * (no TF32, so results compare with the CPU's im2col + sgemm) and need no more workspace than
- * st->workspace_limit. Each direction is searched once, on its first use, so a layer that
- * never needs dx (the first) or never trains (evaluation) never searches for it.
+ * its tensor, filter and convolution descriptors and, per direction, the first algorithm in
+ * cuDNN's ranking that is deterministic, computes in plain FP32 FMA (no TF32, so results
+ * compare with the CPU's im2col + sgemm) and needs no more workspace than
+ * st->workspace_limit. Each direction is chosen once, on its first use, so a layer that
+ * never needs dx (the first) or never trains (evaluation) never asks for it.
  *
- * The search uses the non-Ex cudnnFind* functions: they allocate their own inputs, outputs
- * and workspace, so the caller's y, dx and dw (which backward accumulates into) are never
- * written by a trial run. They block the host, once per shape and direction.
+ * The ranking is cudnnGet*Algorithm_v7's heuristics by default: they depend only on the
+ * shape, the GPU model and the cuDNN version, so every run of a configuration takes the same
+ * algorithms and repeats itself bit for bit (and --resume continues exactly). With
+ * BIGBATCH_CUDNN_FIND=1 it is cudnnFind*'s measured times instead (PyTorch's
+ * cudnn.benchmark): often faster, but two processes may time two algorithms in a different
+ * order and then differ in the last bits. The non-Ex cudnnFind* functions allocate their own
+ * inputs and outputs, so the caller's y, dx and dw are never written by a trial run.
  *
  * Forward overwrites y (beta = 0) and adds the bias with cudnnAddTensor; backward adds into
  * dx, dw and db (beta = 1), as the CPU reference (engine/cpu/conv.c) does. */
@@ -157,12 +161,18 @@ static int pick_preferring_determinism(const CudaConvPlan *p, const char *direct
     return i;
 }
 
+/* cuDNN's ranking of the algorithms of one direction: measured (cudnnFind*) or heuristic
+ * (cudnnGet*_v7); both fill the same perf records. */
 static void find_forward(CudaState *st, CudaConvPlan *p)
 {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int count = 0;
-    CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(st->cudnn, p->x, p->w, p->conv, p->y,
-                                                     CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf));
+    if (st->cudnn_find)
+        CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(st->cudnn, p->x, p->w, p->conv, p->y,
+                                                         CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf));
+    else
+        CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(st->cudnn, p->x, p->w, p->conv, p->y,
+                                                           CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf));
     int i = pick_preferring_determinism(p, "forward", perf, count, st->workspace_limit, -1);
     p->fwd = perf[i].algo;
     p->fwd_bytes = perf[i].memory;
@@ -173,8 +183,13 @@ static void find_backward_data(CudaState *st, CudaConvPlan *p)
 {
     cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
     int count = 0;
-    CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(st->cudnn, p->w, p->y, p->conv, p->x,
-                                                          CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, perf));
+    if (st->cudnn_find)
+        CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(st->cudnn, p->w, p->y, p->conv, p->x,
+                                                              CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, perf));
+    else
+        CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(st->cudnn, p->w, p->y, p->conv, p->x,
+                                                                CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count,
+                                                                perf));
     int i = pick_preferring_determinism(p, "backward data", perf, count, st->workspace_limit,
                                         (int)CUDNN_CONVOLUTION_BWD_DATA_ALGO_0);
     p->bwd_data = perf[i].algo;
@@ -186,9 +201,14 @@ static void find_backward_filter(CudaState *st, CudaConvPlan *p)
 {
     cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
     int count = 0;
-    CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(st->cudnn, p->x, p->y, p->conv, p->w,
-                                                            CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count,
-                                                            perf));
+    if (st->cudnn_find)
+        CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(st->cudnn, p->x, p->y, p->conv, p->w,
+                                                                CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count,
+                                                                perf));
+    else
+        CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(st->cudnn, p->x, p->y, p->conv, p->w,
+                                                                  CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count,
+                                                                  perf));
     int i = pick_preferring_determinism(p, "backward filter", perf, count, st->workspace_limit,
                                         (int)CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0);
     p->bwd_filter = perf[i].algo;

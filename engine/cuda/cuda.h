@@ -33,6 +33,8 @@ typedef struct {
     void *workspace;
     size_t workspace_bytes;
     size_t workspace_limit; /* the most a convolution algorithm may ask for */
+    bool cudnn_find;        /* rank algorithms by cudnnFind*'s timings (BIGBATCH_CUDNN_FIND=1), not
+                             * by the heuristics, which every run reproduces (conv.cu) */
     CudaConvPlan *plans;    /* a list, newest first */
     /* device scratch for reductions (sum_squares and friends), and pinned host memory for
      * the few values that are downloaded */
