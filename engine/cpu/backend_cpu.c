@@ -33,12 +33,20 @@ static void cpu_reserve(Backend *bk, size_t elems_per_thread)
     cs->ws_elems = elems_per_thread;
 }
 
+/* The device a run records: the guarded build computes on the same CPU. */
+static const char *cpu_device_name(const Backend *bk)
+{
+    (void)bk;
+    return "cpu";
+}
+
 static const BackendOps CPU_OPS = {
 #ifdef BB_GUARDED
     .name = "cpu-guarded",
 #else
     .name = "cpu",
 #endif
+    .device_name = cpu_device_name,
     .destroy = cpu_destroy,
     .reserve = cpu_reserve,
     .buffer_alloc = cpu_buffer_alloc,
