@@ -11,9 +11,11 @@
 #   2. tests/test_backend_ops: every operation of every model, forward and backward, every
 #      optimizer and preset, vectors and dropout masks, against the CPU (the report's table)
 #   3. tests/cli/cuda_train.sh: 200 steps of ResNet-20 on the GPU against the CPU
-#   4. bigbatch bench --device cuda: resnet50 at batch 256 and alexnet at batch 512, img/s and
-#      peak GPU memory, beside PyTorch's torchvision models (bench/torch_gpu_bench.py) where
-#      PyTorch is installed
+#   4. bigbatch bench --device cuda --loader: resnet50 at batch 256 and alexnet at batch 512,
+#      img/s, peak GPU memory and data_wait (the fraction of time the steps waited for the batch
+#      loader's thread), beside PyTorch's torchvision models (bench/torch_gpu_bench.py) where
+#      PyTorch is installed. bigbatch's steps include loading (crop, flip, upload, normalize);
+#      PyTorch's reuse one batch on the GPU, so the comparison leans PyTorch's way
 # Everything goes to OUTDIR/gpu_check.txt (and the terminal); the exit status is 0 only when
 # every step passed. The steps' limits add up to 7.7 minutes (180 + 120 + 4 x 40 s).
 set -u
@@ -80,7 +82,7 @@ step "throughput and memory: bigbatch bench --device cuda beside PyTorch"
 for mb in resnet50:256 alexnet:512; do
     m=${mb%:*} b=${mb#*:}
     # timed algorithm choice on both sides (PyTorch: cudnn.benchmark)
-    BIGBATCH_CUDNN_FIND=1 run 40 "bench $m" "$BB" bench --device cuda --model "$m" --batch "$b" --steps 10 --warmup 3 --profile-steps 0
+    BIGBATCH_CUDNN_FIND=1 run 40 "bench $m" "$BB" bench --device cuda --model "$m" --batch "$b" --steps 10 --warmup 3 --profile-steps 0 --loader
     if [ -n "$py" ] && "$py" -c "import torch, torchvision" 2>/dev/null; then
         run 40 "torch $m" "$py" bench/torch_gpu_bench.py --model "$m" --batch "$b" --steps 10 --warmup 3
     else

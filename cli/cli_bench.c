@@ -3,9 +3,11 @@
  * machine-readable line of key=value pairs (bench/run_bench.py parses it).
  *
  * A step is what the training loop does per iteration minus data loading:
- * net_zero_grad, net_forward (train), net_backward, optimizer_step. Images/s come
- * from unprofiled steps; the convolution rate comes from a separate set of steps
- * with net->profile on (per-layer timers), so the timers never touch img_s. */
+ * net_zero_grad, net_forward (train), net_backward, optimizer_step; with --loader each step
+ * also takes its batch from the batch loader (engine/loader.h), as training does, and the
+ * time it waited for the loader's thread is reported. Images/s come from unprofiled steps;
+ * the convolution rate comes from a separate set of steps with net->profile on (per-layer
+ * timers), so the timers never touch img_s. */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -19,6 +21,8 @@
 #include <omp.h>
 
 #include "../engine/cli_args.h"
+#include "../engine/data/data.h"
+#include "../engine/loader.h"
 #include "../engine/models.h"
 #include "../engine/optimizer.h"
 #include "../engine/rng.h"
@@ -30,7 +34,7 @@ typedef struct {
     int batch, steps, warmup, profile_steps, threads;
     unsigned long long seed;
     double lr;
-    bool sgemm, list_params, layers;
+    bool sgemm, list_params, layers, loader;
     int sgemm_n, sgemm_repeats;
 } BenchConfig;
 
@@ -65,7 +69,7 @@ static void bench_usage(FILE *f, const BenchConfig *d)
             "steps with per-layer timers give the convolutions' rate. Prints one line:\n"
             "\n"
             "  model=M batch=B threads=T img_s=X ms_per_step=Y peak_rss_mb=Z conv_gflops=G conv_fraction=F\n"
-            "  [peak_device_mb=D device=\"NAME\"]   (on a GPU)\n"
+            "  [data_wait=W]   (with --loader)   [peak_device_mb=D device=\"NAME\"]   (on a GPU)\n"
             "\n"
             "  peak_rss_mb    getrusage(RUSAGE_SELF).ru_maxrss of the whole process\n"
             "  peak_device_mb the most GPU memory held at once: buffers and workspaces\n"
@@ -73,6 +77,8 @@ static void bench_usage(FILE *f, const BenchConfig *d)
             "                 forward count; 2x for a convolution of the net input, which has no\n"
             "                 backward-data) over the time spent in convolution layers\n"
             "  conv_fraction  convolution time / total time of the profiled steps\n"
+            "  data_wait      the fraction of the timed steps' time spent waiting for the batch\n"
+            "                 loader's thread (0: the device never waited on cropping)\n"
             "\n"
             "options:\n"
             "  --model NAME           model (bigbatch models lists them)\n"
@@ -85,6 +91,10 @@ static void bench_usage(FILE *f, const BenchConfig *d)
             "  --lr X                 learning rate of the updates [%g]\n"
             "  --seed N               seed of the parameters and the synthetic batch [%llu]\n"
             "  --layers               also print the profiled time of every layer (on stderr)\n"
+            "  --loader               each step loads its batch as training does: synthetic 8-bit\n"
+            "                         images (256 x 256 for the full-size nets, cropped at random;\n"
+            "                         the input's size padded by 4 for the others), random crop and\n"
+            "                         flip on the loader's thread, normalized on the device\n"
             "  --list-params          print each parameter's name and shape (n c h w) and exit\n"
             "  --sgemm                instead: OpenBLAS cblas_sgemm rate on square %d matrices\n"
             "                         (median of %d), on 1 thread and on --threads threads:\n"
@@ -103,7 +113,7 @@ static int parse_long(const char *flag, const char *s, long min, long *out)
 
 enum {
     OPT_MODEL = 256, OPT_BATCH, OPT_STEPS, OPT_WARMUP, OPT_PROFILE_STEPS, OPT_THREADS, OPT_LR,
-    OPT_SEED, OPT_DEVICE, OPT_LAYERS, OPT_LIST_PARAMS, OPT_SGEMM, OPT_HELP
+    OPT_SEED, OPT_DEVICE, OPT_LAYERS, OPT_LOADER, OPT_LIST_PARAMS, OPT_SGEMM, OPT_HELP
 };
 
 static const struct option LONG_OPTS[] = {
@@ -117,6 +127,7 @@ static const struct option LONG_OPTS[] = {
     {"seed", required_argument, 0, OPT_SEED},
     {"device", required_argument, 0, OPT_DEVICE},
     {"layers", no_argument, 0, OPT_LAYERS},
+    {"loader", no_argument, 0, OPT_LOADER},
     {"list-params", no_argument, 0, OPT_LIST_PARAMS},
     {"sgemm", no_argument, 0, OPT_SGEMM},
     {"help", no_argument, 0, OPT_HELP},
@@ -148,6 +159,7 @@ static int parse_bench_flags(int argc, char **argv, BenchConfig *c)
             }
             break;
         case OPT_LAYERS: c->layers = true; break;
+        case OPT_LOADER: c->loader = true; break;
         case OPT_LIST_PARAMS: c->list_params = true; break;
         case OPT_SGEMM: c->sgemm = true; break;
         case OPT_HELP: return 1;
@@ -264,8 +276,60 @@ static void print_layers(const Net *net, int batch, int steps, double elapsed)
             "all layers", "", "", "", 100 * total / elapsed, 1e3 * elapsed / steps);
 }
 
-static double step(Net *net, Optimizer *opt, int batch, double lr)
+/* --loader: two batches' worth of synthetic images that the steps take turns on, each step
+ * with its own crops and flips, through the batch loader as in training. */
+typedef struct {
+    ImageSet set;
+    Augment aug;
+    uint32_t *order;
+    Rng rng[2];   /* the draws of the step loaded now and of the next */
+    long step;    /* the next step to load */
+    Loader *loader;
+} BenchData;
+
+static int bench_data_open(BenchData *d, Net *net, int batch, uint64_t seed, Error *err)
 {
+    memset(d, 0, sizeof *d);
+    const Tensor *in = &net->input;
+    /* Caffe's ImageNet: 256 stored, a random crop of the input within; small inputs: padded */
+    const bool full_size = in->h > 64 && in->h <= 256 && in->w <= 256;
+    const int h = full_size ? 256 : in->h, w = full_size ? 256 : in->w;
+    const int classes = net->classes > 100 ? 100 : net->classes; /* as train on synthetic data */
+    if (synthetic_make(&d->set, 2 * batch, in->c, h, w, classes, seed, 1, err) != 0) return -1;
+    d->aug = (Augment){.out_h = in->h, .out_w = in->w, .random_crop = true, .crop_pad = full_size ? 0 : 4,
+                       .flip = true};
+    d->order = xmalloc(sizeof *d->order * 2 * (size_t)batch, "bench order");
+    for (int i = 0; i < 2 * batch; i++) d->order[i] = (uint32_t)i;
+    const float mean[3] = {0.5f, 0.5f, 0.5f}, std[3] = {0.25f, 0.25f, 0.25f};
+    d->loader = loader_create(net, mean, std, err);
+    return d->loader ? 0 : -1;
+}
+
+static BatchJob bench_job(BenchData *d, int batch, long step)
+{
+    Rng *rng = &d->rng[step % 2];
+    rng_seed(rng, 0xbe7c, (uint64_t)step);
+    return (BatchJob){&d->set, d->order + (step % 2) * batch, batch, &d->aug, rng};
+}
+
+/* The next step's batch into the net, the one after it to the loader's thread. */
+static void bench_load(BenchData *d, int batch)
+{
+    BatchJob now = bench_job(d, batch, d->step), next = bench_job(d, batch, d->step + 1);
+    loader_load(d->loader, &now, &next);
+    d->step++;
+}
+
+static void bench_data_close(BenchData *d)
+{
+    loader_destroy(d->loader);
+    free(d->order);
+    imageset_free(&d->set);
+}
+
+static double step(Net *net, Optimizer *opt, BenchData *data, int batch, double lr)
+{
+    if (data) bench_load(data, batch);
     net_zero_grad(net);
     double loss = net_forward(net, batch, true);
     net_backward(net, batch);
@@ -310,13 +374,25 @@ static int bench_model(const BenchConfig *cfg)
     }
     net_plan(net, cfg->batch);
     fill_synthetic(net, cfg->batch, cfg->seed);
+    BenchData bench_data, *data = NULL;
+    if (cfg->loader) {
+        if (bench_data_open(&bench_data, net, cfg->batch, cfg->seed, &err) != 0) {
+            fprintf(stderr, "bigbatch bench: --loader: %s\n", err.msg);
+            optimizer_destroy(opt);
+            net_destroy(net);
+            backend_destroy(bk);
+            return 1;
+        }
+        data = &bench_data;
+    }
 
     double loss = 0;
-    for (int s = 0; s < cfg->warmup; s++) loss = step(net, opt, cfg->batch, cfg->lr);
-    double t0 = now_seconds();
-    for (int s = 0; s < cfg->steps; s++) loss = step(net, opt, cfg->batch, cfg->lr);
+    for (int s = 0; s < cfg->warmup; s++) loss = step(net, opt, data, cfg->batch, cfg->lr);
+    double t0 = now_seconds(), wait0 = data ? loader_wait_seconds(data->loader) : 0;
+    for (int s = 0; s < cfg->steps; s++) loss = step(net, opt, data, cfg->batch, cfg->lr);
     bk_synchronize(bk); /* a GPU may still run the last update */
     double elapsed = now_seconds() - t0;
+    double waited = data ? loader_wait_seconds(data->loader) - wait0 : 0;
 
     /* Profiled steps: per-layer timers, for the convolutions' share and rate. */
     double conv_flops = 0, conv_seconds = 0, prof_elapsed = 0;
@@ -324,7 +400,7 @@ static int bench_model(const BenchConfig *cfg)
         for (int i = 0; i < net->n_layers; i++) net->layers[i].fwd_seconds = net->layers[i].bwd_seconds = 0;
         net->profile = true;
         double p0 = now_seconds();
-        for (int s = 0; s < cfg->profile_steps; s++) loss = step(net, opt, cfg->batch, cfg->lr);
+        for (int s = 0; s < cfg->profile_steps; s++) loss = step(net, opt, data, cfg->batch, cfg->lr);
         prof_elapsed = now_seconds() - p0;
         net->profile = false;
         if (cfg->layers) print_layers(net, cfg->batch, cfg->profile_steps, prof_elapsed);
@@ -346,10 +422,12 @@ static int bench_model(const BenchConfig *cfg)
            "conv_gflops=%.2f conv_fraction=%.3f",
            cfg->model, cfg->batch, cfg->threads, img_s, 1e3 * elapsed / cfg->steps, peak_rss_mb(),
            conv_gflops, conv_fraction);
-    if (strcmp(backend_name(bk), "cuda") == 0)
+    if (data) printf(" data_wait=%.4f", elapsed > 0 ? waited / elapsed : 0);
+    if (backend_peak_bytes(bk) > 0)
         printf(" peak_device_mb=%.1f device=\"%s\"", backend_peak_bytes(bk) / 1048576.0, backend_device_name(bk));
     printf("\n");
     fflush(stdout);
+    if (data) bench_data_close(data);
     optimizer_destroy(opt);
     net_destroy(net);
     backend_destroy(bk);

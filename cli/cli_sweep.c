@@ -75,9 +75,7 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
         case S_MPIRUN: o->mpirun = optarg; break;
         case S_DEVICE:
             if (backend_device_check(optarg, err)) {
-                char why[sizeof err->msg];
-                snprintf(why, sizeof why, "%s", err->msg);
-                error_set(err, "--device: %s", why);
+                error_prefix(err, "--device");
                 return -1;
             }
             o->device = optarg;

@@ -173,6 +173,26 @@ void bk_download(Backend *bk, void *host, const void *dev, size_t bytes)
 
 void *bk_host_address(Backend *bk, void *dev) { return bk->ops->host_address(bk, dev); }
 
+void *bk_host_alloc(Backend *bk, size_t bytes)
+{
+    void *p = bk->ops->host_alloc(bk, bytes ? bytes : 1);
+    if (!p) {
+        fprintf(stderr, "bigbatch: out of memory allocating %zu bytes of %s host staging\n", bytes, bk->ops->name);
+        exit(3);
+    }
+    return p;
+}
+
+void bk_host_free(Backend *bk, void *host)
+{
+    if (host) bk->ops->host_free(bk, host);
+}
+
+void bk_upload_async(Backend *bk, void *dev, const void *host, size_t bytes)
+{
+    bk->ops->upload_async(bk, dev, host, bytes);
+}
+
 void bk_synchronize(Backend *bk) { bk->ops->synchronize(bk); }
 
 BkEvent *bk_event_create(Backend *bk)
@@ -244,6 +264,12 @@ void bk_dropout_forward(Backend *bk, size_t count, real p, const DropoutKey *key
 void bk_dropout_backward(Backend *bk, size_t count, const real *mask, const real *dy, real *dx)
 {
     bk->ops->dropout_backward(bk, count, mask, dy, dx);
+}
+
+void bk_normalize_pixels(Backend *bk, size_t images, int c, size_t hw, const uint8_t *x, const float *mean,
+                         const float *std, real *y)
+{
+    bk->ops->normalize_pixels(bk, images, c, hw, x, mean, std, y);
 }
 
 void bk_maxpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, real *y, int32_t *argmax)

@@ -74,6 +74,16 @@ void bk_download(Backend *bk, void *host, const void *dev, size_t bytes);
  * gradients in place through it instead of through host staging, as ggml-backend asks a
  * buffer whether it is host memory. */
 void *bk_host_address(Backend *bk, void *dev);
+/* Host memory that bk_upload_async copies from without staging: page-locked on a GPU (so
+ * the copy runs beside the host), ordinary aligned memory on the CPU. Never backend memory:
+ * the host reads and writes it freely (the batch loader's thread fills it). Exits with
+ * status 3 when out of memory. */
+void *bk_host_alloc(Backend *bk, size_t bytes);
+void bk_host_free(Backend *bk, void *host);
+/* An upload in stream order that may return before it has read `host` (from bk_host_alloc):
+ * the host leaves those bytes alone until an event recorded after this call has completed.
+ * The CPU backend copies at once. */
+void bk_upload_async(Backend *bk, void *dev, const void *host, size_t bytes);
 /* Waits until every operation issued so far has finished. */
 void bk_synchronize(Backend *bk);
 /* An event marks a point in the stream of operations: recorded after the backward of a
@@ -121,6 +131,13 @@ typedef struct {
 void bk_dropout_forward(Backend *bk, size_t count, real p, const DropoutKey *key, real *mask,
                         const real *x, real *y);
 void bk_dropout_backward(Backend *bk, size_t count, const real *mask, const real *dy, real *dx);
+
+/* A batch's pixels to the network's input: y = (x / 255 - mean[ch]) / std[ch] for each of
+ * `images` images of c planes of hw uint8 pixels (x and y backend memory; mean and std host
+ * arrays of c values), computed in `real` in that order, as pixel_normalize (engine/pixel.h)
+ * does, so every backend gives the CPU's inputs bit for bit. */
+void bk_normalize_pixels(Backend *bk, size_t images, int c, size_t hw, const uint8_t *x, const float *mean,
+                         const float *std, real *y);
 
 /* ---- pooling ---- */
 typedef struct {

@@ -40,6 +40,9 @@ struct BackendOps {
     void (*upload)(Backend *bk, void *dev, const void *host, size_t bytes);
     void (*download)(Backend *bk, void *host, const void *dev, size_t bytes);
     void *(*host_address)(Backend *bk, void *dev);
+    void *(*host_alloc)(Backend *bk, size_t bytes); /* NULL when out of memory */
+    void (*host_free)(Backend *bk, void *host);
+    void (*upload_async)(Backend *bk, void *dev, const void *host, size_t bytes);
     void (*synchronize)(Backend *bk);
     void *(*event_create)(Backend *bk);
     void (*event_destroy)(Backend *bk, void *event);
@@ -61,6 +64,8 @@ struct BackendOps {
     void (*dropout_forward)(Backend *bk, size_t count, real p, const DropoutKey *key, real *mask,
                             const real *x, real *y);
     void (*dropout_backward)(Backend *bk, size_t count, const real *mask, const real *dy, real *dx);
+    void (*normalize_pixels)(Backend *bk, size_t images, int c, size_t hw, const uint8_t *x,
+                             const float *mean, const float *std, real *y);
     void (*maxpool_forward)(Backend *bk, const PoolShape *s, int n, const real *x, real *y,
                             int32_t *argmax);
     void (*maxpool_backward)(Backend *bk, const PoolShape *s, int n, const int32_t *argmax,

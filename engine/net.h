@@ -137,7 +137,8 @@ void net_plan(Net *net, int batch_cap);
 /* Fills every parameter from its Init with streams derived from seed. */
 void net_init_params(Net *net, uint64_t seed);
 
-/* The batch's one crossing of the boundary: n images (NCHW, host) and their labels. */
+/* n images already normalized on the host (NCHW) and their labels, uploaded (tests, synthetic
+ * batches; training's batches come through the batch loader, engine/loader.h). */
 void net_upload_batch(Net *net, int n, const real *images, const int32_t *labels);
 /* A synthetic batch (normal inputs, uniform labels) from the stream (seed, stream). */
 void net_upload_random_batch(Net *net, int n, uint64_t seed, uint64_t stream);

@@ -3,9 +3,9 @@
  * accumulation and MPI allreduce belong here), update. Shuffling and augmentation
  * draw from generators seeded by (seed, epoch) and (seed, step), and dropout masks are
  * Philox streams of (seed, step, layer, element), so a run resumed from a checkpoint
- * repeats an uninterrupted one exactly. Tensors live in backend memory: a batch is
- * assembled on the host in one staging buffer and uploaded; parameters and BN buffers
- * are broadcast through host copies. */
+ * repeats an uninterrupted one exactly. Tensors live in backend memory: the loader's thread
+ * crops the next batch on the host while this one computes, and the backend normalizes it
+ * (engine/loader.h); parameters and BN buffers are broadcast through host copies. */
 #include "train.h"
 
 #include <math.h>
@@ -15,6 +15,7 @@
 
 #include "checkpoint.h"
 #include "data/data.h"
+#include "loader.h"
 #include "models.h"
 #include "noise_scale.h"
 #include "opt_names.h"
@@ -56,9 +57,8 @@ typedef struct {
     const Comm *comm;
     GradReducer reducer;
     size_t *ready_from;  /* per layer: the gradients from here to the end are final after it */
-    real *stage_images;  /* host staging of one (micro-)batch, net_upload_batch's input */
-    int32_t *stage_labels;
-    uint32_t *eval_idx;  /* eval_batch image indices, evaluate's scratch */
+    Loader *loader;      /* batches into the net's input, cropped a batch ahead */
+    uint32_t *eval_idx;  /* 0, 1, ... for every test image: evaluate's batches are ranges of it */
     /* the run's course, across epochs */
     const TrainConfig *cfg; /* resolved: eval_batch and the schedule's base LR set */
     Observer *obs;          /* NULL on ranks other than 0: rank 0 reports for the job */
@@ -72,10 +72,9 @@ typedef struct {
 
 static void run_free(Run *r)
 {
+    loader_destroy(r->loader); /* first: its thread reads the data set */
     grad_reducer_free(&r->reducer);
     free(r->ready_from);
-    free(r->stage_images);
-    free(r->stage_labels);
     tensor_free(&r->grad_before);
     optimizer_destroy(r->opt);
     net_destroy(r->net);
@@ -102,27 +101,21 @@ static void share_buffers(Run *r)
     for (int b = 0; b < r->net->n_buffers; b++) bcast_tensor(r->comm, &r->net->buffers[b].value);
 }
 
-/* Assembles n images of set (idx) on the host and uploads them with their labels. */
-static void load_batch(Run *r, const ImageSet *set, const uint32_t *idx, int n, const Augment *aug, Rng *rng)
-{
-    batch_assemble(set, idx, n, r->ds.mean, r->ds.std, aug, rng, r->stage_images, r->stage_labels);
-    net_upload_batch(r->net, n, r->stage_images, r->stage_labels);
-}
-
 /* Evaluates on the whole test set in inference mode; each rank takes a contiguous shard. */
 static void evaluate(Run *r, double *loss, double *acc)
 {
     const ImageSet *set = &r->ds.test;
     const int eval_batch = r->cfg->eval_batch;
-    uint32_t *idx = r->eval_idx;
     share_buffers(r);
     const int first = (int)((long)set->count * r->comm->rank / r->comm->size);
     const int end = (int)((long)set->count * (r->comm->rank + 1) / r->comm->size);
     double sums[2] = {0, 0}; /* loss x images, hits */
     for (int start = first; start < end; start += eval_batch) {
         int n = end - start < eval_batch ? end - start : eval_batch;
-        for (int i = 0; i < n; i++) idx[i] = (uint32_t)(start + i);
-        load_batch(r, set, idx, n, &r->centre, NULL);
+        int after = start + n, n_after = end - after < eval_batch ? end - after : eval_batch;
+        BatchJob job = {set, r->eval_idx + start, n, &r->centre, NULL};
+        BatchJob next = {set, r->eval_idx + after, n_after, &r->centre, NULL};
+        loader_load(r->loader, &job, after < end ? &next : NULL);
         sums[0] += net_forward(r->net, n, false) * n;
         sums[1] += r->net->correct;
     }
@@ -168,13 +161,39 @@ static void reduce_finished(Net *net, int layer, void *ctx)
     grad_reducer_ready(&r->reducer, r->ready_from[layer]);
 }
 
+/* The images of micro-batch j of a step (idx: the step's whole batch) for this rank, and the
+ * start of their augmentation draws in *rng: the step's generator, seeded by (seed, step),
+ * past the draws of the images before them in the global batch, so every image gets the
+ * draws it gets in one process with the whole batch. */
+static BatchJob micro_batch_job(const Run *r, const uint32_t *idx, long step, int j, Rng *rng)
+{
+    const TrainConfig *cfg = r->cfg;
+    const int share = cfg->batch / r->comm->size, m = cfg->micro_batch > 0 ? cfg->micro_batch : share;
+    const int first = r->comm->rank * share + j * m;
+    rng_seed(rng, cfg->seed, 0xa09000000ULL + (uint64_t)step);
+    if (r->use_aug) augment_skip(&r->ds.train, &r->aug, rng, first);
+    return (BatchJob){&r->ds.train, idx + first, m, r->use_aug ? &r->aug : &r->centre, rng};
+}
+
+/* Micro-batch j of the step into the net, and the one after it (the next step's first,
+ * from next_idx, unless that is NULL) to the loader's thread. */
+static void load_micro_batch(Run *r, const uint32_t *idx, const uint32_t *next_idx, long step, int j, int parts)
+{
+    Rng rng, next_rng;
+    BatchJob job = micro_batch_job(r, idx, step, j, &rng), next;
+    if (j + 1 < parts) next = micro_batch_job(r, idx, step, j + 1, &next_rng);
+    else if (next_idx) next = micro_batch_job(r, next_idx, step + 1, 0, &next_rng);
+    loader_load(r->loader, &job, j + 1 < parts || next_idx ? &next : NULL);
+}
+
 /* One iteration; returns the mean loss over the global batch (the same on every rank).
  * Each rank takes its share of the batch (its slice of idx), in micro-batches (one when
  * micro_batch is 0) whose gradients add up, across micro-batches and ranks, to the
- * gradient of the mean loss over the whole batch. *stop: in, this rank asks to stop; out,
- * some rank did. */
-static double train_step(Run *r, const TrainConfig *cfg, const uint32_t *idx, long step, double lr,
-                         int *correct, bool *stop)
+ * gradient of the mean loss over the whole batch. next_idx: the next step's batch, which
+ * the loader crops ahead (NULL: no next step in this epoch). *stop: in, this rank asks to
+ * stop; out, some rank did. */
+static double train_step(Run *r, const TrainConfig *cfg, const uint32_t *idx, const uint32_t *next_idx, long step,
+                         double lr, int *correct, bool *stop)
 {
     Net *net = r->net;
     Backend *bk = net->bk;
@@ -182,11 +201,6 @@ static double train_step(Run *r, const TrainConfig *cfg, const uint32_t *idx, lo
     const int B = cfg->batch, share = B / comm->size;
     const int m = cfg->micro_batch > 0 ? cfg->micro_batch : share, parts = share / m;
     const int first = comm->rank * share; /* position of this rank's slice in the batch */
-    Rng aug_rng;
-    rng_seed(&aug_rng, cfg->seed, 0xa09000000ULL + (uint64_t)step);
-    /* The draws of the images before this rank's slice, so every image gets the draws it
-     * gets in one process. */
-    if (r->use_aug) augment_skip(&r->ds.train, &r->aug, &aug_rng, first);
     net_zero_grad(net);
     net->loss_scale = (real)1 / (real)B;
     double sums[4] = {0, 0, 0, *stop}; /* loss x images, hits, micro-batch |g|^2, stop */
@@ -197,8 +211,8 @@ static double train_step(Run *r, const TrainConfig *cfg, const uint32_t *idx, lo
         net->dropout_seed = cfg->seed;
         net->step = (uint64_t)step;
         net->first_image = (uint64_t)(first + j * m);
-        /* stage 1: data (augmentation draws continue across micro-batches) */
-        load_batch(r, &r->ds.train, idx + first + (size_t)j * m, m, r->use_aug ? &r->aug : &r->centre, &aug_rng);
+        /* stage 1: data */
+        load_micro_batch(r, idx, next_idx, step, j, parts);
         /* stage 2-3: forward and backward, accumulating into the gradient */
         double loss = net_forward(net, m, true);
         sums[1] += net->correct;
@@ -286,9 +300,7 @@ int train_config_check(const TrainConfig *cfg, Error *err)
     }
     if (dataset_check_name(cfg->data, err) != 0 || opt_name_check(cfg->opt.name, err) != 0) return -1;
     if (backend_device_check(cfg->device, err) != 0) {
-        char why[sizeof err->msg];
-        snprintf(why, sizeof why, "%s", err->msg);
-        error_set(err, "--device: %s", why);
+        error_prefix(err, "--device");
         return -1;
     }
     if (cfg->image_size && !dataset_find(cfg->data)->image_folder) {
@@ -375,7 +387,7 @@ static void ready_offsets(Run *r)
     }
 }
 
-/* The net's plan for the largest batch it runs, the gradient reducer, the host staging and
+/* The net's plan for the largest batch it runs, the gradient reducer and
  * the per-run scratch. */
 static void run_buffers(Run *r)
 {
@@ -383,9 +395,6 @@ static void run_buffers(Run *r)
     const int micro = cfg->micro_batch > 0 ? cfg->micro_batch : cfg->batch / r->comm->size;
     net_plan(r->net, micro > cfg->eval_batch ? micro : cfg->eval_batch);
     grad_reducer_init(&r->reducer, r->comm, r->bk, (size_t)(cfg->bucket_mb * 1e6), cfg->plain_allreduce);
-    size_t staged = (size_t)r->net->batch_cap;
-    r->stage_images = xmalloc(staged * tensor_per_item(&r->net->input) * sizeof *r->stage_images, "batch staging");
-    r->stage_labels = xmalloc(staged * sizeof *r->stage_labels, "batch staging");
     if (cfg->sync_bn && r->comm->size > 1) {
         r->net->bn_allreduce = bn_allreduce;
         r->net->bn_allreduce_ctx = (void *)r->comm;
@@ -394,7 +403,9 @@ static void run_buffers(Run *r)
     noise_scale_init(&r->noise, 0.95);
     if (cfg->noise_scale) tensor_alloc(&r->grad_before, r->bk, 1, 1, 1, (int)r->net->n_weights);
     r->order = xmalloc(sizeof *r->order * (size_t)r->ds.train.count, "order");
-    r->eval_idx = xmalloc(sizeof *r->eval_idx * (size_t)cfg->eval_batch, "eval indices");
+    const int tests = r->ds.test.count;
+    r->eval_idx = xmalloc(sizeof *r->eval_idx * (size_t)(tests > 0 ? tests : 1), "eval indices");
+    for (int i = 0; i < tests; i++) r->eval_idx[i] = (uint32_t)i;
 }
 
 /* --resume: the net, the optimizer and the position from a checkpoint of the same seed. */
@@ -411,7 +422,7 @@ static int run_resume(Run *r, Error *err)
 }
 
 /* Everything the run needs, owned by r (run_free frees it whether this succeeds or not):
- * backend, model, data, optimizer, plan, reducer, staging, and the resumed position. */
+ * backend, model, data, optimizer, plan, reducer, loader, and the resumed position. */
 static int run_setup(Run *r, const TrainConfig *cfg, Observer *obs, Error *err)
 {
     memset(r, 0, sizeof *r);
@@ -428,6 +439,8 @@ static int run_setup(Run *r, const TrainConfig *cfg, Observer *obs, Error *err)
     r->opt = optimizer_create(&cfg->opt, r->net, err);
     if (!r->opt) return -1;
     run_buffers(r);
+    r->loader = loader_create(r->net, r->ds.mean, r->ds.std, err);
+    if (!r->loader) return -1;
     if (cfg->resume && run_resume(r, err) != 0) return -1;
     snprintf(r->pos.model, sizeof r->pos.model, "%s", cfg->model);
     snprintf(r->pos.optimizer, sizeof r->pos.optimizer, "%.15s", cfg->opt.name);
@@ -508,7 +521,10 @@ static int run_steps(Run *r, Epoch *ep, TrainResult *res, Error *err)
         r->last_lr = lr;
         r->opt->collect_stats = stats_wanted(cfg, pos->step, r->last_step);
         bool stop = obs && obs->stop;
-        double loss = train_step(r, cfg, r->order + s * cfg->batch, pos->step, lr, &correct, &stop);
+        /* the loader crops the next step's batch ahead when there is one in this epoch */
+        bool next = s + 1 < r->steps_per_epoch && !(cfg->steps > 0 && pos->step + 1 >= cfg->steps);
+        const uint32_t *idx = r->order + s * cfg->batch, *next_idx = next ? idx + cfg->batch : NULL;
+        double loss = train_step(r, cfg, idx, next_idx, pos->step, lr, &correct, &stop);
         if (obs && obs->on_step) obs->on_step(obs, ep->epoch + 1, pos->step, loss, lr);
         if (isnan(r->first_loss)) r->first_loss = loss;
         if (r->opt->collect_stats && isfinite(loss) && obs && obs->on_layer_stats)

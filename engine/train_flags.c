@@ -312,8 +312,9 @@ static const Flag FLAGS[] = {
     {"seed", "N", "seed of initialization, shuffling, augmentation, dropout", "%llu", ULL(CFG(seed), 0)},
     {"threads", "N", "threads", "%d: the number of CPUs", INT(CFG(threads), 1)},
     {"device", "NAME",
-     "what to compute on: cpu, or cuda / cuda:N (the N-th GPU; cuda alone:\n"
-     "the GPU of the process's local MPI or SLURM rank) in a make GPU=1 build",
+     "what to compute on: cpu, or cuda / cuda:N (the N-th GPU; cuda alone: the\n"
+     "GPU of the process's slot: its sweep worker and local MPI or SLURM rank)\n"
+     "in a make GPU=1 build",
      "%s", STR(CFG(device))},
     {"save", "PATH", "write a safetensors checkpoint at the end", NULL, STR(CFG(save))},
     {"save-every", "N", "also every N epochs [0: only at the end]", NULL, INT(CFG(save_every), 0)},

@@ -49,6 +49,14 @@ void error_set(Error *err, const char *fmt, ...)
     va_end(ap);
 }
 
+void error_prefix(Error *err, const char *prefix)
+{
+    if (!err) return;
+    char why[sizeof err->msg];
+    snprintf(why, sizeof why, "%s", err->msg);
+    error_set(err, "%s: %s", prefix, why);
+}
+
 static const char *name_at(NameTable t, int i)
 {
     return *(const char *const *)((const char *)t.rows + (size_t)i * t.stride);

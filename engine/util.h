@@ -17,6 +17,8 @@ typedef struct {
     char msg[512];
 } Error;
 void error_set(Error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "prefix: " before the message already in err (the flag or file a lower layer's error is about). */
+void error_prefix(Error *err, const char *prefix);
 
 /* A table of structs whose first member is `const char *name` (models, data sets, optimizers,
  * figures): one lookup and one list of names for every such table. */

@@ -4,8 +4,9 @@
  * layer the device copy receives the CPU's inputs (and, for backward, the CPU's output
  * gradient and the gradients accumulated so far), so every operation is checked alone, at
  * every shape the models use, forward and backward, and errors do not compound. Then every
- * optimizer and LARS/LARC preset takes two steps on both, and the vector operations and
- * dropout masks are compared.
+ * optimizer and LARS/LARC preset takes two steps on both, and the vector operations,
+ * dropout masks and the normalization of a batch's pixels (uploaded from page-locked memory,
+ * as the batch loader does) are compared.
  *
  * The difference of a tensor is max |device - cpu| / max |cpu| (0 when both are zero);
  * tolerances are stated below, per operation kind. Every comparison prints one line,
@@ -23,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../engine/data/data.h"
 #include "../engine/models.h"
 #include "../engine/net.h"
 #include "../engine/optimizer.h"
@@ -92,16 +94,22 @@ typedef struct {
     double worst_ratio; /* the largest difference / tolerance seen */
 } Report;
 
-static void check_values(Report *r, const char *layer, const char *kind, const char *pass, const char *what,
-                         const real *want, const real *got, size_t n, double tol)
+/* One comparison's line and its count: difference d against tolerance tol. */
+static void report_line(Report *r, const char *layer, const char *kind, const char *pass, const char *what, double d,
+                        double tol)
 {
-    double d = difference(want, got, n);
     bool ok = d <= tol;
     r->checks++;
     r->failures += !ok;
     if (tol > 0) r->worst_ratio = fmax(r->worst_ratio, d / tol);
     printf("%-18s %-24s %-12s %-8s %-14s %10.3g %8.0e %s\n", r->model, layer, kind, pass, what, d, tol,
            ok ? "ok" : "FAIL");
+}
+
+static void check_values(Report *r, const char *layer, const char *kind, const char *pass, const char *what,
+                         const real *want, const real *got, size_t n, double tol)
+{
+    report_line(r, layer, kind, pass, what, difference(want, got, n), tol);
 }
 
 static void check_tensor(Report *r, const char *layer, const char *kind, const char *pass, const char *what,
@@ -435,11 +443,7 @@ static int check_vectors(Backend *ref_bk, Backend *dev_bk)
         check_tensor(&r, what, "vector", "copy,fill", "x", &xa, &xb, TOL_ELEMENTWISE);
         /* the sums are doubles: compared as doubles, not rounded to float first */
         double d = sums[0] != 0 ? fabs(sums[1] - sums[0]) / fabs(sums[0]) : fabs(sums[1]);
-        bool ok = d <= 1e-10;
-        r.checks++;
-        r.failures += !ok;
-        printf("%-18s %-24s %-12s %-8s %-14s %10.3g %8.0e %s\n", r.model, what, "vector", "sum_sq", "value", d,
-               1e-10, ok ? "ok" : "FAIL");
+        report_line(&r, what, "vector", "sum_sq", "value", d, 1e-10);
         free(h);
         tensor_free(&xa);
         tensor_free(&ya);
@@ -492,3 +496,55 @@ static int check_dropout(Backend *ref_bk, Backend *dev_bk)
 
 Test(backend_ops, dropout_masks_identical) { on_device(check_dropout, "dropout mask"); }
 Test(backend_ops_harness, dropout_masks_identical) { on_cpu_threads(check_dropout, "dropout mask"); }
+
+/* ---- a batch's pixels: page-locked staging, asynchronous upload, device normalization ---- */
+/* The normalized input must equal the host's (batch_normalize) bit for bit on both backends,
+ * pixels 0 and 255 included, uploaded as the batch loader does. Returns the values that
+ * differ, summed over the two backends. */
+static int normalized_differences(Backend *bk, const uint8_t *pixels, int n, int c, size_t hw, const float *mean,
+                                  const float *std, const real *want)
+{
+    const size_t count = (size_t)n * (size_t)c * hw;
+    uint8_t *staging = bk_host_alloc(bk, count);
+    memcpy(staging, pixels, count);
+    BkBuffer *dev = bk_buffer_alloc(bk, count);
+    Tensor y;
+    tensor_alloc(&y, bk, n, c, 1, (int)hw);
+    BkEvent *done = bk_event_create(bk);
+    bk_upload_async(bk, bk_buffer_address(dev), staging, count);
+    bk_normalize_pixels(bk, (size_t)n, c, hw, bk_buffer_address(dev), mean, std, y.data);
+    bk_event_record(bk, done);
+    bk_event_wait(done);
+    memset(staging, 7, count); /* after the event the staging may change without effect */
+    real *got = tensor_to_host(&y);
+    int differ = 0;
+    for (size_t i = 0; i < count; i++) differ += got[i] != want[i];
+    printf("normalize %d x %d x %zu pixels on %s: %d of %zu values differ from the host's\n", n, c, hw,
+           backend_device_name(bk), differ, count);
+    free(got);
+    bk_event_destroy(done);
+    tensor_free(&y);
+    bk_buffer_free(dev);
+    bk_host_free(bk, staging);
+    return differ;
+}
+
+static int check_normalize(Backend *ref_bk, Backend *dev_bk)
+{
+    enum { N = 5, C = 3, HW = 17 * 13 };
+    const float mean[C] = {0.4914f, 0.4822f, 0.4465f}, std[C] = {0.247f, 0.2435f, 0.2616f};
+    uint8_t *pixels = malloc((size_t)N * C * HW);
+    for (size_t i = 0; i < (size_t)N * C * HW; i++) pixels[i] = (uint8_t)(i * 2654435761u >> 13);
+    pixels[0] = 0;
+    pixels[1] = 255;
+    real *want = malloc(sizeof *want * (size_t)N * C * HW);
+    batch_normalize(pixels, N, C, HW, mean, std, want);
+    int differ = normalized_differences(ref_bk, pixels, N, C, HW, mean, std, want) +
+                 normalized_differences(dev_bk, pixels, N, C, HW, mean, std, want);
+    free(want);
+    free(pixels);
+    return differ;
+}
+
+Test(backend_ops, normalized_pixels_identical) { on_device(check_normalize, "normalized pixel"); }
+Test(backend_ops_harness, normalized_pixels_identical) { on_cpu_threads(check_normalize, "normalized pixel"); }

@@ -32,6 +32,8 @@ void cpu_buffer_free(Backend *bk, void *address, size_t block);
 void cpu_upload(Backend *bk, void *dev, const void *host, size_t bytes);
 void cpu_download(Backend *bk, void *host, const void *dev, size_t bytes);
 void *cpu_host_address(Backend *bk, void *dev);
+void *cpu_host_alloc(Backend *bk, size_t bytes);
+void cpu_host_free(Backend *bk, void *host);
 void cpu_synchronize(Backend *bk);
 void *cpu_event_create(Backend *bk);
 void cpu_event_destroy(Backend *bk, void *event);
@@ -54,6 +56,8 @@ void cpu_accumulate(Backend *bk, size_t count, const real *dy, real *dx);
 void cpu_dropout_forward(Backend *bk, size_t count, real p, const DropoutKey *key, real *mask,
                          const real *x, real *y);
 void cpu_dropout_backward(Backend *bk, size_t count, const real *mask, const real *dy, real *dx);
+void cpu_normalize_pixels(Backend *bk, size_t images, int c, size_t hw, const uint8_t *x, const float *mean,
+                          const float *std, real *y);
 /* pool.c */
 void cpu_maxpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, real *y,
                          int32_t *argmax);

@@ -1,5 +1,6 @@
 /* Elementwise operations, split across threads in static chunks. */
 #include "../philox.h"
+#include "../pixel.h"
 #include "cpu.h"
 #include "guard.h"
 
@@ -58,4 +59,16 @@ void cpu_dropout_backward(Backend *bk, size_t count, const real *mask, const rea
     BK_GUARD(bk);
 #pragma omp parallel for schedule(static) num_threads(bk->threads)
     for (size_t i = 0; i < count; i++) dx[i] += dy[i] * mask[i];
+}
+
+void cpu_normalize_pixels(Backend *bk, size_t images, int c, size_t hw, const uint8_t *x, const float *mean,
+                          const float *std, real *y)
+{
+    BK_GUARD(bk);
+    const size_t planes = images * (size_t)c;
+#pragma omp parallel for schedule(static) num_threads(bk->threads)
+    for (size_t p = 0; p < planes; p++) {
+        const real m = (real)mean[p % (size_t)c], s = (real)std[p % (size_t)c];
+        for (size_t i = p * hw; i < (p + 1) * hw; i++) y[i] = pixel_normalize(x[i], m, s);
+    }
 }

@@ -56,6 +56,20 @@ void *cpu_host_address(Backend *bk, void *dev)
 #endif
 }
 
+/* Host staging is ordinary memory, outside the guarded arena even in the guarded build (the
+ * loader's thread writes it while the main thread runs backend calls). */
+void *cpu_host_alloc(Backend *bk, size_t bytes)
+{
+    (void)bk;
+    return aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+}
+
+void cpu_host_free(Backend *bk, void *host)
+{
+    (void)bk;
+    free(host);
+}
+
 void cpu_synchronize(Backend *bk) { (void)bk; }
 
 /* The stream is synchronous: an event is complete when recorded, so it needs no state;

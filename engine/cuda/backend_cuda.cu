@@ -94,6 +94,26 @@ void *cuda_host_address(Backend *bk, void *dev)
     return NULL;
 }
 
+/* Page-locked host memory: the batch loader's double buffers, copied without staging. */
+void *cuda_host_alloc(Backend *bk, size_t bytes)
+{
+    (void)bk;
+    void *p = NULL;
+    cudaError_t e = cudaHostAlloc(&p, bytes, cudaHostAllocDefault);
+    if (e == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        return NULL;
+    }
+    CUDA_CHECK(e);
+    return p;
+}
+
+void cuda_host_free(Backend *bk, void *host)
+{
+    (void)bk;
+    CUDA_CHECK(cudaFreeHost(host)); /* waits for the device: no copy still reads it */
+}
+
 void cuda_synchronize(Backend *bk) { CUDA_CHECK(cudaStreamSynchronize(cuda_state(bk)->stream)); }
 
 /* ---- events: a gradient bucket's reduction waits for the backward that wrote it ---- */
@@ -160,6 +180,9 @@ static const BackendOps CUDA_OPS = {
     .upload = cuda_upload,
     .download = cuda_download,
     .host_address = cuda_host_address,
+    .host_alloc = cuda_host_alloc,
+    .host_free = cuda_host_free,
+    .upload_async = cuda_upload, /* from page-locked memory cudaMemcpyAsync returns at once */
     .synchronize = cuda_synchronize,
     .event_create = cuda_event_create,
     .event_destroy = cuda_event_destroy,
@@ -175,6 +198,7 @@ static const BackendOps CUDA_OPS = {
     .accumulate = cuda_accumulate,
     .dropout_forward = cuda_dropout_forward,
     .dropout_backward = cuda_dropout_backward,
+    .normalize_pixels = cuda_normalize_pixels,
     .maxpool_forward = cuda_maxpool_forward,
     .maxpool_backward = cuda_maxpool_backward,
     .avgpool_forward = cuda_avgpool_forward,

@@ -46,6 +46,7 @@ typedef struct {
      * changes, so an update uploads nothing */
     void *optim_dev;
     void *optim_host;
+    size_t optim_bytes; /* of optim_dev */
     /* device memory held by buffers, the workspace and the reduction scratch, and its most
      * (bench's peak_device_mb) */
     size_t held_bytes, peak_bytes;
@@ -102,6 +103,8 @@ void cuda_buffer_free(Backend *bk, void *address, size_t block);
 void cuda_upload(Backend *bk, void *dev, const void *host, size_t bytes);
 void cuda_download(Backend *bk, void *host, const void *dev, size_t bytes);
 void *cuda_host_address(Backend *bk, void *dev);
+void *cuda_host_alloc(Backend *bk, size_t bytes);
+void cuda_host_free(Backend *bk, void *host);
 void cuda_synchronize(Backend *bk);
 void *cuda_event_create(Backend *bk);
 void cuda_event_destroy(Backend *bk, void *event);
@@ -125,6 +128,8 @@ void cuda_accumulate(Backend *bk, size_t count, const real *dy, real *dx);
 void cuda_dropout_forward(Backend *bk, size_t count, real p, const DropoutKey *key, real *mask,
                           const real *x, real *y);
 void cuda_dropout_backward(Backend *bk, size_t count, const real *mask, const real *dy, real *dx);
+void cuda_normalize_pixels(Backend *bk, size_t images, int c, size_t hw, const uint8_t *x, const float *mean,
+                           const float *std, real *y);
 /* pool.cu */
 void cuda_maxpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, real *y,
                           int32_t *argmax);

@@ -103,3 +103,34 @@ void cuda_dropout_backward(Backend *bk, size_t count, const real *mask, const re
     dropout_backward_kernel<<<cuda_blocks(count), CUDA_THREADS, 0, cuda_state(bk)->stream>>>(count, mask, dy, dx);
     CUDA_LAUNCHED();
 }
+
+/* A batch's normalization (pixel_normalize of engine/pixel.h): the same three roundings as
+ * the CPU, spelled with the _rn intrinsics so nothing is contracted or approximated. The
+ * per-channel constants travel as a kernel argument. */
+enum { NORMALIZE_MAX_CHANNELS = 16 };
+typedef struct {
+    float mean[NORMALIZE_MAX_CHANNELS], std[NORMALIZE_MAX_CHANNELS];
+} ChannelStats;
+
+static __global__ void normalize_kernel(size_t count, int c, size_t hw, const uint8_t *x, ChannelStats st, real *y)
+{
+    GRID_STRIDE(i, count) {
+        const int ch = (int)((i / hw) % (size_t)c);
+        y[i] = __fdiv_rn(__fsub_rn(__fdiv_rn((float)x[i], 255.0f), st.mean[ch]), st.std[ch]);
+    }
+}
+
+void cuda_normalize_pixels(Backend *bk, size_t images, int c, size_t hw, const uint8_t *x, const float *mean,
+                           const float *std, real *y)
+{
+    const size_t count = images * (size_t)c * hw;
+    if (!count) return;
+    if (c > NORMALIZE_MAX_CHANNELS) cuda_die(__FILE__, __LINE__, "normalize_pixels", "more than 16 channels");
+    ChannelStats st = {};
+    for (int ch = 0; ch < c; ch++) {
+        st.mean[ch] = mean[ch];
+        st.std[ch] = std[ch];
+    }
+    normalize_kernel<<<cuda_blocks(count), CUDA_THREADS, 0, cuda_state(bk)->stream>>>(count, c, hw, x, st, y);
+    CUDA_LAUNCHED();
+}

@@ -62,9 +62,11 @@ static void build_table(CudaState *st, const BkParamList *pl)
     const int n = pl->n;
     CUDA_CHECK(cudaStreamSynchronize(st->stream)); /* nothing in flight uses the old table */
     if (st->optim_dev) CUDA_CHECK(cudaFree(st->optim_dev));
+    cuda_count_bytes(st, st->optim_bytes, true);
     free(st->optim_host);
     st->optim_dev = NULL;
     st->optim_host = NULL;
+    st->optim_bytes = 0;
 
     MtHost *h = (MtHost *)xcalloc(1, sizeof(MtHost) + (size_t)n * sizeof(MtTensor) + ((size_t)n + 1) * sizeof(size_t),
                                   "CUDA optimizer table");
@@ -87,6 +89,8 @@ static void build_table(CudaState *st, const BkParamList *pl)
         fprintf(stderr, "bigbatch: out of GPU memory allocating %zu bytes of optimizer table\n", bytes);
         exit(3);
     }
+    st->optim_bytes = bytes;
+    cuda_count_bytes(st, bytes, false);
     CUDA_CHECK(cudaMemsetAsync(dev, 0, bytes, st->stream));
     CUDA_CHECK(cudaMemcpyAsync(dev, h->t, (size_t)n * sizeof(MtTensor), cudaMemcpyHostToDevice, st->stream));
     CUDA_CHECK(cudaMemcpyAsync(dev + t_bytes, first, ((size_t)n + 1) * sizeof(size_t), cudaMemcpyHostToDevice,

@@ -1,7 +1,8 @@
-/* Batch assembly runs every training step: it gathers the chosen images, crops them to
- * the network's input (the CIFAR papers' random crop of a zero-padded image, or
- * Caffe's random 227 crop of a 256 image), flips, and normalizes per channel into the
- * network's real NCHW input. It allocates nothing.
+/* Batch assembly runs every training step: it gathers the chosen images and crops them to
+ * the network's input (the CIFAR papers' random crop of a zero-padded image, or Caffe's
+ * random 227 crop of a 256 image) and flips them, as 8-bit pixels: the loader's thread does
+ * this on the host, and the backend normalizes per channel on its device
+ * (bk_normalize_pixels). batch_crop allocates nothing.
  *
  * Padding follows PyTorch's RandomCrop(padding=p) followed by Normalize: padded pixels
  * are raw zeros, so after normalization they are (0/255 - mean) / std, the same value
@@ -11,10 +12,10 @@
  * and then mirrored. Without random cropping the crop is the centre one. */
 #include "data.h"
 
-static inline real normalize(uint8_t p, real m, real s)
-{
-    return ((real)p / (real)255 - m) / s;
-}
+#include <stdlib.h>
+#include <string.h>
+
+#include "../pixel.h"
 
 typedef struct {
     int out_h, out_w, pad;
@@ -34,8 +35,8 @@ static View view_of(const ImageSet *set, const Augment *aug)
     return v;
 }
 
-void batch_assemble(const ImageSet *set, const uint32_t *idx, int n, const float *mean,
-                    const float *std, const Augment *aug, Rng *rng, real *out, int32_t *labels)
+void batch_crop(const ImageSet *set, const uint32_t *idx, int n, const Augment *aug, Rng *rng, uint8_t *out,
+                int32_t *labels)
 {
     const int c = set->c, h = set->h, w = set->w;
     const View v = view_of(set, aug);
@@ -45,7 +46,7 @@ void batch_assemble(const ImageSet *set, const uint32_t *idx, int n, const float
     const bool whole = oh == h && ow == w && !v.random_crop;
     for (int i = 0; i < n; i++) {
         const uint8_t *img = set->pixels + (size_t)idx[i] * chw;
-        real *dst = out + (size_t)i * out_chw;
+        uint8_t *dst = out + (size_t)i * out_chw;
         /* Output (y, x) shows padded-image pixel (y + dy, x' + dx), x' = x or ow-1-x,
          * i.e. original pixel (y + oy, x' + ox) with o = d - pad. */
         int oy = (h - oh) / 2, ox = (w - ow) / 2;
@@ -54,31 +55,49 @@ void batch_assemble(const ImageSet *set, const uint32_t *idx, int n, const float
             ox = (int)rng_below(rng, (uint32_t)(w + 2 * pad - ow + 1)) - pad;
         }
         const bool flip = v.may_flip && rng_below(rng, 2) == 1;
+        if (labels) labels[i] = set->labels[idx[i]];
+        if (whole && !flip) {
+            memcpy(dst, img, chw);
+            continue;
+        }
         for (int ch = 0; ch < c; ch++) {
-            const real m = (real)mean[ch], s = (real)std[ch];
-            const real padv = normalize(0, m, s);
             const uint8_t *src = img + (size_t)ch * hw;
-            real *d = dst + (size_t)ch * out_hw;
-            if (whole && !flip) {
-                for (size_t p = 0; p < hw; p++) d[p] = normalize(src[p], m, s);
-                continue;
-            }
+            uint8_t *d = dst + (size_t)ch * out_hw;
             for (int y = 0; y < oh; y++) {
-                real *row_out = d + (size_t)y * ow;
+                uint8_t *row_out = d + (size_t)y * ow;
                 const int sy = y + oy;
                 if (sy < 0 || sy >= h) {
-                    for (int x = 0; x < ow; x++) row_out[x] = padv;
+                    memset(row_out, 0, (size_t)ow);
                     continue;
                 }
                 const uint8_t *row = src + (size_t)sy * w;
                 for (int x = 0; x < ow; x++) {
                     const int sx = (flip ? ow - 1 - x : x) + ox;
-                    row_out[x] = sx >= 0 && sx < w ? normalize(row[sx], m, s) : padv;
+                    row_out[x] = sx >= 0 && sx < w ? row[sx] : 0;
                 }
             }
         }
-        if (labels) labels[i] = set->labels[idx[i]];
     }
+}
+
+void batch_normalize(const uint8_t *pixels, int n, int c, size_t hw, const float *mean, const float *std,
+                     real *out)
+{
+    for (size_t p = 0; p < (size_t)n * (size_t)c; p++) {
+        const real m = (real)mean[p % (size_t)c], s = (real)std[p % (size_t)c];
+        for (size_t i = p * hw; i < (p + 1) * hw; i++) out[i] = pixel_normalize(pixels[i], m, s);
+    }
+}
+
+void batch_assemble(const ImageSet *set, const uint32_t *idx, int n, const float *mean, const float *std,
+                    const Augment *aug, Rng *rng, real *out, int32_t *labels)
+{
+    const View v = view_of(set, aug);
+    const size_t hw = (size_t)v.out_h * (size_t)v.out_w, bytes = (size_t)n * (size_t)set->c * hw;
+    uint8_t *pixels = xmalloc(bytes ? bytes : 1, "batch pixels");
+    batch_crop(set, idx, n, aug, rng, pixels, labels);
+    batch_normalize(pixels, n, set->c, hw, mean, std, out);
+    free(pixels);
 }
 
 void augment_skip(const ImageSet *set, const Augment *aug, Rng *rng, int n)

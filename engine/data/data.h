@@ -87,8 +87,18 @@ typedef struct {
     bool flip;        /* horizontal flip with probability 1/2 */
 } Augment;
 
-/* Writes n images (indices idx) as normalized real NCHW into out and their labels.
- * Augmentation draws from rng (deterministic for a seed); NULL aug: the whole image. */
+/* Writes n images (indices idx) as 8-bit NCHW crops of the network's input size into out
+ * (padding as raw zeros) and their labels (labels may be NULL). Augmentation draws from rng
+ * (deterministic for a seed); NULL aug: the whole image. Allocates nothing: the batch
+ * loader's thread runs it. */
+void batch_crop(const ImageSet *set, const uint32_t *idx, int n, const Augment *aug, Rng *rng, uint8_t *out,
+                int32_t *labels);
+/* The host's normalization of n cropped images of c planes of hw pixels (pixel_normalize,
+ * as bk_normalize_pixels does on a device). */
+void batch_normalize(const uint8_t *pixels, int n, int c, size_t hw, const float *mean, const float *std,
+                     real *out);
+/* batch_crop then batch_normalize: the batch as the network sees it, computed on the host
+ * (tests, tools). */
 void batch_assemble(const ImageSet *set, const uint32_t *idx, int n, const float *mean,
                     const float *std, const Augment *aug, Rng *rng, real *out, int32_t *labels);
 /* Advances rng past the augmentation draws of n images of set (a rank's place in the
