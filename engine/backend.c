@@ -218,6 +218,38 @@ void bk_event_record(Backend *bk, BkEvent *e) { bk->ops->event_record(bk, e->imp
 
 void bk_event_wait(BkEvent *e) { e->bk->ops->event_wait(e->bk, e->impl); }
 
+/* ---- collectives ---- */
+BkCollective *bk_collective_open(Backend *bk, const BkCollectiveSpec *spec, Error *err)
+{
+    err->msg[0] = 0;
+    if (!bk->ops->collective_open) return NULL;
+    void *impl = bk->ops->collective_open(bk, spec, err);
+    if (!impl) return NULL;
+    BkCollective *c = xcalloc(1, sizeof *c, "backend collective");
+    c->bk = bk;
+    c->impl = impl;
+    return c;
+}
+
+void bk_collective_close(BkCollective *c)
+{
+    if (!c) return;
+    c->bk->ops->collective_close(c->bk, c->impl);
+    free(c);
+}
+
+void bk_collective_sum_async(BkCollective *c, real *dev, size_t count)
+{
+    c->bk->ops->collective_sum_async(c->bk, c->impl, dev, count);
+}
+
+void bk_collective_join(BkCollective *c) { c->bk->ops->collective_join(c->bk, c->impl); }
+
+void bk_collective_sum_double(BkCollective *c, double *dev, size_t count)
+{
+    c->bk->ops->collective_sum_double(c->bk, c->impl, dev, count);
+}
+
 /* ---- operations: the backend's own ---- */
 void bk_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *b, real *y)
 {

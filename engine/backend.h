@@ -95,6 +95,32 @@ void bk_event_destroy(BkEvent *e);
 void bk_event_record(Backend *bk, BkEvent *e);
 void bk_event_wait(BkEvent *e);
 
+/* ---- collectives among the ranks' devices ----
+ * A backend may sum across the ranks of a job on the devices themselves (the CUDA backend:
+ * NCCL, loaded when a job of several ranks opens it); the engine then reduces gradients and
+ * synchronized-BN sums there, in the backend's streams, instead of through host memory and
+ * MPI. Opening is collective: every rank calls it, and rank 0's handshake bytes reach the
+ * others through `bcast` (an MPI broadcast). */
+typedef struct BkCollective BkCollective;
+typedef struct {
+    int rank, size;
+    void (*bcast)(void *ctx, void *bytes, size_t n); /* rank 0's n bytes to every rank */
+    void *ctx;
+} BkCollectiveSpec;
+/* The collective of this rank, or NULL: with err->msg empty when the backend has none (the
+ * CPU; NCCL not found on rank 0, said on stderr), so MPI on the host does the work; with err
+ * set when it failed to start. */
+BkCollective *bk_collective_open(Backend *bk, const BkCollectiveSpec *spec, Error *err);
+void bk_collective_close(BkCollective *c);
+/* Starts summing `count` values at dev (backend memory) over the ranks, in place, once the
+ * operations issued before it have finished; it runs beside the operations issued after it
+ * until bk_collective_join. */
+void bk_collective_sum_async(BkCollective *c, real *dev, size_t count);
+/* The operations issued from now on wait for every sum started so far. */
+void bk_collective_join(BkCollective *c);
+/* Sums `count` doubles at dev over the ranks in stream order (synchronized BN's partials). */
+void bk_collective_sum_double(BkCollective *c, double *dev, size_t count);
+
 /* ---- convolution (im2col + gemm on the CPU) ---- */
 typedef struct {
     int in_c, in_h, in_w;
@@ -169,6 +195,7 @@ typedef struct {
     void (*sum)(void *ctx, double *values, int n);
     void *ctx;
     double *scratch; /* backend memory: 2*c + 1 doubles, the partial sums handed to `sum` */
+    BkCollective *device_sum; /* when set, the backend sums the scratch with it instead */
 } BnSync;
 void bk_batchnorm_forward_train(Backend *bk, const BatchNormShape *s, int n, const real *x,
                                 const real *gamma, const real *beta, real *y, real *save_mean,

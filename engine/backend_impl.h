@@ -28,6 +28,11 @@ struct BkEvent {
     void *impl;
 };
 
+struct BkCollective {
+    Backend *bk;
+    void *impl;
+};
+
 struct BackendOps {
     const char *name;                              /* "cpu", "cpu-guarded", "cuda" */
     const char *(*device_name)(const Backend *bk); /* "NVIDIA H200"; NULL: the name */
@@ -48,6 +53,13 @@ struct BackendOps {
     void (*event_destroy)(Backend *bk, void *event);
     void (*event_record)(Backend *bk, void *event);
     void (*event_wait)(Backend *bk, void *event);
+    /* collectives: NULL collective_open when the backend has none; the implementation's
+     * open returns its state, or NULL with err set (or, with err->msg empty, none) */
+    void *(*collective_open)(Backend *bk, const BkCollectiveSpec *spec, Error *err);
+    void (*collective_close)(Backend *bk, void *impl);
+    void (*collective_sum_async)(Backend *bk, void *impl, real *dev, size_t count);
+    void (*collective_join)(Backend *bk, void *impl);
+    void (*collective_sum_double)(Backend *bk, void *impl, double *dev, size_t count);
     /* layers */
     void (*conv2d_forward)(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                            const real *b, real *y);

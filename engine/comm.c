@@ -98,6 +98,25 @@ void comm_allreduce_sum_double(const Comm *c, double *buf, int n)
 #endif
 }
 
+void comm_bcast_bytes(const Comm *c, void *buf, size_t n, int root)
+{
+#ifndef BB_NO_MPI
+    if (c && c->size > 1) MPI_Bcast(buf, (int)n, MPI_BYTE, root, MPI_COMM_WORLD);
+#else
+    (void)c, (void)buf, (void)n, (void)root;
+#endif
+}
+
+static void bcast_from_root(void *ctx, void *bytes, size_t n) { comm_bcast_bytes(ctx, bytes, n, 0); }
+
+BkCollective *comm_device_collective(const Comm *c, Backend *bk, Error *err)
+{
+    err->msg[0] = 0;
+    if (!c || c->size < 2) return NULL;
+    BkCollectiveSpec spec = {c->rank, c->size, bcast_from_root, (void *)c};
+    return bk_collective_open(bk, &spec, err);
+}
+
 void comm_barrier(const Comm *c)
 {
 #ifndef BB_NO_MPI
@@ -132,8 +151,15 @@ void grad_reducer_free(GradReducer *g)
     g->written = NULL;
 }
 
+void grad_reducer_use(GradReducer *g, BkCollective *device) { g->device = device; }
+
 void grad_reducer_begin(GradReducer *g, real *dev, size_t n)
 {
+    g->dev = dev;
+    g->n = n;
+    g->sent_from = n;
+    g->n_req = 0;
+    if (g->device) return; /* summed in place on the devices: no host buffer */
     g->buf = bk_host_address(g->bk, dev);
     g->staged = g->buf == NULL;
     if (g->staged && n > g->cap) {
@@ -142,10 +168,6 @@ void grad_reducer_begin(GradReducer *g, real *dev, size_t n)
         g->cap = n;
     }
     if (g->staged) g->buf = g->staging;
-    g->dev = dev;
-    g->n = n;
-    g->sent_from = n;
-    g->n_req = 0;
     /* Buckets are few enough for the request array: a bucket grows when the buffer is huge. */
     while (g->n / g->bucket + 2 > GRAD_MAX_BUCKETS) g->bucket *= 2;
 }
@@ -155,6 +177,10 @@ void grad_reducer_begin(GradReducer *g, real *dev, size_t n)
  * host if the backend's memory is not host memory, and start its allreduce. */
 static void send_bucket(GradReducer *g, size_t from, size_t to)
 {
+    if (g->device) { /* in stream order after the backward that wrote it */
+        bk_collective_sum_async(g->device, g->dev + from, to - from);
+        return;
+    }
     MPI_Request *req = g->req;
     bk_event_wait(g->written);
     if (g->staged) bk_download(g->bk, g->buf + from, g->dev + from, (to - from) * sizeof(real));
@@ -167,7 +193,7 @@ void grad_reducer_ready(GradReducer *g, size_t from)
 {
 #ifndef BB_NO_MPI
     if (!g->comm || g->comm->size == 1 || g->plain) return;
-    bk_event_record(g->bk, g->written);
+    if (!g->device) bk_event_record(g->bk, g->written);
     /* Send whole buckets from the end; the remainder waits for more layers. */
     while (g->sent_from >= from + g->bucket) {
         send_bucket(g, g->sent_from - g->bucket, g->sent_from);
@@ -175,7 +201,7 @@ void grad_reducer_ready(GradReducer *g, size_t from)
     }
     /* Let MPI progress the buckets in flight (no progress thread in Open MPI by default). */
     int done;
-    if (g->n_req) MPI_Testall(g->n_req, g->req, &done, MPI_STATUSES_IGNORE);
+    if (!g->device && g->n_req) MPI_Testall(g->n_req, g->req, &done, MPI_STATUSES_IGNORE);
 #else
     (void)g, (void)from;
 #endif
@@ -185,6 +211,12 @@ void grad_reducer_finish(GradReducer *g)
 {
 #ifndef BB_NO_MPI
     if (!g->comm || g->comm->size == 1) return;
+    if (g->device) { /* the rest (all of it when plain), then the update waits for the sums */
+        if (g->sent_from > 0) send_bucket(g, 0, g->sent_from);
+        g->sent_from = 0;
+        bk_collective_join(g->device);
+        return;
+    }
     if (g->plain) {
         if (g->staged) bk_download(g->bk, g->buf, g->dev, g->n * sizeof(real));
         comm_allreduce_sum_real(g->comm, g->buf, g->n);

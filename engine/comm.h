@@ -11,7 +11,9 @@
  * PyTorch DDP and Horovod. The gradients live in backend memory: where the host may use it
  * in place (bk_host_address: the CPU backend) MPI reduces it there; otherwise each bucket is
  * downloaded into a host staging buffer once the backward that wrote it has finished (an
- * event), reduced there, and the sums are uploaded back in one copy at the end. */
+ * event), reduced there, and the sums are uploaded back in one copy at the end. Where the
+ * backend has a device collective (a GPU job with NCCL: grad_reducer_use), the buckets are
+ * summed on the devices instead, in the backend's streams, and the host waits for nothing. */
 #ifndef BB_COMM_H
 #define BB_COMM_H
 #include <stdbool.h>
@@ -36,6 +38,11 @@ void comm_abort(const Comm *c, int status) __attribute__((noreturn));
 void comm_bcast_real(const Comm *c, real *buf, size_t n, int root);
 void comm_allreduce_sum_real(const Comm *c, real *buf, size_t n);
 void comm_allreduce_sum_double(const Comm *c, double *buf, int n);
+void comm_bcast_bytes(const Comm *c, void *buf, size_t n, int root);
+/* The backend's collective among this job's ranks (bk_collective_open with an MPI broadcast):
+ * NULL with err->msg empty at one rank or where the backend has none; NULL with err set when
+ * it failed. */
+BkCollective *comm_device_collective(const Comm *c, Backend *bk, Error *err);
 void comm_barrier(const Comm *c);
 
 /* Bucketed, overlapped allreduce (sum) of one buffer whose tail becomes final first. */
@@ -55,10 +62,13 @@ typedef struct {
     int n_req;
     void *req;              /* MPI_Request[GRAD_MAX_BUCKETS] (opaque here) */
     bool plain;             /* one blocking MPI_Allreduce of the whole buffer instead */
+    BkCollective *device;   /* sums on the devices instead of MPI (not owned), or NULL */
 } GradReducer;
 
 void grad_reducer_init(GradReducer *g, const Comm *c, Backend *bk, size_t bucket_bytes, bool plain);
 void grad_reducer_free(GradReducer *g);
+/* From now on the buckets are summed by the backend's collective (NULL: MPI on the host). */
+void grad_reducer_use(GradReducer *g, BkCollective *device);
 /* dev: n gradients in backend memory, reduced in place. */
 void grad_reducer_begin(GradReducer *g, real *dev, size_t n);
 /* [from, n) is final: start the buckets that are complete. */

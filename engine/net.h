@@ -111,6 +111,7 @@ struct Net {
      * (an allreduce over the ranks). */
     void (*bn_allreduce)(void *ctx, double *values, int n);
     void *bn_allreduce_ctx;
+    BkCollective *bn_device_sum; /* the job's device collective, which a backend sums with instead */
 };
 
 Net *net_create(const char *model, Backend *bk, int in_c, int in_h, int in_w);

@@ -56,6 +56,7 @@ typedef struct {
     Comm single;         /* rank 0 of 1 when the config has no communicator */
     const Comm *comm;
     GradReducer reducer;
+    BkCollective *device_sum; /* the ranks' sums on their devices (NCCL), or NULL: MPI on the host */
     size_t *ready_from;  /* per layer: the gradients from here to the end are final after it */
     Loader *loader;      /* batches into the net's input, cropped a batch ahead */
     uint32_t *eval_idx;  /* 0, 1, ... for every test image: evaluate's batches are ranges of it */
@@ -74,6 +75,7 @@ static void run_free(Run *r)
 {
     loader_destroy(r->loader); /* first: its thread reads the data set */
     grad_reducer_free(&r->reducer);
+    bk_collective_close(r->device_sum);
     free(r->ready_from);
     tensor_free(&r->grad_before);
     optimizer_destroy(r->opt);
@@ -441,6 +443,10 @@ static int run_setup(Run *r, const TrainConfig *cfg, Observer *obs, Error *err)
     run_buffers(r);
     r->loader = loader_create(r->net, r->ds.mean, r->ds.std, err);
     if (!r->loader) return -1;
+    r->device_sum = comm_device_collective(r->comm, r->bk, err);
+    if (!r->device_sum && err->msg[0]) return -1;
+    grad_reducer_use(&r->reducer, r->device_sum);
+    if (r->net->bn_allreduce) r->net->bn_device_sum = r->device_sum;
     if (cfg->resume && run_resume(r, err) != 0) return -1;
     snprintf(r->pos.model, sizeof r->pos.model, "%s", cfg->model);
     snprintf(r->pos.optimizer, sizeof r->pos.optimizer, "%.15s", cfg->opt.name);
@@ -456,9 +462,10 @@ static void run_announce(Run *r)
 {
     const TrainConfig *cfg = r->cfg;
     char summary[256];
-    char ranks[64] = "";
+    char ranks[96] = "";
     if (r->comm->size > 1)
-        snprintf(ranks, sizeof ranks, " x %d ranks of %d images", r->comm->size, cfg->batch / r->comm->size);
+        snprintf(ranks, sizeof ranks, " x %d ranks of %d images%s", r->comm->size, cfg->batch / r->comm->size,
+                 r->device_sum ? " (sums on the devices)" : "");
     snprintf(summary, sizeof summary, "%s on %s: %d train / %d test images, %zu parameters, %s, %d threads%s%s",
              cfg->model, cfg->data, r->ds.train.count, r->ds.test.count, r->net->n_weights, REAL_NAME,
              cfg->threads, ranks, r->use_aug ? ", augmentation: crop+flip" : "");

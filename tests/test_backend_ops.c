@@ -548,3 +548,57 @@ static int check_normalize(Backend *ref_bk, Backend *dev_bk)
 
 Test(backend_ops, normalized_pixels_identical) { on_device(check_normalize, "normalized pixel"); }
 Test(backend_ops_harness, normalized_pixels_identical) { on_cpu_threads(check_normalize, "normalized pixel"); }
+
+/* ---- collectives: a job of one rank on the device (NCCL where CUDA has it) ---- */
+static void no_bcast(void *ctx, void *bytes, size_t n) { (void)ctx, (void)bytes, (void)n; }
+
+/* At one rank a sum changes nothing: the values come back as they were, after the join and in
+ * stream order for doubles. Returns the values that changed. */
+static int check_collective(Backend *ref_bk, Backend *dev_bk)
+{
+    (void)ref_bk;
+    Error err = {{0}};
+    BkCollectiveSpec one = {0, 1, no_bcast, NULL};
+    BkCollective *c = bk_collective_open(dev_bk, &one, &err);
+    if (!c) {
+        cr_assert_eq(err.msg[0], 0, "collective failed to open: %s", err.msg);
+        if (is_cpu(dev_bk)) return 0; /* the CPU has none: MPI on the host sums */
+        printf("FAIL: no device collective on %s (NCCL not found)\n", backend_device_name(dev_bk));
+        return 1;
+    }
+    enum { N = 1000 };
+    real h[N];
+    random_fill(h, N, 17);
+    Tensor t;
+    tensor_alloc(&t, dev_bk, 1, 1, 1, N);
+    tensor_upload(&t, h);
+    bk_collective_sum_async(c, t.data, N);
+    bk_collective_join(c);
+    real *got = tensor_to_host(&t);
+    int changed = memcmp(got, h, sizeof h) != 0;
+    BkBuffer *d = bk_buffer_alloc(dev_bk, 3 * sizeof(double));
+    double v[3] = {1.5, -2.25, 1e300}, back[3];
+    bk_upload(dev_bk, bk_buffer_address(d), v, sizeof v);
+    bk_collective_sum_double(c, bk_buffer_address(d), 3);
+    bk_download(dev_bk, back, bk_buffer_address(d), sizeof back);
+    changed += memcmp(back, v, sizeof v) != 0;
+    printf("collective of one rank on %s: %d of 2 sums changed their values\n", backend_device_name(dev_bk), changed);
+    free(got);
+    bk_buffer_free(d);
+    tensor_free(&t);
+    bk_collective_close(c);
+    return changed;
+}
+
+Test(backend_ops, collective_of_one_rank) { on_device(check_collective, "collective"); }
+/* The CPU has no device collective: NULL without an error, so MPI on the host sums. */
+Test(backend_ops_harness, the_cpu_has_no_device_collective)
+{
+    Backend *cpu = backend_create(1);
+    Error err = {{0}};
+    error_set(&err, "stale");
+    BkCollectiveSpec two = {0, 2, no_bcast, NULL};
+    cr_assert_null(bk_collective_open(cpu, &two, &err));
+    cr_assert_eq(err.msg[0], 0, "no error expected: %s", err.msg);
+    backend_destroy(cpu);
+}

@@ -171,10 +171,15 @@ static __global__ void bn_normalize_kernel(size_t count, int C, int hw, const re
     }
 }
 
-/* Hands `count` partial sums in device memory to the synchronized-BN callback and puts the
- * totals back: the one place these operations wait for the stream. */
+/* Sums `count` partials in device memory over the ranks: on the devices with the job's
+ * collective (NCCL, in stream order), else through the synchronized-BN callback on the host,
+ * putting the totals back: then the one place these operations wait for the stream. */
 static void bn_allreduce(Backend *bk, const BnSync *sync, double *dev, int count)
 {
+    if (sync->device_sum) {
+        bk_collective_sum_double(sync->device_sum, dev, (size_t)count);
+        return;
+    }
     CudaState *st = cuda_state(bk);
     const size_t bytes = (size_t)count * sizeof(double);
     CUDA_CHECK(cudaMemcpyAsync(st->reduce_host, dev, bytes, cudaMemcpyDeviceToHost, st->stream));

@@ -104,6 +104,12 @@ void cuda_upload(Backend *bk, void *dev, const void *host, size_t bytes);
 void cuda_download(Backend *bk, void *host, const void *dev, size_t bytes);
 void *cuda_host_address(Backend *bk, void *dev);
 void *cuda_host_alloc(Backend *bk, size_t bytes);
+/* nccl.cu */
+void *cuda_collective_open(Backend *bk, const BkCollectiveSpec *spec, Error *err);
+void cuda_collective_close(Backend *bk, void *impl);
+void cuda_collective_sum_async(Backend *bk, void *impl, real *dev, size_t count);
+void cuda_collective_join(Backend *bk, void *impl);
+void cuda_collective_sum_double(Backend *bk, void *impl, double *dev, size_t count);
 void cuda_host_free(Backend *bk, void *host);
 void cuda_synchronize(Backend *bk);
 void *cuda_event_create(Backend *bk);

@@ -16,7 +16,8 @@ typedef struct {
 static const BnSync *bn_sync(const Net *net, BatchNormState *st, BnSync *out)
 {
     if (!net->bn_allreduce) return NULL;
-    *out = (BnSync){net->bn_allreduce, net->bn_allreduce_ctx, bk_buffer_address(st->sync_scratch)};
+    *out = (BnSync){net->bn_allreduce, net->bn_allreduce_ctx, bk_buffer_address(st->sync_scratch),
+                    net->bn_device_sum};
     return out;
 }
 

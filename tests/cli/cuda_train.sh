@@ -8,6 +8,7 @@
 # the CPU, 1 thread against 2 (2026-12-02): epoch 1 differed by 1e-4, later epochs by at most
 # 0.5%. At lr 0.05 with weight decay the same two CPU runs differed by 0.5% in epoch 1 and 32%
 # by epoch 4: too chaotic to compare, hence this gentler recipe.
+# Then, on a node with two GPUs, the same run on 2 ranks with NCCL against the one-GPU run.
 # Skipped (exit 77, saying why) where the build has no CUDA or the machine no GPU.
 . tests/cli/lib.inc
 run() {
@@ -36,3 +37,22 @@ paste "$TMP/cpu.loss" "$TMP/gpu.loss" | awk '
     END { exit bad }' || fail "the loss curves differ beyond the tolerance"
 first=$(head -n 1 "$TMP/cpu.loss" | cut -d" " -f2); last=$(tail -n 1 "$TMP/cpu.loss" | cut -d" " -f2)
 awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < 0.7 * a) }' || fail "the loss did not fall ($first -> $last): nothing was compared"
+# Two GPUs (an MPI build, mpirun and at least two GPUs): 2 ranks of 25 images, gradients and
+# BN sums on the GPUs with NCCL, against the one-GPU run above at the first epoch's tolerance
+# (the sums run in another order). Said and left out where the node cannot run it.
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if "$BB" version | grep -q "without MPI" || ! command -v mpirun >/dev/null || [ "$gpus" -lt 2 ]; then
+    echo "the 2-GPU NCCL run is left out: it needs an MPI build, mpirun and 2 GPUs ($gpus here)"
+    exit 0
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mpirun --oversubscribe -np 2 "$BB" train --model resnet20 --data synthetic --train-subset 1000 --test-subset 100 \
+    --batch 50 --epochs 10 --lr 0.01 --momentum 0.9 --seed 3 --threads 2 --device cuda >"$TMP/nccl" 2>&1 ||
+    { cat "$TMP/nccl"; fail "the 2-GPU run failed"; }
+grep -q "sums on the devices" "$TMP/nccl" || { cat "$TMP/nccl"; fail "the 2-GPU run did not sum with NCCL"; }
+awk '$1 ~ /^[0-9]+$/ && NF >= 10 {print $1, $3}' "$TMP/nccl" >"$TMP/nccl.loss"
+paste "$TMP/gpu.loss" "$TMP/nccl.loss" | awk '
+    { tol = $1 == 1 ? 2e-3 : 0.05; d = ($4 - $2) / $2; if (d < 0) d = -d
+      printf "epoch %2d  1 GPU %.5f  2 GPUs %.5f  relative %.2e  tolerance %.0e\n", $1, $2, $4, d, tol
+      if (!(d <= tol) || $1 != $3) bad = 1 }
+    END { exit bad }' || fail "2 GPUs differ from 1 beyond the tolerance"
