@@ -31,6 +31,7 @@
 typedef struct {
     const char *model;
     const char *device; /* backend_open's name */
+    const char *precision; /* backend_set_precision's */
     int batch, steps, warmup, profile_steps, threads;
     unsigned long long seed;
     double lr;
@@ -49,6 +50,7 @@ static void bench_defaults(BenchConfig *c)
     c->threads = cpus > 0 ? (int)cpus : 1;
     c->seed = 1;
     c->device = "cpu";
+    c->precision = "fp32";
     c->lr = 0.01;
     c->sgemm_n = 1024;
     c->sgemm_repeats = 7;
@@ -88,6 +90,7 @@ static void bench_usage(FILE *f, const BenchConfig *d)
             "  --profile-steps N      profiled steps for conv_gflops; 0 skips them [%d]\n"
             "  --threads N            threads [%d: the number of CPUs]\n"
             "  --device NAME          cpu, or cuda / cuda:N in a make GPU=1 build [%s]\n"
+            "  --precision P          fp32, or tf32 on a GPU (tensor cores) [%s]\n"
             "  --lr X                 learning rate of the updates [%g]\n"
             "  --seed N               seed of the parameters and the synthetic batch [%llu]\n"
             "  --layers               also print the profiled time of every layer (on stderr)\n"
@@ -99,7 +102,7 @@ static void bench_usage(FILE *f, const BenchConfig *d)
             "  --sgemm                instead: OpenBLAS cblas_sgemm rate on square %d matrices\n"
             "                         (median of %d), on 1 thread and on --threads threads:\n"
             "                         sgemm_gflops_1thread=X sgemm_gflops_Nthreads=Y threads=N\n",
-            d->batch, d->steps, d->warmup, d->profile_steps, d->threads, d->device, d->lr, d->seed,
+            d->batch, d->steps, d->warmup, d->profile_steps, d->threads, d->device, d->precision, d->lr, d->seed,
             d->sgemm_n, d->sgemm_repeats);
 }
 
@@ -113,7 +116,7 @@ static int parse_long(const char *flag, const char *s, long min, long *out)
 
 enum {
     OPT_MODEL = 256, OPT_BATCH, OPT_STEPS, OPT_WARMUP, OPT_PROFILE_STEPS, OPT_THREADS, OPT_LR,
-    OPT_SEED, OPT_DEVICE, OPT_LAYERS, OPT_LOADER, OPT_LIST_PARAMS, OPT_SGEMM, OPT_HELP
+    OPT_SEED, OPT_DEVICE, OPT_PRECISION, OPT_LAYERS, OPT_LOADER, OPT_LIST_PARAMS, OPT_SGEMM, OPT_HELP
 };
 
 static const struct option LONG_OPTS[] = {
@@ -126,6 +129,7 @@ static const struct option LONG_OPTS[] = {
     {"lr", required_argument, 0, OPT_LR},
     {"seed", required_argument, 0, OPT_SEED},
     {"device", required_argument, 0, OPT_DEVICE},
+    {"precision", required_argument, 0, OPT_PRECISION},
     {"layers", no_argument, 0, OPT_LAYERS},
     {"loader", no_argument, 0, OPT_LOADER},
     {"list-params", no_argument, 0, OPT_LIST_PARAMS},
@@ -146,6 +150,7 @@ static int parse_bench_flags(int argc, char **argv, BenchConfig *c)
         switch (opt) {
         case OPT_MODEL: c->model = optarg; break;
         case OPT_DEVICE: c->device = optarg; break;
+        case OPT_PRECISION: c->precision = optarg; break;
         case OPT_BATCH: if (parse_long("--batch", optarg, 1, &v)) return -1; c->batch = (int)v; break;
         case OPT_STEPS: if (parse_long("--steps", optarg, 1, &v)) return -1; c->steps = (int)v; break;
         case OPT_WARMUP: if (parse_long("--warmup", optarg, 0, &v)) return -1; c->warmup = (int)v; break;
@@ -345,6 +350,11 @@ static int bench_model(const BenchConfig *cfg)
         fprintf(stderr, "bigbatch bench: --device: %s\n", err.msg);
         return 2;
     }
+    if (backend_set_precision(bk, cfg->precision, &err) != 0) {
+        fprintf(stderr, "bigbatch bench: --precision: %s\n", err.msg);
+        backend_destroy(bk);
+        return 2;
+    }
     Net *net = model_build(cfg->model, bk, 0, cfg->seed, &err);
     if (!net) {
         fprintf(stderr, "bigbatch bench: %s\n", err.msg);
@@ -423,6 +433,7 @@ static int bench_model(const BenchConfig *cfg)
            cfg->model, cfg->batch, cfg->threads, img_s, 1e3 * elapsed / cfg->steps, peak_rss_mb(),
            conv_gflops, conv_fraction);
     if (data) printf(" data_wait=%.4f", elapsed > 0 ? waited / elapsed : 0);
+    if (strcmp(cfg->precision, "fp32") != 0) printf(" precision=%s", cfg->precision);
     if (backend_peak_bytes(bk) > 0)
         printf(" peak_device_mb=%.1f device=\"%s\"", backend_peak_bytes(bk) / 1048576.0, backend_device_name(bk));
     printf("\n");

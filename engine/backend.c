@@ -136,6 +136,40 @@ const char *backend_device_name(const Backend *bk)
     return bk->ops->device_name ? bk->ops->device_name(bk) : bk->ops->name;
 }
 
+/* The precisions, one row each: the name and whether it is tf32 (a switch of the backend). */
+static const struct {
+    const char *name;
+    bool tf32;
+} PRECISIONS[] = {{"fp32", false}, {"tf32", true}};
+enum { N_PRECISIONS = (int)(sizeof PRECISIONS / sizeof PRECISIONS[0]) };
+
+static int precision_index(const char *precision, Error *err)
+{
+    for (int i = 0; precision && i < N_PRECISIONS; i++)
+        if (!strcmp(precision, PRECISIONS[i].name)) return i;
+    if (precision && !strcmp(precision, "bf16"))
+        error_set(err, "precision bf16 is not implemented yet (fp32 or tf32)");
+    else
+        error_set(err, "unknown precision '%s' (fp32 or tf32)", precision ? precision : "");
+    return -1;
+}
+
+int backend_precision_check(const char *precision, Error *err) { return precision_index(precision, err) < 0 ? -1 : 0; }
+
+int backend_set_precision(Backend *bk, const char *precision, Error *err)
+{
+    int i = precision_index(precision, err);
+    if (i < 0) return -1;
+    if (!bk->ops->set_tf32) {
+        if (!PRECISIONS[i].tf32) return 0;
+        error_set(err, "precision %s needs a GPU (--device cuda): the %s backend computes in fp32", precision,
+                  bk->ops->name);
+        return -1;
+    }
+    bk->ops->set_tf32(bk, PRECISIONS[i].tf32);
+    return 0;
+}
+
 size_t backend_peak_bytes(const Backend *bk) { return bk->ops->peak_bytes ? bk->ops->peak_bytes(bk) : 0; }
 
 void backend_reserve(Backend *bk, size_t elems_per_thread) { bk->ops->reserve(bk, elems_per_thread); }

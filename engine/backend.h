@@ -50,6 +50,14 @@ int backend_threads(const Backend *bk);
  * here at build time so the step itself never allocates. Sizes are in elements,
  * per thread. */
 void backend_reserve(Backend *bk, size_t elems_per_thread);
+/* The arithmetic of convolutions and fully connected layers: "fp32" (the default: IEEE
+ * single precision, as the CPU computes, so results compare across devices) or "tf32" (a GPU's
+ * tensor cores round the products' inputs to 10 bits of mantissa: faster, results differ in the
+ * third digit). Set before the first operation. 0, or -1 with err naming the precisions when the
+ * name is unknown or the backend has no such arithmetic (the CPU: fp32 only). */
+int backend_set_precision(Backend *bk, const char *precision, Error *err);
+/* 0 when `precision` is a name backend_set_precision knows, else -1 with err set. */
+int backend_precision_check(const char *precision, Error *err);
 /* "cpu", "cpu-guarded" for the guarded build, "cuda" (NULL: this build's CPU backend). */
 const char *backend_name(const Backend *bk);
 /* What the backend runs on, as recorded with a run: "cpu", or the GPU's name. */

@@ -39,6 +39,8 @@ struct BackendOps {
     void (*destroy)(Backend *bk);
     void (*reserve)(Backend *bk, size_t elems_per_thread);
     size_t (*peak_bytes)(const Backend *bk);       /* NULL: not counted */
+    /* tf32 on or off (backend_set_precision); NULL: fp32 only */
+    void (*set_tf32)(Backend *bk, bool on);
     /* memory: zero-filled; *block receives the bytes taken (NULL when out of memory) */
     void *(*buffer_alloc)(Backend *bk, size_t bytes, size_t *block);
     void (*buffer_free)(Backend *bk, void *address, size_t block);

@@ -37,6 +37,7 @@ void train_config_defaults(TrainConfig *cfg)
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     cfg->threads = cpus > 0 ? (int)cpus : 1;
     cfg->device = "cpu";
+    cfg->precision = "fp32";
     cfg->augment = -1;
     cfg->diverge_factor = 10;
     cfg->bucket_mb = 8;
@@ -305,6 +306,10 @@ int train_config_check(const TrainConfig *cfg, Error *err)
         error_prefix(err, "--device");
         return -1;
     }
+    if (backend_precision_check(cfg->precision, err) != 0) {
+        error_prefix(err, "--precision");
+        return -1;
+    }
     if (cfg->image_size && !dataset_find(cfg->data)->image_folder) {
         error_set(err, "--image-size applies to image folders (imagefolder, cifar10), not %s", cfg->data);
         return -1;
@@ -348,6 +353,10 @@ static int run_load(Run *r, Error *err)
     const TrainConfig *cfg = r->cfg;
     r->bk = backend_open(cfg->device, cfg->threads, err);
     if (!r->bk) return -1;
+    if (backend_set_precision(r->bk, cfg->precision, err) != 0) {
+        error_prefix(err, "--precision");
+        return -1;
+    }
     r->net = model_build(cfg->model, r->bk, 0, cfg->seed, err);
     if (r->comm->rank != 0) comm_barrier(r->comm);
     int loaded = r->net ? load_data(r, cfg, model_find(cfg->model), err) : -1;

@@ -31,6 +31,7 @@ typedef struct {
     unsigned long long seed;
     int threads;
     const char *device;     /* backend_open's name: "cpu", "cuda", "cuda:N" (engine/backend.h) */
+    const char *precision;  /* backend_set_precision's name: "fp32" or "tf32" */
     int augment;            /* -1: the dataset's default (on for CIFAR-10), 0 off, 1 on */
     int train_subset;       /* > 0: use only the first N training images */
     int test_subset;

@@ -316,6 +316,10 @@ static const Flag FLAGS[] = {
      "GPU of the process's slot: its sweep worker and local MPI or SLURM rank)\n"
      "in a make GPU=1 build",
      "%s", STR(CFG(device))},
+    {"precision", "P",
+     "arithmetic of convolutions and fully connected layers: fp32 (as the\n"
+     "CPU), or tf32 on a GPU (tensor cores; faster, differs in the 3rd digit)",
+     "%s", STR(CFG(precision))},
     {"save", "PATH", "write a safetensors checkpoint at the end", NULL, STR(CFG(save))},
     {"save-every", "N", "also every N epochs [0: only at the end]", NULL, INT(CFG(save_every), 0)},
     {"resume", "PATH", "continue from a checkpoint (same flags)", NULL, STR(CFG(resume))},

@@ -92,6 +92,7 @@ typedef struct {
     const char *model;
     int failures, checks;
     double worst_ratio; /* the largest difference / tolerance seen */
+    double sums_scale;  /* the sums' tolerance times this (tf32's rounding) */
 } Report;
 
 /* One comparison's line and its count: difference d against tolerance tol. */
@@ -131,12 +132,12 @@ static void copy_across(const Tensor *from, Tensor *to)
     free(host);
 }
 
-static double tolerance_of(const char *kind)
+static double tolerance_of(const Report *r, const char *kind)
 {
     static const char *const exact[] = {"relu", "add", "dropout", "maxpool"};
     for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
         if (!strcmp(kind, exact[i])) return TOL_ELEMENTWISE;
-    return TOL_SUMS;
+    return TOL_SUMS * r->sums_scale;
 }
 
 /* Both nets of one model, planned for n images, with the same parameters, buffers and batch. */
@@ -172,7 +173,7 @@ static void forward_layer(Report *r, Net *ref, Net *dev, int i, int n)
     lr->ops->forward(lr, ref, n, true);
     ld->ops->forward(ld, dev, n, true);
     const char *kind = lr->ops->kind;
-    double tol = tolerance_of(kind);
+    double tol = tolerance_of(r, kind);
     if (i == ref->loss_layer) {
         double want[2], got[2];
         bk_download(ref->bk, want, bk_buffer_address(ref->loss_result), sizeof want);
@@ -200,7 +201,7 @@ static void backward_layer(Report *r, Net *ref, Net *dev, int i, int n)
     lr->ops->backward(lr, ref, n);
     ld->ops->backward(ld, dev, n);
     const char *kind = lr->ops->kind;
-    double tol = tolerance_of(kind);
+    double tol = tolerance_of(r, kind);
     for (int k = 0; k < lr->n_in; k++) {
         Tensor *gr = net_layer_input_grad(ref, lr, k);
         if (gr) check_tensor(r, lr->name, kind, "backward", k ? "input1 grad" : "input grad", gr,
@@ -214,7 +215,7 @@ static void backward_layer(Report *r, Net *ref, Net *dev, int i, int n)
 }
 
 /* Every layer of one model, forward then backward, each fed the CPU's values. */
-static Report check_model(const ModelInfo *m, Backend *ref_bk, Backend *dev_bk)
+static Report check_model(const ModelInfo *m, Backend *ref_bk, Backend *dev_bk, double sums_scale)
 {
     /* two images of the full-size nets, four of the proxies (batch statistics over more) */
     int n = m->in_h > 64 ? 2 : 4;
@@ -222,7 +223,7 @@ static Report check_model(const ModelInfo *m, Backend *ref_bk, Backend *dev_bk)
     twin_nets(m->name, ref_bk, dev_bk, n, &ref, &dev);
     set_batch(ref, n);
     set_batch(dev, n);
-    Report r = {m->name, 0, 0, 0};
+    Report r = {m->name, 0, 0, 0, sums_scale};
     for (int i = 0; i < ref->n_layers; i++) forward_layer(&r, ref, dev, i, n);
     for (int i = 0; i < ref->n_layers; i++) {
         tensor_zero(&ref->layers[i].dout);
@@ -238,7 +239,7 @@ static Report check_model(const ModelInfo *m, Backend *ref_bk, Backend *dev_bk)
 
 /* Every layer of every model (of the proxies only when `proxies_only`: the full-size nets
  * take minutes on a CPU); returns the comparisons over tolerance. */
-static int check_models(Backend *ref_bk, Backend *dev_bk, bool proxies_only)
+static int check_models(Backend *ref_bk, Backend *dev_bk, bool proxies_only, double sums_scale)
 {
     int count, failures = 0;
     const ModelInfo *models = model_list(&count);
@@ -249,7 +250,7 @@ static int check_models(Backend *ref_bk, Backend *dev_bk, bool proxies_only)
             printf("%s: left out (full size)\n", models[i].name);
             continue;
         }
-        Report r = check_model(&models[i], ref_bk, dev_bk);
+        Report r = check_model(&models[i], ref_bk, dev_bk, sums_scale);
         printf("%s on %s: %d checks, %d over tolerance, worst at %.2g of its tolerance\n", r.model,
                backend_device_name(dev_bk), r.checks, r.failures, r.worst_ratio);
         failures += r.failures;
@@ -257,7 +258,27 @@ static int check_models(Backend *ref_bk, Backend *dev_bk, bool proxies_only)
     return failures;
 }
 
-static int check_every_model(Backend *ref_bk, Backend *dev_bk) { return check_models(ref_bk, dev_bk, is_cpu(dev_bk)); }
+static int check_every_model(Backend *ref_bk, Backend *dev_bk)
+{
+    return check_models(ref_bk, dev_bk, is_cpu(dev_bk), 1);
+}
+
+/* --precision tf32: the proxies' layers with tensor-core convolutions and gemms, whose inputs
+ * are rounded to 10 bits of mantissa (2^-11 relative), so the sums' tolerance is 50 times
+ * fp32's (5e-3); the elementwise operations are unchanged. */
+#define TF32_SUMS_SCALE 50
+static int check_proxies_in_tf32(Backend *ref_bk, Backend *dev_bk)
+{
+    Error err = {{0}};
+    if (backend_set_precision(dev_bk, "tf32", &err) != 0) {
+        if (is_cpu(dev_bk)) return 0; /* the CPU computes in fp32 only */
+        printf("FAIL: %s\n", err.msg);
+        return 1;
+    }
+    int failures = check_models(ref_bk, dev_bk, true, TF32_SUMS_SCALE);
+    backend_set_precision(dev_bk, "fp32", &err);
+    return failures;
+}
 
 /* A check on the device under test against the CPU reference. */
 static void on_device(int (*check)(Backend *, Backend *), const char *what)
@@ -284,6 +305,7 @@ static void on_cpu_threads(int (*check)(Backend *, Backend *), const char *what)
 
 Test(backend_ops, every_layer_of_every_model) { on_device(check_every_model, "layer"); }
 Test(backend_ops_harness, every_layer_of_the_proxies) { on_cpu_threads(check_every_model, "layer"); }
+Test(backend_ops, every_layer_of_the_proxies_in_tf32) { on_device(check_proxies_in_tf32, "tf32 layer"); }
 
 /* ---- optimizers ---- */
 
@@ -379,7 +401,7 @@ static int check_optimizers(Backend *ref_bk, Backend *dev_bk)
         Optimizer *oref = optimizer_create(&cfgs[k], ref, &err), *odev = optimizer_create(&cfgs[k], dev, &err);
         cr_assert(oref && odev, "%s: %s", name, err.msg);
         oref->collect_stats = odev->collect_stats = true;
-        Report r = {"tiny", 0, 0, 0};
+        Report r = {"tiny", 0, 0, 0, 1};
         step_both(ref, dev, oref, odev, 0.1); /* the first update: momentum buffers start */
         step_both(ref, dev, oref, odev, 0.05);
         check_tensor(&r, name, "optimizer", "step 2", "parameters", &ref->param_block, &dev->param_block, TOL_OPTIMIZER);
@@ -411,7 +433,7 @@ static void random_fill(real *x, size_t n, unsigned seed)
 static int check_vectors(Backend *ref_bk, Backend *dev_bk)
 {
     static const size_t sizes[] = {1, 3, 257, 100003};
-    Report r = {"vectors", 0, 0, 0};
+    Report r = {"vectors", 0, 0, 0, 1};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         size_t n = sizes[s];
         Tensor xa, ya, xb, yb;

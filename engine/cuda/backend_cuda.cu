@@ -145,6 +145,15 @@ void cuda_event_wait(Backend *bk, void *event)
 /* ---- lifetime ---- */
 static const char *cuda_device_name(const Backend *bk) { return ((const CudaState *)bk->impl)->device_name; }
 
+/* --precision: tensor-core math for the gemms (cuBLAS) and, through the plans made from now
+ * on, the convolutions (conv.cu) */
+static void cuda_set_tf32(Backend *bk, bool on)
+{
+    CudaState *st = cuda_state(bk);
+    st->tf32 = on;
+    CUBLAS_CHECK(cublasSetMathMode(st->cublas, on ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+}
+
 static size_t cuda_peak_bytes(const Backend *bk) { return ((const CudaState *)bk->impl)->peak_bytes; }
 
 static void cuda_reserve(Backend *bk, size_t elems_per_thread)
@@ -175,6 +184,7 @@ static const BackendOps CUDA_OPS = {
     .destroy = cuda_destroy,
     .reserve = cuda_reserve,
     .peak_bytes = cuda_peak_bytes,
+    .set_tf32 = cuda_set_tf32,
     .buffer_alloc = cuda_buffer_alloc,
     .buffer_free = cuda_buffer_free,
     .upload = cuda_upload,

@@ -54,7 +54,7 @@ static void plan_describe(const ConvShape *s, int n, char *buf, size_t size)
              s->in_h, s->in_w, s->out_c, s->out_h, s->out_w, s->k_h, s->k_w, s->stride, s->pad, s->groups);
 }
 
-static CudaConvPlan *plan_create(const ConvShape *s, int n)
+static CudaConvPlan *plan_create(const ConvShape *s, int n, bool tf32)
 {
     CudaConvPlan *p = (CudaConvPlan *)xcalloc(1, sizeof *p, "convolution plan");
     p->shape = *s;
@@ -75,8 +75,9 @@ static CudaConvPlan *plan_create(const ConvShape *s, int n)
     CUDNN_CHECK(cudnnSetConvolution2dDescriptor(p->conv, s->pad, s->pad, s->stride, s->stride, 1, 1,
                                                 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     CUDNN_CHECK(cudnnSetConvolutionGroupCount(p->conv, s->groups));
-    /* FMA, not DEFAULT: on Ampere and later DEFAULT_MATH lets FP32 convolutions use TF32 */
-    CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, CUDNN_FMA_MATH));
+    /* FMA, not DEFAULT, for fp32: on Ampere and later DEFAULT_MATH lets FP32 convolutions use
+     * TF32, which --precision tf32 asks for */
+    CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
 
     int on, oc, oh, ow;
     CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(p->conv, p->x, p->w, &on, &oc, &oh, &ow));
@@ -104,7 +105,7 @@ static CudaConvPlan *plan_get(CudaState *st, const ConvShape *s, int n)
 {
     for (CudaConvPlan *p = st->plans; p; p = p->next)
         if (plan_matches(p, s, n)) return p;
-    CudaConvPlan *p = plan_create(s, n);
+    CudaConvPlan *p = plan_create(s, n, st->tf32);
     p->next = st->plans;
     st->plans = p;
     return p;
@@ -129,18 +130,19 @@ static void nondeterministic_warning(const CudaConvPlan *p, const char *directio
                     "its results will vary run to run\n", direction, what);
 }
 
-/* The first (fastest) result that ran, fits the limit and needs no tensor cores; with `strict`,
- * also deterministic and not `excluded` (the atomics-based ALGO_0 of the backward
- * directions; -1: none). Index into perf, or -1. Written for the three perf types, which
- * share these fields. */
+/* The first (fastest) result that ran, fits the limit and needs no tensor cores unless
+ * `tensor_ops` (tf32); with `strict`, also deterministic and not `excluded` (the atomics-based
+ * ALGO_0 of the backward directions; -1: none). Index into perf, or -1. Written for the three
+ * perf types, which share these fields. */
 template <typename Perf>
-static int pick(const Perf *perf, int count, size_t limit, int excluded, int strict)
+static int pick(const Perf *perf, int count, size_t limit, int excluded, int strict, bool tensor_ops)
 {
     for (int i = 0; i < count; i++) {
         if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > limit) continue;
-        /* Tensor-core results are out (TF32). The rest run with the descriptor's FMA math;
-         * cuDNN may report them as DEFAULT_MATH, which PyTorch too takes as FMA for FP32. */
-        if (perf[i].mathType == CUDNN_TENSOR_OP_MATH || perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+        /* In fp32 tensor-core results are out (TF32). The rest run with the descriptor's FMA
+         * math; cuDNN may report them as DEFAULT_MATH, which PyTorch too takes as FMA for FP32. */
+        if (!tensor_ops &&
+            (perf[i].mathType == CUDNN_TENSOR_OP_MATH || perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
             continue;
         if (strict && (perf[i].determinism != CUDNN_DETERMINISTIC || (int)perf[i].algo == excluded)) continue;
         return i;
@@ -148,14 +150,16 @@ static int pick(const Perf *perf, int count, size_t limit, int excluded, int str
     return -1;
 }
 
-/* Strictly deterministic if cuDNN offers it; else (warned) any FMA result that fits. */
+/* Strictly deterministic if cuDNN offers it; else (warned) any result of the backend's math
+ * that fits its workspace limit. */
 template <typename Perf>
-static int pick_preferring_determinism(const CudaConvPlan *p, const char *direction, const Perf *perf,
-                                       int count, size_t limit, int excluded)
+static int pick_preferring_determinism(const CudaState *st, const CudaConvPlan *p, const char *direction,
+                                       const Perf *perf, int count, int excluded)
 {
-    int i = pick(perf, count, limit, excluded, 1);
+    const size_t limit = st->workspace_limit;
+    int i = pick(perf, count, limit, excluded, 1, st->tf32);
     if (i >= 0) return i;
-    i = pick(perf, count, limit, excluded, 0);
+    i = pick(perf, count, limit, excluded, 0, st->tf32);
     if (i < 0) no_algorithm(p, direction, limit);
     nondeterministic_warning(p, direction);
     return i;
@@ -173,7 +177,7 @@ static void find_forward(CudaState *st, CudaConvPlan *p)
     else
         CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(st->cudnn, p->x, p->w, p->conv, p->y,
                                                            CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf));
-    int i = pick_preferring_determinism(p, "forward", perf, count, st->workspace_limit, -1);
+    int i = pick_preferring_determinism(st, p, "forward", perf, count, -1);
     p->fwd = perf[i].algo;
     p->fwd_bytes = perf[i].memory;
     p->have_fwd = 1;
@@ -190,7 +194,7 @@ static void find_backward_data(CudaState *st, CudaConvPlan *p)
         CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(st->cudnn, p->w, p->y, p->conv, p->x,
                                                                 CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count,
                                                                 perf));
-    int i = pick_preferring_determinism(p, "backward data", perf, count, st->workspace_limit,
+    int i = pick_preferring_determinism(st, p, "backward data", perf, count,
                                         (int)CUDNN_CONVOLUTION_BWD_DATA_ALGO_0);
     p->bwd_data = perf[i].algo;
     p->bwd_data_bytes = perf[i].memory;
@@ -209,7 +213,7 @@ static void find_backward_filter(CudaState *st, CudaConvPlan *p)
         CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(st->cudnn, p->x, p->y, p->conv, p->w,
                                                                   CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count,
                                                                   perf));
-    int i = pick_preferring_determinism(p, "backward filter", perf, count, st->workspace_limit,
+    int i = pick_preferring_determinism(st, p, "backward filter", perf, count,
                                         (int)CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0);
     p->bwd_filter = perf[i].algo;
     p->bwd_filter_bytes = perf[i].memory;

@@ -33,6 +33,7 @@ typedef struct {
     void *workspace;
     size_t workspace_bytes;
     size_t workspace_limit; /* the most a convolution algorithm may ask for */
+    bool tf32;              /* backend_set_precision("tf32"): tensor-core convolutions and gemms */
     bool cudnn_find;        /* rank algorithms by cudnnFind*'s timings (BIGBATCH_CUDNN_FIND=1), not
                              * by the heuristics, which every run reproduces (conv.cu) */
     CudaConvPlan *plans;    /* a list, newest first */

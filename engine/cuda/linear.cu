@@ -1,6 +1,6 @@
 /* Fully connected layers on cuBLAS: y[n,out] = x[n,in] W[out,in]^T + b, as engine/cpu/linear.c.
- * Each product is one sgemm over the whole batch (FP32, CUBLAS_DEFAULT_MATH: no TF32, set in
- * backend_cuda.cu); the bias and its gradient are small kernels, the gradient summed per
+ * Each product is one sgemm over the whole batch (FP32, CUBLAS_DEFAULT_MATH: no TF32, unless
+ * --precision tf32 sets CUBLAS_TF32_TENSOR_OP_MATH, backend_cuda.cu); the bias and its gradient are small kernels, the gradient summed per
  * output column in double in batch order so it is the same run to run.
  *
  * cuBLAS is column-major and our data row-major. A row-major [r, c] matrix with row stride c
