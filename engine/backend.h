@@ -149,6 +149,7 @@ void bk_linear_backward(Backend *bk, int n, int in, int out, const real *x, cons
                         const real *dy, real *dx, real *dw, real *db);
 
 /* ---- elementwise ---- */
+/* y may be x, and the add's y may be a: the net runs ReLU and the residual add in place. */
 void bk_relu_forward(Backend *bk, size_t count, const real *x, real *y);
 void bk_relu_backward(Backend *bk, size_t count, const real *y, const real *dy, real *dx);
 void bk_add_forward(Backend *bk, size_t count, const real *a, const real *b, real *y);

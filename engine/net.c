@@ -40,8 +40,9 @@ void net_destroy(Net *net)
         Layer *l = &net->layers[i];
         if (l->ops->destroy) l->ops->destroy(l);
         tensor_free(&l->out);
-        tensor_free(&l->dout);
     }
+    tensor_free(&net->dout_block);
+    free(net->dout_birth);
     for (int i = 0; i < net->n_buffers; i++) tensor_free(&net->buffers[i].value);
     tensor_free(&net->param_block);
     tensor_free(&net->grad_block);
@@ -149,6 +150,78 @@ void net_finalize(Net *net)
     }
 }
 
+/* Where each layer's output gradient lives in dout_block, for batch_cap images: gradients are
+ * given slots in backward order, a slot reused once the gradient in it has been consumed (its
+ * layer's backward has run), the best-fitting free slot first; a slot grows to the largest
+ * gradient it holds. Returns the block's size in values; offsets[i] receives layer i's. */
+static size_t plan_douts(Net *net, int batch_cap, size_t *offsets)
+{
+    const int L = net->n_layers;
+    int *slot_of = xmalloc(sizeof *slot_of * (size_t)(L ? L : 1), "gradient plan");
+    size_t *slot_size = xcalloc((size_t)(L ? L : 1), sizeof *slot_size, "gradient plan");
+    int *slot_free_after = xmalloc(sizeof *slot_free_after * (size_t)(L ? L : 1), "gradient plan");
+    int slots = 0;
+    /* births in backward order: layer b's backward is the first to touch the douts born at b */
+    for (int b = L - 1; b >= 0; b--) {
+        for (int i = b; i >= 0; i--) {
+            if (net->dout_birth[i] != b) continue;
+            size_t need = (size_t)batch_cap * (size_t)net->layers[i].c * net->layers[i].h * net->layers[i].w;
+            int best = -1;
+            for (int s = 0; s < slots; s++) {
+                if (slot_free_after[s] < b) continue; /* still live: freed at a backward not yet run */
+                bool fits = slot_size[s] >= need, best_fits = best >= 0 && slot_size[best] >= need;
+                if (best < 0 || (fits && (!best_fits || slot_size[s] < slot_size[best])) ||
+                    (!fits && !best_fits && slot_size[s] > slot_size[best]))
+                    best = s;
+            }
+            if (best < 0) best = slots++;
+            if (slot_size[best] < need) slot_size[best] = need;
+            slot_free_after[best] = i - 1; /* free for douts born at a backward after layer i's */
+            slot_of[i] = best;
+        }
+    }
+    size_t total = 0, *slot_offset = xmalloc(sizeof *slot_offset * (size_t)(slots ? slots : 1), "gradient plan");
+    for (int s = 0; s < slots; s++) {
+        slot_offset[s] = total;
+        total += (slot_size[s] + 15) & ~(size_t)15; /* 64-byte starts for the kernels */
+    }
+    for (int i = 0; i < L; i++) offsets[i] = slot_offset[slot_of[i]];
+    free(slot_offset);
+    free(slot_of);
+    free(slot_size);
+    free(slot_free_after);
+    return total;
+}
+
+/* A layer that may run in place does, over its first input's output, when that input is a
+ * layer whose output only it reads and whose own backward does not read it (the input batch is
+ * the caller's, never written over; an add of a tensor to itself is not in place). */
+static bool runs_in_place(const Net *net, int i)
+{
+    const Layer *l = &net->layers[i];
+    const int in = l->in[0];
+    if (!l->ops->may_run_in_place || in < 0 || net->layers[in].ops->reads_own_output) return false;
+    if (l->n_in == 2 && l->in[1] == in) return false;
+    for (int j = in + 1; j < net->n_layers; j++)
+        for (int k = 0; k < net->layers[j].n_in; k++)
+            if (j != i && net->layers[j].in[k] == in) return false;
+    return true;
+}
+
+/* Layer i's dout is first written by the backward of its last consumer (its own when it has
+ * none: the loss). */
+static void find_dout_births(Net *net)
+{
+    free(net->dout_birth);
+    net->dout_birth = xmalloc(sizeof *net->dout_birth * (size_t)(net->n_layers ? net->n_layers : 1), "gradient plan");
+    for (int i = 0; i < net->n_layers; i++) net->dout_birth[i] = i;
+    for (int j = 0; j < net->n_layers; j++)
+        for (int k = 0; k < net->layers[j].n_in; k++) {
+            int in = net->layers[j].in[k];
+            if (in >= 0 && net->dout_birth[in] < j) net->dout_birth[in] = j;
+        }
+}
+
 void net_plan(Net *net, int batch_cap)
 {
     if (batch_cap <= net->batch_cap) return;
@@ -159,14 +232,21 @@ void net_plan(Net *net, int batch_cap)
     if (net->want_input_grad) tensor_alloc(&net->input_grad, net->bk, batch_cap, net->in_c, net->in_h, net->in_w);
     net->labels_buf = bk_buffer_alloc(net->bk, (size_t)batch_cap * sizeof *net->labels);
     net->labels = bk_buffer_address(net->labels_buf);
+    find_dout_births(net);
+    size_t *offsets = xmalloc(sizeof *offsets * (size_t)(net->n_layers ? net->n_layers : 1), "gradient plan");
+    tensor_free(&net->dout_block);
+    tensor_alloc(&net->dout_block, net->bk, 1, 1, 1, (int)plan_douts(net, batch_cap, offsets));
     for (int i = 0; i < net->n_layers; i++) {
         Layer *l = &net->layers[i];
         tensor_free(&l->out);
-        tensor_free(&l->dout);
-        tensor_alloc(&l->out, net->bk, batch_cap, l->c, l->h, l->w);
-        tensor_alloc(&l->dout, net->bk, batch_cap, l->c, l->h, l->w);
+        if (runs_in_place(net, i))
+            l->out = tensor_view(&net->layers[l->in[0]].out, 0, batch_cap, l->c, l->h, l->w);
+        else
+            tensor_alloc(&l->out, net->bk, batch_cap, l->c, l->h, l->w);
+        l->dout = tensor_view(&net->dout_block, offsets[i], batch_cap, l->c, l->h, l->w);
         if (l->ops->plan) l->ops->plan(l, net, batch_cap);
     }
+    free(offsets);
     net->batch_cap = batch_cap;
 }
 
@@ -271,9 +351,22 @@ double net_forward(Net *net, int n, bool train)
     return net->loss;
 }
 
+/* Before layer i's backward: the douts it is the first to write (its inputs' whose last
+ * consumer it is, and its own when it has no consumer) start from zero; their memory held
+ * other gradients before. */
+static void zero_douts_born_at(Net *net, int i)
+{
+    const Layer *l = &net->layers[i];
+    if (net->dout_birth[i] == i) tensor_zero(&net->layers[i].dout);
+    for (int k = 0; k < l->n_in; k++) {
+        int in = l->in[k];
+        if (in < 0 || net->dout_birth[in] != i || (k == 1 && l->in[0] == in)) continue;
+        tensor_zero(&net->layers[in].dout);
+    }
+}
+
 void net_backward(Net *net, int n)
 {
-    for (int i = 0; i < net->n_layers; i++) tensor_zero(&net->layers[i].dout);
     if (net->want_input_grad) {
         tensor_set_batch(&net->input_grad, n);
         tensor_zero(&net->input_grad);
@@ -281,6 +374,7 @@ void net_backward(Net *net, int n)
     for (int i = net->n_layers - 1; i >= 0; i--) {
         Layer *l = &net->layers[i];
         double t = net->profile ? profile_clock(net) : 0;
+        zero_douts_born_at(net, i);
         l->ops->backward(l, net, n);
         if (net->profile) l->bwd_seconds += profile_clock(net) - t;
         if (net->after_layer_backward) net->after_layer_backward(net, i, net->after_layer_ctx);

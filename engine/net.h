@@ -60,6 +60,12 @@ typedef struct {
     /* Adds into the inputs' gradients and the parameters' gradients. */
     void (*backward)(Layer *l, Net *net, int n);
     void (*destroy)(Layer *l);
+    /* backward reads the layer's own output (ReLU, LRN): nothing may write over it */
+    bool reads_own_output;
+    /* elementwise, and backward needs at most the output: it may write over its first input
+     * where nothing else reads that (ReLU after BN, after a residual add or a convolution; the
+     * residual add over the BN before it) */
+    bool may_run_in_place;
 } LayerOps;
 
 struct Layer {
@@ -87,6 +93,11 @@ struct Net {
     int n_buffers, cap_buffers;
     Tensor param_block, grad_block; /* own the parameter and gradient memory */
     size_t n_weights;               /* total parameter count */
+    /* The layers' output gradients (Layer.dout) are views into one block, planned by lifetime:
+     * layer i's lives in backward from its last consumer's backward to its own, and gradients
+     * whose lives do not overlap share memory (net_plan). */
+    Tensor dout_block;
+    int *dout_birth;                /* per layer: the layer whose backward first writes its dout */
     Tensor input;                   /* the batch, NCHW (filled by net_upload_batch) */
     bool want_input_grad;           /* set before net_plan: gradient checks need d loss/d input */
     Tensor input_grad;

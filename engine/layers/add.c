@@ -21,7 +21,8 @@ static void add_backward(Layer *l, Net *net, int n)
     }
 }
 
-static const LayerOps add_ops = {"add", NULL, add_forward, add_backward, NULL};
+static const LayerOps add_ops = {.kind = "add", .forward = add_forward, .backward = add_backward,
+                                 .may_run_in_place = true};
 
 int nb_add(Net *net, int a, int b)
 {

@@ -61,7 +61,9 @@ static void bn_destroy(Layer *l)
     free(st);
 }
 
-static const LayerOps bn_ops = {"batchnorm", NULL, bn_forward, bn_backward, bn_destroy};
+static const LayerOps bn_ops = {
+    .kind = "batchnorm", .forward = bn_forward, .backward = bn_backward, .destroy = bn_destroy,
+};
 
 int nb_batchnorm(Net *net, const char *name, int in, bool affine, double eps, double momentum)
 {

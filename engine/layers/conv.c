@@ -37,7 +37,10 @@ static void conv_backward(Layer *l, Net *net, int n)
 
 static void conv_destroy(Layer *l) { free(l->state); }
 
-static const LayerOps conv_ops = {"conv", conv_plan, conv_forward, conv_backward, conv_destroy};
+static const LayerOps conv_ops = {
+    .kind = "conv", .plan = conv_plan, .forward = conv_forward, .backward = conv_backward,
+    .destroy = conv_destroy,
+};
 
 int nb_conv(Net *net, const char *name, int in, int out_c, int k, int stride, int pad, int groups,
             bool bias, Init w_init, Init b_init)

@@ -53,8 +53,10 @@ static void dropout_destroy(Layer *l)
     free(st);
 }
 
-static const LayerOps dropout_ops = {"dropout", dropout_plan, dropout_forward, dropout_backward,
-                                     dropout_destroy};
+static const LayerOps dropout_ops = {
+    .kind = "dropout", .plan = dropout_plan, .forward = dropout_forward, .backward = dropout_backward,
+    .destroy = dropout_destroy,
+};
 
 int nb_dropout(Net *net, int in, double p)
 {

@@ -19,7 +19,7 @@ static void linear_backward(Layer *l, Net *net, int n)
                        net->params[l->param[0]].grad.data, db);
 }
 
-static const LayerOps linear_ops = {"linear", NULL, linear_forward, linear_backward, NULL};
+static const LayerOps linear_ops = {.kind = "linear", .forward = linear_forward, .backward = linear_backward};
 
 int nb_linear(Net *net, const char *name, int in, int out, bool bias, Init w_init, Init b_init)
 {

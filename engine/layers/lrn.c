@@ -41,7 +41,10 @@ static void lrn_destroy(Layer *l)
     free(st);
 }
 
-static const LayerOps lrn_ops = {"lrn", lrn_plan, lrn_forward, lrn_backward, lrn_destroy};
+static const LayerOps lrn_ops = {
+    .kind = "lrn", .plan = lrn_plan, .forward = lrn_forward, .backward = lrn_backward,
+    .destroy = lrn_destroy, .reads_own_output = true,
+};
 
 int nb_lrn(Net *net, const char *name, int in, int size, double alpha, double beta, double k)
 {

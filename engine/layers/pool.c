@@ -69,10 +69,13 @@ static void pool_destroy(Layer *l)
     free(st);
 }
 
-static const LayerOps maxpool_ops = {"maxpool", maxpool_plan, maxpool_forward, maxpool_backward,
-                                     pool_destroy};
-static const LayerOps avgpool_ops = {"avgpool", NULL, avgpool_forward, avgpool_backward,
-                                     pool_destroy};
+static const LayerOps maxpool_ops = {
+    .kind = "maxpool", .plan = maxpool_plan, .forward = maxpool_forward, .backward = maxpool_backward,
+    .destroy = pool_destroy,
+};
+static const LayerOps avgpool_ops = {
+    .kind = "avgpool", .forward = avgpool_forward, .backward = avgpool_backward, .destroy = pool_destroy,
+};
 
 static int pool_add(Net *net, const LayerOps *ops, int in, int k, int stride, int pad)
 {

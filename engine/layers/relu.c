@@ -15,6 +15,9 @@ static void relu_backward(Layer *l, Net *net, int n)
     if (dx) bk_relu_backward(net->bk, tensor_count(&l->out), l->out.data, l->dout.data, dx->data);
 }
 
-static const LayerOps relu_ops = {"relu", NULL, relu_forward, relu_backward, NULL};
+static const LayerOps relu_ops = {
+    .kind = "relu", .forward = relu_forward, .backward = relu_backward, .reads_own_output = true,
+    .may_run_in_place = true,
+};
 
 int nb_relu(Net *net, int in) { return net_add_layer(net, &relu_ops, NULL, in, NO_INPUT); }

@@ -20,7 +20,7 @@ static void xent_backward(Layer *l, Net *net, int n)
                                  scale, dx->data);
 }
 
-static const LayerOps xent_ops = {"softmax_xent", NULL, xent_forward, xent_backward, NULL};
+static const LayerOps xent_ops = {.kind = "softmax_xent", .forward = xent_forward, .backward = xent_backward};
 
 int nb_softmax_xent(Net *net, int in)
 {

@@ -1,0 +1,116 @@
+/* net_plan's memory plan, on every model: the layers' output gradients are packed by lifetime
+ * (layer i's lives from the backward of its last consumer, its own when it has none, to its
+ * own backward), and gradients live at the same time never share memory; outputs share only
+ * where a ReLU runs in place over an output nothing else needs. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../engine/models.h"
+#include "../engine/net.h"
+
+/* [first, last] in layer indices: the backward steps the gradient is live at */
+static int last_consumer(const Net *net, int i)
+{
+    int last = i;
+    for (int j = i + 1; j < net->n_layers; j++)
+        for (int k = 0; k < net->layers[j].n_in; k++)
+            if (net->layers[j].in[k] == i) last = j;
+    return last;
+}
+
+static void check_model(const char *name, int batch)
+{
+    Error err = {{0}};
+    Backend *bk = backend_create(1);
+    Net *net = model_build(name, bk, 0, 1, &err);
+    cr_assert_not_null(net, "%s", err.msg);
+    net_plan(net, batch);
+    size_t separate = 0;
+    const int L = net->n_layers;
+    for (int i = 0; i < L; i++) {
+        const Tensor *a = &net->layers[i].dout;
+        separate += a->cap;
+        cr_assert_geq(a->data, net->dout_block.data, "%s: %s outside the block", name, net->layers[i].name);
+        cr_assert_leq(a->data + a->cap, net->dout_block.data + net->dout_block.cap, "%s: %s beyond the block", name,
+                      net->layers[i].name);
+        for (int j = i + 1; j < L; j++) {
+            const Tensor *b = &net->layers[j].dout;
+            bool live_together = j <= last_consumer(net, i); /* j's life starts at or after j */
+            bool share = a->data < b->data + b->cap && b->data < a->data + a->cap;
+            cr_assert(!(live_together && share), "%s: %s and %s are live together but share memory", name,
+                      net->layers[i].name, net->layers[j].name);
+        }
+    }
+    printf("%s batch %d: output gradients %.1f MB planned, %.1f MB one per layer\n", name, batch,
+           net->dout_block.cap * sizeof(real) / 1e6, separate * sizeof(real) / 1e6);
+    cr_assert_lt(net->dout_block.cap, separate, "%s: the plan shares nothing", name);
+    net_destroy(net);
+    backend_destroy(bk);
+}
+
+Test(memory_plan, gradients_live_together_never_share)
+{
+    int count;
+    const ModelInfo *models = model_list(&count);
+    for (int i = 0; i < count; i++) check_model(models[i].name, models[i].in_h > 64 ? 2 : 8);
+}
+
+/* Outputs share memory only where a layer runs in place over its first input: that input is a
+ * layer whose output nothing else reads and whose backward does not read it (ReLU after BN,
+ * after the residual add or a convolution; the add over the BN before it), so what backward
+ * needs is never written over. Chains (BN, add over it, ReLU over that) share one tensor. */
+static void check_in_place(const Net *net, const char *name, int i, int j)
+{
+    const Layer *li = &net->layers[i], *lj = &net->layers[j];
+    cr_assert(lj->ops->may_run_in_place, "%s: %s writes over %s but may not run in place", name, lj->name, li->name);
+    cr_assert(!li->ops->reads_own_output, "%s: %s's backward reads the output %s writes over", name, li->name,
+              lj->name);
+    for (int k = i + 1; k < net->n_layers; k++)
+        for (int m = 0; m < net->layers[k].n_in; m++)
+            cr_assert(net->layers[k].in[m] != i || (k == j && m == 0), "%s: %s also reads %s, which %s writes over",
+                      name, net->layers[k].name, li->name, lj->name);
+}
+
+static int check_outputs(const char *name, int batch)
+{
+    Error err = {{0}};
+    Backend *bk = backend_create(1);
+    Net *net = model_build(name, bk, 0, 1, &err);
+    cr_assert_not_null(net, "%s", err.msg);
+    net_plan(net, batch);
+    int in_place = 0, *root = malloc(sizeof *root * (size_t)net->n_layers);
+    for (int j = 0; j < net->n_layers; j++) {
+        const Layer *lj = &net->layers[j];
+        const int in = lj->in[0];
+        root[j] = j;
+        if (in >= 0 && net->layers[in].out.data == lj->out.data) {
+            check_in_place(net, name, in, j);
+            root[j] = root[in];
+            in_place++;
+        }
+        for (int i = 0; i < j; i++) {
+            const Layer *li = &net->layers[i];
+            bool share = li->out.data < lj->out.data + lj->out.cap && lj->out.data < li->out.data + li->out.cap;
+            cr_assert(!share || root[i] == root[j], "%s: %s and %s share memory outside an in-place chain", name,
+                      li->name, lj->name);
+        }
+    }
+    printf("%s: %d layers run in place\n", name, in_place);
+    free(root);
+    net_destroy(net);
+    backend_destroy(bk);
+    return in_place;
+}
+
+Test(memory_plan, in_place_only_over_outputs_nothing_else_needs)
+{
+    int count;
+    const ModelInfo *models = model_list(&count);
+    for (int i = 0; i < count; i++) {
+        int in_place = check_outputs(models[i].name, 2);
+        /* every ReLU of ResNet-50 follows a BN or an add, and every add a BN: all 49 ReLUs and
+         * 16 adds run in place */
+        if (!strcmp(models[i].name, "resnet50")) cr_assert_eq(in_place, 65, "resnet50: %d in place", in_place);
+    }
+}
