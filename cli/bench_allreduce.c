@@ -53,7 +53,7 @@ int bench_allreduce(int argc, char **argv)
         int rc = 0;
         if (!strcmp(argv[i], "--allreduce") && value) rc = cli_parse_double("--allreduce", argv[++i], &mb, &err);
         else if (!strcmp(argv[i], "--bucket-mb") && value) rc = cli_parse_double("--bucket-mb", argv[++i], &bucket_mb, &err);
-        else if (!strcmp(argv[i], "--repeats") && value) rc = cli_parse_long("--repeats", argv[++i], 1, &repeats, &err);
+        else if (!strcmp(argv[i], "--repeats") && value) rc = cli_parse_long("--repeats", argv[++i], 1, 1000000, &repeats, &err);
         else {
             error_set(&err, "unexpected '%s' with --allreduce (--allreduce MB [--bucket-mb X] [--repeats N])", argv[i]);
             rc = -1;

@@ -10,6 +10,7 @@
  * timers), so the timers never touch img_s. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,10 +107,10 @@ static void bench_usage(FILE *f, const BenchConfig *d)
             d->sgemm_n, d->sgemm_repeats);
 }
 
-static int parse_long(const char *flag, const char *s, long min, long *out)
+static int parse_long(const char *flag, const char *s, long min, long max, long *out)
 {
     Error err = {{0}};
-    if (cli_parse_long(flag, s, min, out, &err) == 0) return 0;
+    if (cli_parse_long(flag, s, min, max, out, &err) == 0) return 0;
     fprintf(stderr, "bigbatch bench: %s\n", err.msg);
     return -1;
 }
@@ -151,12 +152,15 @@ static int parse_bench_flags(int argc, char **argv, BenchConfig *c)
         case OPT_MODEL: c->model = optarg; break;
         case OPT_DEVICE: c->device = optarg; break;
         case OPT_PRECISION: c->precision = optarg; break;
-        case OPT_BATCH: if (parse_long("--batch", optarg, 1, &v)) return -1; c->batch = (int)v; break;
-        case OPT_STEPS: if (parse_long("--steps", optarg, 1, &v)) return -1; c->steps = (int)v; break;
-        case OPT_WARMUP: if (parse_long("--warmup", optarg, 0, &v)) return -1; c->warmup = (int)v; break;
-        case OPT_PROFILE_STEPS: if (parse_long("--profile-steps", optarg, 0, &v)) return -1; c->profile_steps = (int)v; break;
-        case OPT_THREADS: if (parse_long("--threads", optarg, 1, &v)) return -1; c->threads = (int)v; break;
-        case OPT_SEED: if (parse_long("--seed", optarg, 0, &v)) return -1; c->seed = (unsigned long long)v; break;
+        case OPT_BATCH: if (parse_long("--batch", optarg, 1, BB_MAX_BATCH, &v)) return -1; c->batch = (int)v; break;
+        case OPT_STEPS: if (parse_long("--steps", optarg, 1, INT_MAX, &v)) return -1; c->steps = (int)v; break;
+        case OPT_WARMUP: if (parse_long("--warmup", optarg, 0, INT_MAX, &v)) return -1; c->warmup = (int)v; break;
+        case OPT_PROFILE_STEPS:
+            if (parse_long("--profile-steps", optarg, 0, INT_MAX, &v)) return -1;
+            c->profile_steps = (int)v;
+            break;
+        case OPT_THREADS: if (parse_long("--threads", optarg, 1, BB_MAX_THREADS, &v)) return -1; c->threads = (int)v; break;
+        case OPT_SEED: if (parse_long("--seed", optarg, 0, LONG_MAX, &v)) return -1; c->seed = (unsigned long long)v; break;
         case OPT_LR:
             if (cli_parse_double("--lr", optarg, &c->lr, &(Error){{0}}) || c->lr < 0) {
                 fprintf(stderr, "bigbatch bench: --lr: '%s' is not a number >= 0\n", optarg);

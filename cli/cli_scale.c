@@ -132,12 +132,7 @@ static int parse_number(const char *flag, const char *s, double lo, bool open_lo
 static int parse_int(const char *flag, const char *s, long min, long max, long *out)
 {
     Error err = {{0}};
-    if (cli_parse_long(flag, s, min, out, &err)) return flag_error(&err);
-    if (*out > max) {
-        fprintf(stderr, "bigbatch scale: %s: '%s' is larger than %ld\n", flag, s, max);
-        return -1;
-    }
-    return 0;
+    return cli_parse_long(flag, s, min, max, out, &err) ? flag_error(&err) : 0;
 }
 
 /* 0 ok, 1 --help, -1 bad flag. */
@@ -167,9 +162,9 @@ static int parse_scale_flags(int argc, char **argv, ScaleConfig *c)
         case OPT_GRAD_MB: if (parse_number("--grad-mb", optarg, 0, false, -1, &c->grad_mb)) return -1; break;
         case OPT_THROUGHPUT: if (parse_number("--throughput", optarg, 0, true, -1, &c->throughput)) return -1; break;
         case OPT_MEASURE: c->measure = true; break;
-        case OPT_MEASURE_BATCH: if (parse_int("--measure-batch", optarg, 1, 1 << 20, &v)) return -1; c->measure_batch = (int)v; break;
+        case OPT_MEASURE_BATCH: if (parse_int("--measure-batch", optarg, 1, BB_MAX_BATCH, &v)) return -1; c->measure_batch = (int)v; break;
         case OPT_MEASURE_STEPS: if (parse_int("--measure-steps", optarg, 1, 1 << 20, &v)) return -1; c->measure_steps = (int)v; break;
-        case OPT_THREADS: if (parse_int("--threads", optarg, 1, 4096, &v)) return -1; c->threads = (int)v; break;
+        case OPT_THREADS: if (parse_int("--threads", optarg, 1, BB_MAX_THREADS, &v)) return -1; c->threads = (int)v; break;
         case OPT_NODES: {
             Error err = {{0}};
             c->n_nodes = scale_parse_nodes("--nodes", optarg, c->nodes, MAX_NODES, &err);

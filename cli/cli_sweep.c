@@ -30,7 +30,8 @@ static void sweep_usage(FILE *f, const SweepOptions *d)
             "  --threads N        threads per run [cores / (workers x ranks)]\n"
             "  --ranks K          run each under `mpirun -np K` [%d]\n"
             "  --device NAME      every run's train --device: cpu, cuda, cuda:N [%s]\n"
-            "  --mpirun CMD       the launcher for --ranks [%s]\n"
+            "  --mpirun CMD       the launcher for --ranks, its words split at blanks and\n"
+            "                     run without a shell (quotes are ordinary characters) [%s]\n"
             "  --retry-failed     run failed runs again\n"
             "  --stale-after SEC  a running run without a heartbeat for this long is re-queued [%g]\n"
             "  --progress-every SEC  a line per run in flight (epoch, step, test accuracy,\n"
@@ -69,10 +70,25 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
             o->scale = optarg;
             break;
         case S_DB: o->db = optarg; break;
-        case S_WORKERS: if (cli_parse_long("--workers", optarg, 1, &v, err)) return -1; o->workers = (int)v; break;
-        case S_THREADS: if (cli_parse_long("--threads", optarg, 1, &v, err)) return -1; o->threads = (int)v; break;
-        case S_RANKS: if (cli_parse_long("--ranks", optarg, 1, &v, err)) return -1; o->ranks = (int)v; break;
-        case S_MPIRUN: o->mpirun = optarg; break;
+        case S_WORKERS:
+            if (cli_parse_long("--workers", optarg, 1, BB_MAX_PROCESSES, &v, err)) return -1;
+            o->workers = (int)v;
+            break;
+        case S_THREADS:
+            if (cli_parse_long("--threads", optarg, 1, BB_MAX_THREADS, &v, err)) return -1;
+            o->threads = (int)v;
+            break;
+        case S_RANKS:
+            if (cli_parse_long("--ranks", optarg, 1, BB_MAX_PROCESSES, &v, err)) return -1;
+            o->ranks = (int)v;
+            break;
+        case S_MPIRUN:
+            if (!optarg[strspn(optarg, " \t")]) {
+                error_set(err, "--mpirun: the launcher's command is empty");
+                return -1;
+            }
+            o->mpirun = optarg;
+            break;
         case S_DEVICE:
             if (backend_device_check(optarg, err)) {
                 error_prefix(err, "--device");

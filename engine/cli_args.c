@@ -1,6 +1,7 @@
 #include "cli_args.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,13 +19,18 @@ int cli_parse_double(const char *flag, const char *s, double *out, Error *err)
     return 0;
 }
 
-int cli_parse_long(const char *flag, const char *s, long min, long *out, Error *err)
+int cli_parse_long(const char *flag, const char *s, long min, long max, long *out, Error *err)
 {
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < min) {
-        error_set(err, "%s: '%s' is not an integer >= %ld", flag, s, min);
+    if (end == s || *end) {
+        error_set(err, "%s: '%s' is not an integer", flag, s);
+        return -1;
+    }
+    if (errno == ERANGE || v < min || v > max) {
+        if (max == LONG_MAX) error_set(err, "%s: %s is out of range (an integer >= %ld)", flag, s, min);
+        else error_set(err, "%s: %s is out of range (an integer from %ld to %ld)", flag, s, min, max);
         return -1;
     }
     *out = v;

@@ -8,6 +8,7 @@
 #include "train_flags.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -67,7 +68,7 @@ struct Flag {
                              after the help; NULL: none (the help may say it in words) */
     FlagType type;
     size_t at;            /* offsetof(FlagParse, ...) */
-    long min;             /* T_INT, T_LONG, T_ULL */
+    long min, max;        /* T_INT, T_LONG, T_ULL: the values accepted */
     int (*set)(FlagParse *ps, const char *value, Error *err); /* after `type`'s; NULL: none */
     const Range *range;       /* T_DOUBLE: the values accepted; NULL: any */
     const char *const *names; /* T_CHOICE: the values, in the order of the enum they map to */
@@ -187,9 +188,11 @@ static const char *const NO_YES[] = {"no", "yes", NULL};
 #define HEADING(text) {.help = text}
 /* where the value goes, by type */
 #define STR(at_) .type = T_STR, .at = at_
-#define INT(at_, min_) .type = T_INT, .at = at_, .min = min_
-#define LONG(at_, min_) .type = T_LONG, .at = at_, .min = min_
-#define ULL(at_, min_) .type = T_ULL, .at = at_, .min = min_
+#define INT(at_, min_) INT_TO(at_, min_, INT_MAX)
+#define INT_TO(at_, min_, max_) .type = T_INT, .at = at_, .min = min_, .max = max_
+#define LONG(at_, min_) LONG_TO(at_, min_, LONG_MAX)
+#define LONG_TO(at_, min_, max_) .type = T_LONG, .at = at_, .min = min_, .max = max_
+#define ULL(at_, min_) .type = T_ULL, .at = at_, .min = min_, .max = LONG_MAX
 #define DBL(at_) .type = T_DOUBLE, .at = at_
 #define SWITCH(at_) .type = T_SWITCH, .at = at_
 #define CHOICE(at_, names_, expected_) .type = T_CHOICE, .at = at_, .names = names_, .expected = expected_
@@ -205,7 +208,7 @@ static const Flag FLAGS[] = {
      "to N and the centre N x N kept (ImageNet: 256); the model's input is\n"
      "then cropped from it, at random in training, the centre in evaluation\n"
      "[the images' own size, which must then be one]",
-     NULL, INT(CFG(image_size), 8)},
+     NULL, INT_TO(CFG(image_size), 8, BB_MAX_IMAGE_SIDE)},
     {"augment", "on|off",
      "random crop (pad 4, or within a larger stored image) + horizontal\n"
      "flip [on for cifar10 and imagefolder]",
@@ -217,8 +220,8 @@ static const Flag FLAGS[] = {
     HEADING("schedule:"),
     {"epochs", "N", "epochs", "%d", INT(CFG(epochs), 1)},
     {"steps", "N", "stop after N iterations in total [no limit]", NULL, LONG(CFG(steps), 1)},
-    {"batch", "N", "global batch size; the last partial batch of an epoch is dropped", "%d", INT(CFG(batch), 1)},
-    {"eval-batch", "N", "batch size for evaluation [min(batch, 500)]", NULL, INT(CFG(eval_batch), 1)},
+    {"batch", "N", "global batch size; the last partial batch of an epoch is dropped", "%d", INT_TO(CFG(batch), 1, BB_MAX_BATCH)},
+    {"eval-batch", "N", "batch size for evaluation [min(batch, 500)]", NULL, INT_TO(CFG(eval_batch), 1, BB_MAX_BATCH)},
     {"eval-every", "N",
      "also evaluate on the test set every N steps within an epoch (steps to\n"
      "a target at finer grain than epochs) [at epoch ends only]",
@@ -232,7 +235,7 @@ static const Flag FLAGS[] = {
     {"lr", "X", "base learning rate, before --lr-scaling", "%g", DBL(CFG(lr))},
     {"lr-scaling", "RULE", "none | linear (lr*batch/base) | sqrt (lr*sqrt(batch/base)) [none]", NULL,
      .set = set_lr_scaling, .expected = "none, linear, sqrt"},
-    {"base-batch", "N", "the batch the base LR belongs to", "%d", INT(CFG(base_batch), 1)},
+    {"base-batch", "N", "the batch the base LR belongs to", "%d", INT_TO(CFG(base_batch), 1, BB_MAX_BATCH)},
     {"lr-policy", "P", "fixed | step | multistep | poly | cosine [fixed]", NULL, .set = set_lr_policy,
      .expected = "fixed, step, multistep, poly, cosine"},
     {"lr-gamma", "X", "step/multistep factor", "%g", DBL(CFG(sched.gamma))},
@@ -288,9 +291,9 @@ static const Flag FLAGS[] = {
     {"micro-batch", "M",
      "accumulate the gradient over micro-batches of M images; BN\n"
      "statistics per micro-batch (ghost BN, NVCaffe iter_size) [off]",
-     NULL, INT(CFG(micro_batch), 1)},
+     NULL, INT_TO(CFG(micro_batch), 1, BB_MAX_BATCH)},
     {"workers-emulated", "K", "behave like K workers of batch/K each: --micro-batch batch/K", NULL,
-     LONG(AT(workers), 1)},
+     LONG_TO(AT(workers), 1, BB_MAX_PROCESSES)},
     {"noise-scale", NULL,
      "estimate the gradient noise scale B_simple (McCandlish et al.\n"
      "2018) from the micro-batch and batch gradients; printed per epoch",
@@ -310,7 +313,7 @@ static const Flag FLAGS[] = {
 
     HEADING("run:"),
     {"seed", "N", "seed of initialization, shuffling, augmentation, dropout", "%llu", ULL(CFG(seed), 0)},
-    {"threads", "N", "threads", "%d: the number of CPUs", INT(CFG(threads), 1)},
+    {"threads", "N", "threads", "%d: the number of CPUs", INT_TO(CFG(threads), 1, BB_MAX_THREADS)},
     {"device", "NAME",
      "what to compute on: cpu, or cuda / cuda:N (the N-th GPU; cuda alone: the\n"
      "GPU of the process's slot: its sweep worker and local MPI or SLURM rank)\n"
@@ -373,7 +376,7 @@ static int set_by_type(FlagParse *ps, const char *v, Error *err)
     case T_INT:
     case T_LONG:
     case T_ULL:
-        if (cli_parse_long(ps->flag, v, f->min, &n, err)) return -1;
+        if (cli_parse_long(ps->flag, v, f->min, f->max, &n, err)) return -1;
         if (f->type == T_INT) *(int *)p = (int)n;
         else if (f->type == T_LONG) *(long *)p = n;
         else *(unsigned long long *)p = (unsigned long long)n;
@@ -597,6 +600,8 @@ static void flag_usage(FILE *out, const Flag *f, FlagParse *defaults)
     if (f->choices) said(&s, "%s", f->choices(buf, sizeof buf));
     if (f->help[0]) said(&s, "%s%s", s.used ? " " : "", f->help);
     if (f->dflt) said(&s, "%s[%s]", s.used ? " " : "", default_text(f, defaults, buf, sizeof buf));
+    bool capped = (f->type == T_INT && f->max != INT_MAX) || (f->type == T_LONG && f->max != LONG_MAX);
+    if (capped) said(&s, " (%ld to %ld)", f->min, f->max);
     const char *line = text;
     for (const char *nl; (nl = strchr(line, '\n')); line = nl + 1) {
         fprintf(out, "  %-22s %.*s\n", head, (int)(nl - line), line);

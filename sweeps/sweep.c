@@ -20,6 +20,7 @@
 
 #include "claims.h"
 #include "experiment.h"
+#include "launcher.h"
 #include "store.h"
 
 void sweep_options_defaults(SweepOptions *o)
@@ -123,6 +124,13 @@ static int spawn(Sweep *w, Child *c, Error *err)
         return -1;
     }
     char **argv = child_argv(w, c);
+    /* mpirun -np K <bin> train ...: an argument vector, no shell (launcher.h) */
+    char **exec_argv = w->o->ranks > 1 ? launcher_argv(w->o->mpirun, w->o->ranks, argv, err) : argv;
+    if (!exec_argv) {
+        fclose(f);
+        free(argv);
+        return -1;
+    }
     char host[256];
     time_t t = time(NULL);
     char when[64];
@@ -130,7 +138,7 @@ static int spawn(Sweep *w, Child *c, Error *err)
     strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
     fprintf(f, "=== run %s attempt %d on %s, %s, sweep pid %d\n===", c->run_id, c->attempt,
             store_hostname(host, sizeof host), when, (int)getpid());
-    for (char **a = argv; *a; a++) fprintf(f, " %s", *a);
+    for (char **a = exec_argv; *a; a++) fprintf(f, " %s", *a);
     fprintf(f, "\n");
     fclose(f);
     fflush(stdout);
@@ -138,6 +146,7 @@ static int spawn(Sweep *w, Child *c, Error *err)
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
+        if (exec_argv != argv) free(exec_argv);
         free(argv);
         error_set(err, "fork: %s", strerror(errno));
         return -1;
@@ -161,19 +170,11 @@ static int spawn(Sweep *w, Child *c, Error *err)
             setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
             setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
         }
-        if (w->o->ranks > 1) {
-            /* mpirun -np K <bin> train ...: the launcher's words, then ours. */
-            char cmd[8192];
-            int used = snprintf(cmd, sizeof cmd, "exec %s -np %d", w->o->mpirun, w->o->ranks);
-            for (char **a = argv; *a && used < (int)sizeof cmd; a++)
-                used += snprintf(cmd + used, sizeof cmd - (size_t)used, " '%s'", *a);
-            execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        } else {
-            execv(argv[0], argv);
-        }
-        fprintf(stderr, "bigbatch sweep: cannot run %s: %s\n", argv[0], strerror(errno));
+        execvp(exec_argv[0], exec_argv);
+        fprintf(stderr, "bigbatch sweep: cannot run %s: %s\n", exec_argv[0], strerror(errno));
         _exit(127);
     }
+    if (exec_argv != argv) free(exec_argv);
     free(argv);
     c->pid = pid;
     c->started = now_seconds();

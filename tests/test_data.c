@@ -297,6 +297,71 @@ Test(data, idx_truncated_gzip_stream)
     free(px);
 }
 
+/* Stored (uncompressed) gzip of an IDX file of n 1x1 images; its size in bytes. */
+static size_t write_stored_idx(const char *path, int n)
+{
+    uint8_t *px = malloc((size_t)n);
+    for (int i = 0; i < n; i++) px[i] = (uint8_t)(i * 7);
+    uint8_t hdr[16] = {0, 0, 8, 3, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1};
+    put_be32(hdr + 4, (uint32_t)n);
+    gzFile g = gzopen(path, "wb0");
+    cr_assert_not_null(g);
+    cr_assert_eq(gzwrite(g, hdr, sizeof hdr), (int)sizeof hdr);
+    cr_assert_eq(gzwrite(g, px, (unsigned)n), n);
+    cr_assert_eq(gzclose(g), Z_OK);
+    free(px);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    return (size_t)st.st_size;
+}
+
+/* A byte changed inside the stream (stored blocks, so the stream itself stays valid), or in
+ * the trailer's CRC-32 or length, is caught by the gzip check. The file is sized so that its
+ * 8-byte trailer starts a new 8 KiB input chunk of zlib's: a reader that stops at the last
+ * pixel then never looks at the trailer, which is how a corrupt file used to be read. */
+Test(data, idx_gzip_trailer_is_checked)
+{
+    int n = 1 << 19;
+    size_t len = write_stored_idx(P("stored.gz"), n);
+    for (int tries = 0; (len - 8) % 8192 != 0 && tries < 8; tries++)
+        len = write_stored_idx(P("stored.gz"), n += (int)(8192 - (len - 8) % 8192));
+    cr_assert_eq((len - 8) % 8192, 0, "could not place the trailer at a chunk boundary");
+    uint8_t *good = read_bytes(P("stored.gz"), &len);
+    const uint8_t pattern[8] = {0x00, 0x07, 0x0e, 0x15, 0x1c, 0x23, 0x2a, 0x31}; /* pixels 0, 7, 14, ... */
+    const uint8_t *pixel = memmem(good + len / 2, len / 2, pattern, sizeof pattern);
+    cr_assert_not_null(pixel);
+    ImageSet s = {0};
+    Error err = {{0}};
+    cr_assert_eq(idx_read_images(P("stored.gz"), &s, &err), 0, "%s", err.msg);
+    imageset_free(&s);
+    const struct { size_t at; const char *says; } cases[] = {
+        {(size_t)(pixel - good) + 3, "incorrect data check"}, /* a pixel, mid-stream */
+        {len - 8, "incorrect data check"},                    /* the CRC-32 */
+        {len - 3, "incorrect length check"},                  /* the length */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        uint8_t *bad = malloc(len);
+        memcpy(bad, good, len);
+        bad[cases[k].at] ^= 0x40;
+        write_bytes(P("bad.gz"), bad, len);
+        free(bad);
+        err = (Error){{0}};
+        cr_assert_eq(idx_read_images(P("bad.gz"), &s, &err), -1, "byte %zu changed was not noticed", cases[k].at);
+        assert_contains(err.msg, P("bad.gz: corrupt gzip data: %s", cases[k].says));
+    }
+    free(good);
+}
+
+Test(data, idx_data_beyond_the_header_is_an_error)
+{
+    uint8_t px[41] = {0};
+    write_images(P("long"), false, 1, 5, 8, px, sizeof px); /* 40 pixels announced, 41 there */
+    ImageSet s = {0};
+    Error err = {{0}};
+    cr_assert_eq(idx_read_images(P("long"), &s, &err), -1);
+    assert_contains(err.msg, P("long: more data after the pixels the header announces"));
+}
+
 Test(data, idx_missing_file)
 {
     ImageSet s = {0};

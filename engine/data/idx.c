@@ -35,11 +35,31 @@ static int idx_read(gzFile f, const char *path, uint8_t *buf, size_t n, size_t *
         if (r < 0) {
             int code;
             const char *msg = gzerror(f, &code);
-            error_set(err, "%s: read error: %s", path, msg && *msg ? msg : "unknown zlib error");
+            if (!msg || !*msg) msg = "unknown zlib error";
+            size_t n = strlen(path); /* zlib's message starts with the path, which ours has */
+            if (!strncmp(msg, path, n) && !strncmp(msg + n, ": ", 2)) msg += n + 2;
+            if (code == Z_DATA_ERROR) error_set(err, "%s: corrupt gzip data: %s", path, msg);
+            else error_set(err, "%s: read error: %s", path, msg);
             return -1;
         }
         if (r == 0) break;
         *got += (size_t)r;
+    }
+    return 0;
+}
+
+/* After the payload, the file must end. Reading on to the end is what makes zlib check a
+ * gzip member's trailer (CRC-32 and length): a file corrupted mid-stream fails here instead
+ * of being read as other pixels. */
+static int idx_expect_end(gzFile f, const char *path, const char *what, Error *err)
+{
+    uint8_t extra[256];
+    size_t got;
+    if (idx_read(f, path, extra, sizeof extra, &got, err) != 0) return -1;
+    if (got > 0) {
+        error_set(err, "%s: more data after the %s the header announces (a wrong header, or not an IDX file)",
+                  path, what);
+        return -1;
     }
     return 0;
 }
@@ -66,6 +86,10 @@ static int idx_read_payload(gzFile f, const char *path, size_t expected, const c
     }
     if (have < expected) {
         error_set(err, "%s: truncated: expected %zu bytes of %s, got %zu", path, expected, what, have);
+        free(buf);
+        return -1;
+    }
+    if (idx_expect_end(f, path, what, err) != 0) {
         free(buf);
         return -1;
     }

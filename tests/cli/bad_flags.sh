@@ -5,7 +5,40 @@ expect_output "unknown option '--no-such-flag'"
 expect_exit 2 $BB train --lr abc
 expect_output "\-\-lr: 'abc' is not a number"
 expect_exit 2 $BB train --batch 0
-expect_output "\-\-batch: '0' is not an integer >= 1"
+expect_output "\-\-batch: 0 is out of range (an integer from 1 to 1048576)"
+# numbers beyond a flag's range are refused, never wrapped (4294967312 = 2^32 + 16)
+expect_exit 2 $BB train --batch 4294967312
+expect_output "\-\-batch: 4294967312 is out of range (an integer from 1 to 1048576)"
+expect_exit 2 $BB train --batch 1048577
+expect_output "\-\-batch: 1048577 is out of range"
+expect_exit 2 $BB train --epochs 4294967297
+expect_output "\-\-epochs: 4294967297 is out of range (an integer from 1 to 2147483647)"
+expect_exit 2 $BB train --threads 2147483649
+expect_output "\-\-threads: 2147483649 is out of range (an integer from 1 to 1024)"
+expect_exit 2 $BB train --threads 1025
+expect_output "\-\-threads: 1025 is out of range (an integer from 1 to 1024)"
+expect_exit 2 $BB train --steps 99999999999999999999
+expect_output "\-\-steps: 99999999999999999999 is out of range (an integer >= 1)"
+expect_exit 2 $BB train --seed -1
+expect_output "\-\-seed: -1 is out of range (an integer >= 0)"
+expect_exit 2 $BB train --batch 12x
+expect_output "\-\-batch: '12x' is not an integer"
+expect_exit 2 $BB sweep experiments/example.ini --threads 4294967297 --dry-run
+expect_output "\-\-threads: 4294967297 is out of range (an integer from 1 to 1024)"
+expect_exit 2 $BB sweep experiments/example.ini --ranks 0 --dry-run
+expect_output "\-\-ranks: 0 is out of range"
+expect_exit 2 $BB bench --model lenet --batch 4294967312
+expect_output "\-\-batch: 4294967312 is out of range (an integer from 1 to 1048576)"
+expect_exit 2 $BB bench --model lenet --threads 5000
+expect_output "\-\-threads: 5000 is out of range (an integer from 1 to 1024)"
+# the same values in an experiment file: the error names the file, the line and the key
+printf '[experiment]\nname = wrap\n[train]\nmodel = lenet\nbatch = 4294967312\n' > "$TMP/wrap.ini"
+expect_exit 2 $BB sweep "$TMP/wrap.ini" --db "$TMP/wrap.db" --dry-run
+expect_output "wrap.ini:5: key 'batch': \-\-batch: 4294967312 is out of range (an integer from 1 to 1048576)"
+[ ! -e "$TMP/wrap.db" ] || fail "a refused experiment file left a database"
+printf '[experiment]\nname = wrap\n[train]\nmodel = lenet\n[grid]\nepochs = 1, 2147483648\n' > "$TMP/wrap2.ini"
+expect_exit 2 $BB sweep "$TMP/wrap2.ini" --db "$TMP/wrap.db" --dry-run
+expect_output "wrap2.ini:6: key 'epochs': \-\-epochs: 2147483648 is out of range"
 expect_exit 2 $BB train --augment maybe
 expect_output "\-\-augment"
 expect_exit 2 $BB train --model nonet --data synthetic

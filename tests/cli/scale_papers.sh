@@ -69,7 +69,7 @@ expect_output "\-\-bandwidth-gbps"
 expect_exit 2 $BB scale --model nonet --throughput 100
 expect_output "\-\-model: unknown model 'nonet'"
 expect_exit 2 $BB scale --throughput 100 --batch 0
-expect_output "\-\-batch: '0' is not an integer >= 1"
+expect_output "\-\-batch: 0 is out of range (an integer from 1 to 1073741824)"
 expect_exit 2 $BB scale --model resnet50
 expect_output "\-\-throughput IMG_S or \-\-measure is required"
 expect_exit 2 $BB scale --papers --batch 64
