@@ -392,6 +392,23 @@ static void shape_text(char *buf, size_t size, const cJSON *shape)
     if (at < size) snprintf(buf + at, size - at, "]");
 }
 
+/* The header's shape is exactly the entry's, dimension by dimension. */
+static bool same_shape(const Entry *e, const cJSON *shape)
+{
+    if (cJSON_GetArraySize(shape) != e->ndim) return false;
+    for (int i = 0; i < e->ndim; i++)
+        if (cJSON_GetArrayItem(shape, i)->valuedouble != (double)e->shape[i]) return false;
+    return true;
+}
+
+static void entry_shape_text(char *buf, size_t size, const Entry *e)
+{
+    size_t at = (size_t)snprintf(buf, size, "[");
+    for (int i = 0; i < e->ndim && at < size; i++)
+        at += (size_t)snprintf(buf + at, size - at, "%s%" PRId64, i ? "," : "", e->shape[i]);
+    if (at < size) snprintf(buf + at, size - at, "]");
+}
+
 static int parse_meta_long(const char *path, const cJSON *meta, const char *key, long long min,
                            long long max, long long *out, Error *err)
 {
@@ -544,8 +561,8 @@ static int parse_meta_double(const char *path, const cJSON *meta, const char *ke
     char *end;
     errno = 0;
     double x = strtod(text, &end);
-    if (errno || end == text || *end) {
-        error_set(err, "%s: metadata '%s' is not a valid number: '%s'", path, key, text);
+    if (errno || end == text || *end || !isfinite(x) || x < 0) {
+        error_set(err, "%s: metadata '%s' is not a finite number >= 0: '%s'", path, key, text);
         return -1;
     }
     *out = x;
@@ -615,11 +632,12 @@ static int check_entries(Loader *ld, const Net *net, const Optimizer *opt, Error
             return -1;
         }
         if (check_header_entry(path, t, ld->data_size, &count, &begin, err) != 0) return -1;
-        if (count != e->count) {
-            char have[96];
+        if (!same_shape(e, cJSON_GetObjectItemCaseSensitive(t, "shape"))) {
+            char have[96], want[96];
             shape_text(have, sizeof have, cJSON_GetObjectItemCaseSensitive(t, "shape"));
-            error_set(err, "%s: tensor '%s' has %" PRIu64 " values (shape %s), the %s model needs %zu",
-                      path, e->name, count, have, net->model, e->count);
+            entry_shape_text(want, sizeof want, e);
+            error_set(err, "%s: tensor '%s' has shape %s (%" PRIu64 " values), the %s model needs %s", path, e->name,
+                      have, count, net->model, want);
             return -1;
         }
         e->begin = begin;

@@ -419,6 +419,31 @@ static void run_buffers(Run *r)
     for (int i = 0; i < tests; i++) r->eval_idx[i] = (uint32_t)i;
 }
 
+/* The position a checkpoint gives lies within this run's schedule (one saved with the same
+ * flags always does): step = epoch x steps an epoch + epoch_step, and the epoch's sums fit its
+ * steps. A file edited by hand, or saved by a run with other flags, is refused by key. */
+static int check_resumed_position(const Run *r, Error *err)
+{
+    const TrainPosition *p = &r->pos;
+    const char *path = r->cfg->resume;
+    const long spe = r->steps_per_epoch;
+    if (p->epoch > r->cfg->epochs) {
+        error_set(err, "%s: metadata 'epoch' is %d, beyond this run's %d epochs", path, p->epoch, r->cfg->epochs);
+        return -1;
+    }
+    if (p->epoch_step > spe || p->step != (long)p->epoch * spe + p->epoch_step) {
+        error_set(err, "%s: metadata 'step' %ld and 'epoch_step' %ld do not fit epoch %d of %ld steps (flags other "
+                  "than the checkpoint's?)", path, p->step, p->epoch_step, p->epoch, spe);
+        return -1;
+    }
+    if (p->epoch_hits > p->epoch_step * (long)r->cfg->batch) {
+        error_set(err, "%s: metadata 'epoch_hits' %ld is more than the %ld images of the epoch so far", path,
+                  p->epoch_hits, p->epoch_step * (long)r->cfg->batch);
+        return -1;
+    }
+    return 0;
+}
+
 /* --resume: the net, the optimizer and the position from a checkpoint of the same seed. */
 static int run_resume(Run *r, Error *err)
 {
@@ -429,7 +454,7 @@ static int run_resume(Run *r, Error *err)
                   cfg->seed);
         return -1;
     }
-    return 0;
+    return check_resumed_position(r, err);
 }
 
 /* Everything the run needs, owned by r (run_free frees it whether this succeeds or not):

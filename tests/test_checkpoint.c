@@ -519,6 +519,51 @@ Test(checkpoint, non_f32_dtype_is_an_error)
     drop(&m);
 }
 
+/* conv1.weight [6,1,5,5] written as [6,25,1,1]: as many values, another shape */
+static void reshape_conv1(cJSON *root, const void *unused)
+{
+    (void)unused;
+    cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "conv1.weight");
+    cr_assert_not_null(t);
+    const int dims[4] = {6, 25, 1, 1};
+    cJSON_ReplaceItemInObjectCaseSensitive(t, "shape", cJSON_CreateIntArray(dims, 4));
+}
+
+Test(checkpoint, same_count_other_shape_is_an_error)
+{
+    Model m = make("lenet", 0, 1);
+    const char *path = in_dir("r.safetensors");
+    save_model(&m, path);
+    rewrite_header(path, reshape_conv1, NULL);
+    char msg[512];
+    expect_load_error("lenet", 0, path, msg, sizeof msg);
+    cr_assert(strstr(msg, "'conv1.weight' has shape [6,25,1,1] (150 values), the lenet model needs [6,1,5,5]"), "%s",
+              msg);
+    drop(&m);
+}
+
+static void set_loss_sum(cJSON *root, const void *value)
+{
+    cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "__metadata__");
+    cr_assert_not_null(m);
+    cJSON_ReplaceItemInObjectCaseSensitive(m, "epoch_loss_sum", cJSON_CreateString(value));
+}
+
+Test(checkpoint, loss_sum_not_finite_is_an_error)
+{
+    Model m = make("lenet", 0, 1);
+    const char *path = in_dir("l.safetensors");
+    const char *bad[] = {"nan", "inf", "-1", "1e999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        save_model(&m, path);
+        rewrite_header(path, set_loss_sum, bad[i]);
+        char msg[512];
+        expect_load_error("lenet", 0, path, msg, sizeof msg);
+        cr_assert(strstr(msg, "metadata 'epoch_loss_sum' is not a finite number >= 0"), "%s: %s", bad[i], msg);
+    }
+    drop(&m);
+}
+
 static void shift_offsets(cJSON *root, const void *name)
 {
     cJSON *o = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, name), "data_offsets");
