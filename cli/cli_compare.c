@@ -83,16 +83,25 @@ int cli_compare(int argc, char **argv)
             /* compare is a named crossing of the boundary: both tensors come to the host */
             real *x = tensor_to_host(&a.net->params[p].value), *y = tensor_to_host(&b.net->params[p].value);
             double diff = 0, scale = 0;
+            size_t non_finite = 0;
             for (size_t k = 0; k < tensor_count(&a.net->params[p].value); k++) {
+                /* a NaN or an infinity is never the same as anything (a NaN would also drop out
+                 * of every comparison below, as "same") */
+                if (!isfinite(x[k]) || !isfinite(y[k])) {
+                    non_finite++;
+                    continue;
+                }
                 double d = fabs((double)x[k] - (double)y[k]);
-                if (!(d <= diff)) diff = d; /* NaN counts as the largest */
+                if (d > diff) diff = d;
                 if (fabs((double)x[k]) > scale) scale = fabs((double)x[k]);
             }
             free(x);
             free(y);
-            double rel = scale > 0 ? diff / scale : diff;
-            printf("%-28s max|a-b| %.3g  relative %.3g\n", a.net->params[p].name, diff, rel);
-            if (!(rel <= worst)) worst = rel;
+            double rel = non_finite ? INFINITY : scale > 0 ? diff / scale : diff;
+            printf("%-28s max|a-b| %.3g  relative %.3g", a.net->params[p].name, diff, rel);
+            if (non_finite) printf("  (%zu values NaN or infinite: never the same)", non_finite);
+            printf("\n");
+            if (rel > worst) worst = rel;
         }
         printf("largest relative difference %.3g (tolerance %.3g): %s\n", worst, tol, worst <= tol ? "same" : "DIFFERENT");
         status = worst <= tol ? 0 : 1;
