@@ -877,6 +877,9 @@ int experiment_load_string(const char *path, const char *text, const char *scale
     L.err = err;
     L.text = exp->text;
     L.scale = scale_index;
+    /* A UTF-8 byte order mark (some editors write one) is not part of the first line. (UTF-16
+     * never gets here: its NUL bytes make it "not a text file".) */
+    if (!strncmp(L.text, "\xEF\xBB\xBF", 3)) L.pos = 3;
     int rc = ini_parse_stream(read_line, &L, on_entry, &L);
     if (rc == -2) {
         L.failed = false;

@@ -632,6 +632,26 @@ Test(data, jpeg_garbage_is_an_error)
     assert_contains(err.msg, P("c/k/z.jpeg: bad JPEG: "));
 }
 
+/* A header claiming 65500 x 65500 pixels is refused before anything is allocated for it. */
+Test(data, jpeg_huge_header_is_refused_before_decoding)
+{
+    mkdirs(P("h/k"));
+    write_flat_jpeg(P("h/k/a.jpg"), 8, 8, 1, 2, 3);
+    size_t len;
+    uint8_t *b = read_bytes(P("h/k/a.jpg"), &len);
+    size_t sof = 0;
+    for (size_t i = 2; i + 9 < len && !sof; i++)
+        if (b[i] == 0xFF && b[i + 1] == 0xC0) sof = i; /* baseline frame: FF C0, length, precision, H, W */
+    cr_assert(sof, "no SOF0 marker");
+    b[sof + 5] = 0xFF, b[sof + 6] = 0xDC, b[sof + 7] = 0xFF, b[sof + 8] = 0xDC;
+    write_bytes(P("h/k/a.jpg"), b, len);
+    free(b);
+    ImageSet s = {0};
+    Error err = {{0}};
+    cr_assert_eq(read_folder(P("h"), NULL, 4, &s, NULL, NULL, &err), -1);
+    assert_contains(err.msg, P("h/k/a.jpg: bad JPEG: 65500 x 65500 pixels, beyond the 16384-pixel side"));
+}
+
 Test(data, imagefolder_sizes_must_agree)
 {
     mkdirs(P("s/a"));
@@ -770,6 +790,42 @@ Test(data, imagefolder_dataset_train_test)
     opt.root = NULL;
     cr_assert_eq(dataset_load(&opt, ds, &err), -1);
     assert_contains(err.msg, "imagefolder: needs a root");
+    free(ds);
+}
+
+/* A symbolic link in the cache's place is not read as the cache (it is rebuilt and renamed over
+ * the link, which is left pointing nowhere it could write). */
+Test(data, cache_behind_a_symlink_is_not_read)
+{
+    mkdirs(P("n/x"));
+    write_flat_jpeg(P("n/x/1.jpg"), 4, 4, 1, 2, 3);
+    ImageSet s = {0};
+    Error err = {{0}};
+    cr_assert_eq(read_folder(P("n"), P("real.bbimg"), 4, &s, NULL, NULL, &err), 0, "%s", err.msg);
+    imageset_free(&s);
+    cr_assert(cache_valid(P("real.bbimg"), 4));
+    cr_assert_eq(symlink(P("real.bbimg"), P("link.bbimg")), 0);
+    cr_assert(!cache_valid(P("link.bbimg"), 4), "a cache was read through a symbolic link");
+    cr_assert_eq(read_folder(P("n"), P("link.bbimg"), 4, &s, NULL, NULL, &err), 0, "%s", err.msg);
+    imageset_free(&s);
+    struct stat st;
+    cr_assert_eq(lstat(P("link.bbimg"), &st), 0);
+    cr_assert(S_ISREG(st.st_mode), "the rebuilt cache did not replace the link");
+}
+
+/* Splits of different image sizes: the error names the data's folder. */
+Test(data, imagefolder_split_sizes_must_agree)
+{
+    mkdirs(P("q/train/x"));
+    mkdirs(P("q/test/x"));
+    write_flat_jpeg(P("q/train/x/1.jpg"), 8, 8, 0, 0, 0);
+    write_flat_jpeg(P("q/test/x/1.jpg"), 6, 6, 0, 0, 0);
+    DataOptions opt = {.name = "imagefolder", .root = P("q"), .quiet = true};
+    Dataset *ds = malloc(sizeof *ds);
+    Error err = {{0}};
+    cr_assert_eq(dataset_load(&opt, ds, &err), -1);
+    assert_contains(err.msg, P("q: train images are 3x8x8 but test images are 3x6x6"));
+    cr_assert_eq(strncmp(err.msg, "imagefolder: ", 13), 0, "%s", err.msg);
     free(ds);
 }
 
@@ -962,6 +1018,27 @@ Test(data, imagefolder_val_is_the_test_split)
 }
 
 /* ---- CIFAR-10 from a tarball ---- */
+
+/* A tarball whose dataset folder is a symbolic link (to a folder with train/ elsewhere) is
+ * refused: unpacked, it would send the dataset and its caches there. */
+Test(data, cifar10_tarball_with_a_symlinked_folder_is_refused, .timeout = 60)
+{
+    mkdirs(P("elsewhere/train/cat"));
+    mkdirs(P("src"));
+    cr_assert_eq(symlink(P("elsewhere"), P("src/cifar10-jpeg")), 0);
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "tar czf '%s' -C '%s' cifar10-jpeg", P("l.tar.gz"), P("src"));
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(setenv("BIGBATCH_CIFAR10_TAR", P("l.tar.gz"), 1), 0);
+    DataOptions opt = {.name = "cifar10", .root = P("data/cifar10-jpeg"), .quiet = true};
+    Dataset *ds = malloc(sizeof *ds);
+    Error err = {{0}};
+    cr_assert_eq(dataset_load(&opt, ds, &err), -1);
+    assert_contains(err.msg, "does not contain a dataset folder with train/ in it");
+    struct stat st;
+    cr_assert_neq(lstat(P("data/cifar10-jpeg"), &st), 0, "the link was put in the dataset's place");
+    free(ds);
+}
 
 Test(data, cifar10_unpacks_tarball_then_caches, .timeout = 60)
 {

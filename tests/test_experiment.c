@@ -662,3 +662,17 @@ Test(expr, names_without_evaluating)
     cr_assert_str_eq(names, "base_lr;batch;warmup-epochs;");
     cr_assert_eq(expr_names("min(a,", NULL, NULL, &err), -1);
 }
+
+/* A UTF-8 byte order mark at the top is skipped: the file reads as without it, and lines are
+ * still counted from the first. */
+Test(experiment, utf8_byte_order_mark_is_skipped)
+{
+    Experiment exp;
+    RunSpec *runs;
+    int n;
+    load_ok(FIX "bom.ini", "proxy", &exp, &runs, &n);
+    cr_assert_str_eq(exp.name, "with-bom");
+    cr_assert_eq(n, 2);
+    done(&exp, runs, n);
+    expect_error(FIX "bad_bom_key.ini", "learning-rate", "unknown key 'learning-rate'", "bigbatch train --help");
+}

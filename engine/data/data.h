@@ -24,6 +24,7 @@ typedef struct {
     char class_names[1000][32]; /* from the folder names where there are any */
     ImageSet train, test;
     float mean[3], std[3];      /* per-channel, on the 0..1 pixel scale */
+    char root[1024];            /* where the files were read ("" for synthetic data): errors name it */
 } Dataset;
 
 /* Options for loading. `root` overrides the default location of the named dataset:

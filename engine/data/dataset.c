@@ -107,6 +107,7 @@ static int load_idx_split(const char *root, bool default_root, const char *image
 static int load_fashion(const DataOptions *opt, Dataset *ds, Error *err)
 {
     const char *root = opt->root ? opt->root : FASHION_ROOT;
+    snprintf(ds->root, sizeof ds->root, "%s", root);
     ds->classes = 10;
     for (int k = 0; k < 10; k++) snprintf(ds->class_names[k], sizeof ds->class_names[k], "%s", FASHION_CLASSES[k]);
     if (load_idx_split(root, !opt->root, "train-images-idx3-ubyte", "train-labels-idx1-ubyte", 10, &ds->train,
@@ -124,6 +125,7 @@ static int load_fashion(const DataOptions *opt, Dataset *ds, Error *err)
  * writable. `what` names the data in the one-line "decoding" notice. */
 static int load_folders(const char *root, const char *what, int image_size, bool quiet, Dataset *ds, Error *err)
 {
+    snprintf(ds->root, sizeof ds->root, "%s", root);
     bool can_cache = access(root, W_OK) == 0;
     if (!can_cache && !quiet) fprintf(stderr, "note: %s is not writable; decoding without a cache\n", root);
     char *test_dir = join(root, "test"), *val_dir = join(root, "val");
@@ -263,8 +265,8 @@ int dataset_load(const DataOptions *opt, Dataset *ds, Error *err)
     if (!info) return dataset_check_name(name, err);
     int rc = info->load(opt, ds, err);
     if (rc == 0 && (ds->train.c != ds->test.c || ds->train.h != ds->test.h || ds->train.w != ds->test.w)) {
-        error_set(err, "train images are %dx%dx%d but test images are %dx%dx%d", ds->train.c, ds->train.h,
-                  ds->train.w, ds->test.c, ds->test.h, ds->test.w);
+        error_set(err, "%s%strain images are %dx%dx%d but test images are %dx%dx%d", ds->root, ds->root[0] ? ": " : "",
+                  ds->train.c, ds->train.h, ds->train.w, ds->test.c, ds->test.h, ds->test.w);
         rc = -1;
     }
     if (rc == 0 && ds->train.c > 3) {

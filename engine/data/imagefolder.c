@@ -20,6 +20,8 @@
 
 #include <jpeglib.h>
 
+#include "../input_limits.h"
+
 #define MAX_LABELS 65535 /* labels are uint16_t */
 
 /* ---- listing ---- */
@@ -203,6 +205,13 @@ static int decode_jpeg(const char *path, Decoder *dec, int min_side, int *h, int
     jpeg_create_decompress(&dec->cinfo);
     jpeg_mem_src(&dec->cinfo, dec->file, (unsigned long)len);
     jpeg_read_header(&dec->cinfo, TRUE);
+    /* before anything is allocated for it: a header may claim 65500 x 65500 (12 GB of RGB) */
+    if (dec->cinfo.image_width > BB_MAX_IMAGE_SIDE || dec->cinfo.image_height > BB_MAX_IMAGE_SIDE) {
+        error_set(err, "%s: bad JPEG: %u x %u pixels, beyond the %d-pixel side bigbatch reads", path,
+                  (unsigned)dec->cinfo.image_width, (unsigned)dec->cinfo.image_height, BB_MAX_IMAGE_SIDE);
+        jpeg_destroy_decompress(&dec->cinfo);
+        return -1;
+    }
     /* Grayscale is expanded to 3 equal channels. libjpeg converts CMYK to nothing else, so
      * it is decoded as CMYK and converted below (ImageNet's training set has 22 such files). */
     const bool cmyk = dec->cinfo.jpeg_color_space == JCS_CMYK || dec->cinfo.jpeg_color_space == JCS_YCCK;
@@ -322,7 +331,8 @@ static int max_labels(const FolderOptions *opt)
 /* Opens the cache and checks header and size; -1 when it is absent or invalid. */
 static int cache_open(const FolderOptions *opt, CacheHeader *h, size_t *file_len)
 {
-    int fd = open(opt->cache_path, O_RDONLY | O_CLOEXEC);
+    /* a symbolic link in the cache's place is not our cache: rebuilt (renamed over) */
+    int fd = open(opt->cache_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) return -1;
     uint8_t buf[CACHE_HEADER];
     struct stat st;

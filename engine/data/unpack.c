@@ -34,6 +34,14 @@ static bool is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* A folder itself, not a symbolic link to one: what a tarball unpacks must not point the
+ * dataset (and the caches written beside it) somewhere else. */
+static bool is_real_dir(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 /* mkdir -p */
 static int make_dirs(const char *path, Error *err)
 {
@@ -96,11 +104,12 @@ static int run_tar(const char *tarball, const char *into, Error *err)
 }
 
 /* The unpacked dataset folder inside tmp: tmp itself when it holds train/, else its
- * only subfolder when that holds train/ (the tarball's top folder). */
+ * only subfolder when that holds train/ (the tarball's top folder). Symbolic links do not
+ * count as folders. */
 static char *find_unpacked(const char *tmp)
 {
     char *train = xasprintf2("%s/%s", tmp, "train");
-    bool here = is_dir(train);
+    bool here = is_real_dir(train);
     free(train);
     if (here) return xstrdup(tmp);
     DIR *d = opendir(tmp);
@@ -111,7 +120,7 @@ static char *find_unpacked(const char *tmp)
     while ((e = readdir(d))) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
         char *p = xasprintf2("%s/%s", tmp, e->d_name);
-        if (is_dir(p)) {
+        if (is_real_dir(p)) {
             subdirs++;
             free(found);
             found = p;
@@ -125,7 +134,7 @@ static char *find_unpacked(const char *tmp)
         return NULL;
     }
     train = xasprintf2("%s/%s", found, "train");
-    here = is_dir(train);
+    here = is_real_dir(train);
     free(train);
     if (!here) {
         free(found);
