@@ -157,9 +157,10 @@ test: deps $(BIN) $(TEST_BIN)
 test-gpu: $(BIN) $(BUILD)/tests/test_backend_ops
 	@BB=$(BIN) TEST_SCRIPTS='tests/cli/cuda_*.sh' sh tests/run.sh $(BUILD)/tests/test_backend_ops
 
-# Throughput beside PyTorch (bench/run_bench.py). BENCH_REPEATS, BENCH_THREADS,
-# BENCH_BATCH, BENCH_STEPS, BENCH_MODELS pass through the environment. PyTorch runs
-# under Debian's /usr/bin/python3 with python3-torch, installed here if missing.
+# Throughput and memory beside PyTorch (bench/run_bench.py). BENCH_REPEATS, BENCH_THREADS,
+# BENCH_BATCHES, BENCH_STEPS, BENCH_MODELS, BENCH_FULL=1 (the ImageNet-size models too) and
+# BENCH_FULL_BATCHES pass through the environment. PyTorch runs under Debian's
+# /usr/bin/python3 with python3-torch, installed here if missing.
 BENCH_PYTHON ?= /usr/bin/python3
 bench: bin/bigbatch
 	@$(BENCH_PYTHON) -c 'import torch' 2>/dev/null || { \

@@ -1,20 +1,24 @@
 #!/usr/bin/env python3
-"""`make bench`: our training throughput beside PyTorch's, in one invocation.
+"""`make bench`: our training throughput and memory beside PyTorch's, in one invocation.
 
-For each model, runs `bigbatch bench` and bench/torch_bench.py alternately, each in
-its own process, REPEATS times, and reports medians; then the OpenBLAS sgemm rate
-(`bigbatch bench --sgemm`) that our convolutions are compared with. Only runs
+For each model and batch, runs `bigbatch bench` and bench/torch_bench.py alternately,
+each in its own process, REPEATS times, and reports medians; then the OpenBLAS sgemm
+rate (`bigbatch bench --sgemm`) that our convolutions are compared with. Only runs
 subprocesses, so any python3 will do; PyTorch runs under --python
 (/usr/bin/python3: Debian's python3-torch).
 
 Settings (flag, or environment variable as `make bench` passes them):
-  --repeats  BENCH_REPEATS  runs of each side per model [3]
-  --threads  BENCH_THREADS  threads of both sides [the number of CPUs]
-  --batch    BENCH_BATCH    batch size [128]
-  --steps    BENCH_STEPS    timed steps per run [per model: 100 for lenet, else 20]
-  --warmup   BENCH_WARMUP   untimed steps first [3]
-  --models   BENCH_MODELS   comma-separated [lenet,alexnet-cifar,alexnet-bn-cifar,resnet20]
-  --python   BENCH_PYTHON   interpreter with torch [/usr/bin/python3]
+  --repeats      BENCH_REPEATS      runs of each side per model and batch [3]
+  --threads      BENCH_THREADS      threads of both sides [the number of CPUs]
+  --batches      BENCH_BATCHES      comma-separated batch sizes [32,128]
+  --steps        BENCH_STEPS        timed steps per run [per model: 100 for lenet, 5 at
+                                    full size, else 20]
+  --warmup       BENCH_WARMUP       untimed steps first [3; 1 at full size]
+  --models       BENCH_MODELS       comma-separated [every CIFAR/MNIST-size model]
+  --full         BENCH_FULL=1       also the ImageNet-size models (alexnet, alexnet-bn,
+                                    resnet50: minutes each) at --full-batches
+  --full-batches BENCH_FULL_BATCHES [16,32]
+  --python       BENCH_PYTHON       interpreter with torch [/usr/bin/python3]
 """
 import argparse
 import datetime
@@ -25,8 +29,9 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MODELS = ["lenet", "alexnet-cifar", "alexnet-bn-cifar", "resnet20"]
-DEFAULT_STEPS = {"lenet": 100}  # fast models get more steps so a run lasts seconds
+MODELS = ["lenet", "simple-cnn", "alexnet-cifar", "alexnet-bn-cifar", "resnet20", "resnet8"]
+FULL_SIZE = ["alexnet", "alexnet-bn", "resnet50"]
+DEFAULT_STEPS = {"lenet": 100, "alexnet": 5, "alexnet-bn": 5, "resnet50": 5}  # runs of seconds to a minute
 
 
 def env(name, default):
@@ -61,104 +66,128 @@ def cpu_name():
     return platform.processor() or "unknown CPU"
 
 
-def main():
+def int_list(text, what):
+    try:
+        values = [int(v) for v in text.split(",") if v]
+    except ValueError:
+        raise SystemExit("run_bench: %s must be comma-separated integers, not %r" % (what, text))
+    if not values or min(values) < 1:
+        raise SystemExit("run_bench: %s must be positive integers, not %r" % (what, text))
+    return values
+
+
+def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])
     ap.add_argument("--repeats", type=int, default=int(env("BENCH_REPEATS", "3")))
     ap.add_argument("--threads", type=int, default=int(env("BENCH_THREADS", str(os.cpu_count() or 1))))
-    ap.add_argument("--batch", type=int, default=int(env("BENCH_BATCH", "128")))
+    ap.add_argument("--batches", default=env("BENCH_BATCHES", "32,128"))
     ap.add_argument("--steps", type=int, default=int(env("BENCH_STEPS", "0")),
                     help="timed steps per run (0: per model)")
-    ap.add_argument("--warmup", type=int, default=int(env("BENCH_WARMUP", "3")))
+    ap.add_argument("--warmup", type=int, default=int(env("BENCH_WARMUP", "0")),
+                    help="untimed steps first (0: per model)")
     ap.add_argument("--models", default=env("BENCH_MODELS", ",".join(MODELS)))
+    ap.add_argument("--full", action="store_true", default=env("BENCH_FULL", "") == "1")
+    ap.add_argument("--full-batches", default=env("BENCH_FULL_BATCHES", "16,32"))
     ap.add_argument("--python", default=env("BENCH_PYTHON", "/usr/bin/python3"))
     ap.add_argument("--bigbatch", default=os.path.join(ROOT, "bin", "bigbatch"))
     a = ap.parse_args()
-    if a.repeats < 1 or a.threads < 1 or a.batch < 1:
-        raise SystemExit("run_bench: --repeats, --threads and --batch must be positive")
-    models = [m for m in a.models.split(",") if m]
-    torch_py = os.path.join(ROOT, "bench", "torch_bench.py")
+    if a.repeats < 1 or a.threads < 1 or a.steps < 0 or a.warmup < 0:
+        raise SystemExit("run_bench: --repeats and --threads must be positive, --steps and --warmup not negative")
+    cases = [(m, b) for m in a.models.split(",") if m for b in int_list(a.batches, "--batches")]
+    if a.full:
+        cases += [(m, b) for m in FULL_SIZE for b in int_list(a.full_batches, "--full-batches")]
+    return a, cases
 
+
+def measure(a, model, batch):
+    """Medians over a.repeats alternating runs of each side, for one model and batch."""
+    steps = a.steps or DEFAULT_STEPS.get(model, 20)
+    warmup = a.warmup or (1 if model in FULL_SIZE else 3)
+    common = ["--model", model, "--batch", str(batch), "--steps", str(steps),
+              "--warmup", str(warmup), "--threads", str(a.threads)]
+    ours_cmd = [a.bigbatch, "bench"] + common + ["--profile-steps", str(max(2, steps // 2))]
+    torch_cmd = [a.python, os.path.join(ROOT, "bench", "torch_bench.py")] + common + ["--bigbatch", a.bigbatch]
+    ours, theirs = [], []
+    for r in range(a.repeats):
+        # alternate the two sides (and which goes first) so drift hits both alike
+        order = [("ours", ours_cmd), ("torch", torch_cmd)]
+        if r % 2:
+            order.reverse()
+        for side, cmd in order:
+            d = parse_line(run(cmd), "model=")
+            (ours if side == "ours" else theirs).append(d)
+            print("  %-17s batch %-4d %-5s run %d/%d: %8.1f img/s %6.0f MB" % (
+                model, batch, side, r + 1, a.repeats, float(d["img_s"]), float(d["peak_rss_mb"])),
+                file=sys.stderr, flush=True)
+
+    def med(runs, key):
+        return statistics.median(float(d[key]) for d in runs)
+
+    def spread(runs):
+        return (min(float(d["img_s"]) for d in runs), max(float(d["img_s"]) for d in runs))
+
+    return {
+        "ours": med(ours, "img_s"), "torch": med(theirs, "img_s"),
+        "ours_mb": med(ours, "peak_rss_mb"), "torch_mb": med(theirs, "peak_rss_mb"),
+        "conv_gflops": med(ours, "conv_gflops"), "conv_fraction": med(ours, "conv_fraction"),
+        "spread_ours": spread(ours), "spread_torch": spread(theirs), "steps": steps,
+        "torch_version": theirs[0].get("torch", "?"),
+    }
+
+
+def print_table(header, rows):
+    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
+
+    def fmt(row):
+        return " | ".join((c.ljust(w) if i == 0 else c.rjust(w)) for i, (c, w) in enumerate(zip(row, widths)))
+
+    print(fmt(header))
+    print("-+-".join("-" * w for w in widths))
+    for row in rows:
+        print(fmt(row))
+
+
+def main():
+    a, cases = parse_args()
     load = os.getloadavg()[0]
     if load > 0.5:
         print("run_bench: warning: load average %.2f before starting; other work skews the numbers"
               % load, file=sys.stderr)
-
-    results = {}
-    torch_version = "?"
-    for m in models:
-        steps = a.steps or DEFAULT_STEPS.get(m, 20)
-        common = ["--model", m, "--batch", str(a.batch), "--steps", str(steps),
-                  "--warmup", str(a.warmup), "--threads", str(a.threads)]
-        ours_cmd = [a.bigbatch, "bench"] + common + ["--profile-steps", str(max(5, steps // 2))]
-        torch_cmd = [a.python, torch_py] + common + ["--bigbatch", a.bigbatch]
-        ours, theirs = [], []
-        for r in range(a.repeats):
-            # alternate the two sides (and which goes first) so drift hits both alike
-            order = [("ours", ours_cmd), ("torch", torch_cmd)]
-            if r % 2:
-                order.reverse()
-            for side, cmd in order:
-                d = parse_line(run(cmd), "model=")
-                (ours if side == "ours" else theirs).append(d)
-                print("  %-17s %-5s run %d/%d: %8.1f img/s" % (m, side, r + 1, a.repeats, float(d["img_s"])),
-                      file=sys.stderr, flush=True)
-        torch_version = theirs[0].get("torch", torch_version)
-
-        def med(runs, key):
-            return statistics.median(float(d[key]) for d in runs)
-
-        results[m] = {
-            "ours": med(ours, "img_s"), "torch": med(theirs, "img_s"),
-            "ours_mb": med(ours, "peak_rss_mb"), "torch_mb": med(theirs, "peak_rss_mb"),
-            "conv_gflops": med(ours, "conv_gflops"), "conv_fraction": med(ours, "conv_fraction"),
-            "spread_ours": (min(float(d["img_s"]) for d in ours), max(float(d["img_s"]) for d in ours)),
-            "spread_torch": (min(float(d["img_s"]) for d in theirs), max(float(d["img_s"]) for d in theirs)),
-            "steps": steps,
-        }
+    results = {case: measure(a, *case) for case in cases}
 
     sg = [parse_line(run([a.bigbatch, "bench", "--sgemm", "--threads", str(a.threads)]), "sgemm_")
           for _ in range(a.repeats)]
     sg1 = statistics.median(float(d["sgemm_gflops_1thread"]) for d in sg)
     sgn = statistics.median(float(d["sgemm_gflops_Nthreads"]) for d in sg)
 
-    header = ("model", "ours img/s", "PyTorch img/s", "ours/PyTorch", "ours peak MB", "PyTorch peak MB",
-              "conv GFLOP/s", "conv % of step")
+    header = ("model", "batch", "ours img/s", "PyTorch img/s", "ours/PyTorch", "ours peak MB", "PyTorch peak MB",
+              "ours/PyTorch MB", "conv GFLOP/s", "conv % of sgemm", "conv % of step")
     rows = []
-    for m in models:
-        r = results[m]
-        rows.append((m, "%.0f" % r["ours"], "%.0f" % r["torch"], "%.2fx" % (r["ours"] / r["torch"]),
-                     "%.0f" % r["ours_mb"], "%.0f" % r["torch_mb"], "%.1f" % r["conv_gflops"],
+    for (m, b), r in results.items():
+        rows.append((m, str(b), "%.1f" % r["ours"], "%.1f" % r["torch"], "%.2fx" % (r["ours"] / r["torch"]),
+                     "%.0f" % r["ours_mb"], "%.0f" % r["torch_mb"], "%.2f" % (r["ours_mb"] / r["torch_mb"]),
+                     "%.1f" % r["conv_gflops"], "%.0f%%" % (100 * r["conv_gflops"] / sgn),
                      "%.0f%%" % (100 * r["conv_fraction"])))
-    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
-
-    def fmt(row):
-        return " | ".join((c.ljust(w) if i == 0 else c.rjust(w)) for i, (c, w) in enumerate(zip(row, widths)))
-
     print()
-    print("Training throughput, forward+backward+SGD update (synthetic data, batch %d, %d threads, "
-          "median of %d runs each)" % (a.batch, a.threads, a.repeats))
+    print("Training throughput and peak memory, forward+backward+SGD update (synthetic data, %d threads, "
+          "median of %d runs each)" % (a.threads, a.repeats))
     print()
-    print(fmt(header))
-    print("-+-".join("-" * w for w in widths))
-    for row in rows:
-        print(fmt(row))
+    print_table(header, rows)
     print()
-    pct = {m: 100 * results[m]["conv_gflops"] / sgn for m in models}
-    lo, hi = min(pct.values()), max(pct.values())
-    print("OpenBLAS sgemm (1024x1024x1024, median): %.1f GFLOP/s on 1 thread, %.1f on %d threads; "
-          "our convolutions reach %s of it (%s)"
-          % (sg1, sgn, a.threads, "%.0f%%" % hi if round(lo) == round(hi) else "%.0f-%.0f%%" % (lo, hi),
-             ", ".join("%s %.0f%%" % (m, pct[m]) for m in models)))
+    print("OpenBLAS sgemm (1024x1024x1024, median): %.1f GFLOP/s on 1 thread, %.1f on %d threads"
+          % (sg1, sgn, a.threads))
     print()
-    print("threads %d, batch %d, repeats %d, steps per run %s, %s, %s; PyTorch %s (%s)"
-          % (a.threads, a.batch, a.repeats,
-             "/".join("%s %d" % (m, results[m]["steps"]) for m in models),
-             datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), cpu_name(), torch_version, a.python))
+    first = next(iter(results.values()))
+    print("threads %d, repeats %d, %s, %s; PyTorch %s (%s)"
+          % (a.threads, a.repeats, datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), cpu_name(),
+             first["torch_version"], a.python))
+    steps = {m: r["steps"] for (m, b), r in results.items()}
+    print("timed steps per run: " + ", ".join("%s %d" % kv for kv in steps.items()))
     print("img/s range over the runs (min-max): " + "; ".join(
-        "%s ours %.0f-%.0f, PyTorch %.0f-%.0f" % ((m,) + results[m]["spread_ours"] + results[m]["spread_torch"])
-        for m in models))
+        "%s/%d ours %.1f-%.1f, PyTorch %.1f-%.1f" % ((m, b) + r["spread_ours"] + r["spread_torch"])
+        for (m, b), r in results.items()))
     print("peak MB is each process's maximum resident set (getrusage), the Python interpreter and "
           "libtorch included on PyTorch's side; conv GFLOP/s counts forward, backward-data and "
           "backward-weights over the time inside convolution layers (profiled steps).")
