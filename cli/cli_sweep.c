@@ -32,16 +32,23 @@ static void sweep_usage(FILE *f, const SweepOptions *d)
             "  --device NAME      every run's train --device: cpu, cuda, cuda:N [%s]\n"
             "  --mpirun CMD       the launcher for --ranks, its words split at blanks and\n"
             "                     run without a shell (quotes are ordinary characters) [%s]\n"
-            "  --retry-failed     run failed runs again\n"
+            "  --max-attempts N   a run killed from outside (OOM killer, kill -9) is tried again\n"
+            "                     up to N attempts in all; one that fails by itself is tried\n"
+            "                     again unless it failed the same way the attempt before [%d]\n"
+            "  --retry-failed     run failed runs again (one attempt each, beyond N)\n"
             "  --stale-after SEC  a running run without a heartbeat for this long is re-queued [%g]\n"
             "  --progress-every SEC  a line per run in flight (epoch, step, test accuracy,\n"
             "                     time left) this often; 0: none [%g]\n"
             "  --dry-run          list the runs (and their status in the database) and exit\n"
             "  --quiet            no progress lines\n",
-            d->scale, d->workers, d->ranks, d->device, d->mpirun, d->stale_after, d->progress_every);
+            d->scale, d->workers, d->ranks, d->device, d->mpirun, d->max_attempts, d->stale_after,
+            d->progress_every);
 }
 
-enum { S_SCALE = 256, S_DB, S_WORKERS, S_THREADS, S_RANKS, S_DEVICE, S_MPIRUN, S_RETRY, S_STALE, S_PROGRESS, S_DRY, S_QUIET, S_HELP };
+enum {
+    S_SCALE = 256, S_DB, S_WORKERS, S_THREADS, S_RANKS, S_DEVICE, S_MPIRUN, S_ATTEMPTS, S_RETRY, S_STALE, S_PROGRESS,
+    S_DRY, S_QUIET, S_HELP
+};
 
 static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
 {
@@ -49,6 +56,7 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
         {"scale", required_argument, 0, S_SCALE},     {"db", required_argument, 0, S_DB},
         {"workers", required_argument, 0, S_WORKERS}, {"threads", required_argument, 0, S_THREADS},
         {"ranks", required_argument, 0, S_RANKS},     {"mpirun", required_argument, 0, S_MPIRUN},
+        {"max-attempts", required_argument, 0, S_ATTEMPTS},
         {"device", required_argument, 0, S_DEVICE},
         {"retry-failed", no_argument, 0, S_RETRY},    {"stale-after", required_argument, 0, S_STALE},
         {"progress-every", required_argument, 0, S_PROGRESS},
@@ -95,6 +103,10 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
                 return -1;
             }
             o->device = optarg;
+            break;
+        case S_ATTEMPTS:
+            if (cli_parse_long("--max-attempts", optarg, 1, 100, &v, err)) return -1;
+            o->max_attempts = (int)v;
             break;
         case S_RETRY: o->retry_failed = true; break;
         case S_STALE:
@@ -178,6 +190,20 @@ static int take_value_options(const char *cmd, int argc, char **argv, const Valu
     return 0;
 }
 
+/* Under a run's line, how its earlier attempts ended (attempts holds them from schema 3 on;
+ * `earlier` is NULL for an older file). */
+static void print_earlier_attempts(sqlite3_stmt *earlier, const char *run_id, int attempt)
+{
+    if (!earlier || attempt < 2) return;
+    sqlite3_reset(earlier);
+    sqlite3_bind_text(earlier, 1, run_id, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(earlier, 2, attempt);
+    while (sqlite3_step(earlier) == SQLITE_ROW)
+        printf("    attempt %d: %s%s%s%s\n", sqlite3_column_int(earlier, 0), sqlite3_column_text(earlier, 1),
+               sqlite3_column_text(earlier, 2)[0] ? ": " : "", sqlite3_column_text(earlier, 2),
+               sqlite3_column_int(earlier, 3) ? " (tried again)" : "");
+}
+
 /* `bigbatch runs --db PATH [--experiment NAME] [--status S]`: one line per run. */
 int cli_runs(int argc, char **argv)
 {
@@ -187,7 +213,8 @@ int cli_runs(int argc, char **argv)
     if (taken == 1) {
         printf("usage: bigbatch runs --db PATH [--experiment NAME] [--status S]\n"
                "Lists the runs in a results database: id, experiment, status, attempts, final\n"
-               "test accuracy, steps, duration and cell (or, for a run started by hand, its flags).\n");
+               "test accuracy, steps, duration and cell (or, for a run started by hand, its flags);\n"
+               "under a run tried more than once, how each earlier attempt ended and why.\n");
         return 0;
     }
     if (taken < 0) return 2;
@@ -214,6 +241,14 @@ int cli_runs(int argc, char **argv)
         store_close(&s);
         return 1;
     }
+    sqlite3_stmt *earlier = NULL; /* absent before schema 3: then there is nothing to show */
+    if (sqlite3_prepare_v2(s.db,
+                           "SELECT attempt, outcome, coalesce(reason, ''), retried FROM attempts"
+                           " WHERE run_id=?1 AND attempt < ?2 ORDER BY attempt",
+                           -1, &earlier, NULL) != SQLITE_OK) {
+        sqlite3_finalize(earlier);
+        earlier = NULL;
+    }
     if (experiment) sqlite3_bind_text(st, 1, experiment, -1, SQLITE_STATIC);
     if (status) sqlite3_bind_text(st, 2, status, -1, SQLITE_STATIC);
     printf("%-16s  %-24s  %-9s  %3s  %8s  %7s  %8s  %s\n", "run", "experiment", "status", "try", "test_acc", "steps",
@@ -228,9 +263,11 @@ int cli_runs(int argc, char **argv)
                sqlite3_column_text(st, 2), sqlite3_column_int(st, 3), acc, steps, secs, sqlite3_column_text(st, 7));
         if (sqlite3_column_type(st, 8) != SQLITE_NULL) printf("  [%s]", sqlite3_column_text(st, 8));
         printf("\n");
+        print_earlier_attempts(earlier, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int(st, 3));
         n++;
     }
     sqlite3_finalize(st);
+    sqlite3_finalize(earlier);
     store_close(&s);
     if (rc != SQLITE_DONE) {
         fprintf(stderr, "bigbatch runs: %s: %s\n", db, sqlite3_errstr(rc));

@@ -298,3 +298,86 @@ int claims_count(Store *s, long long exp_id, int counts[RUN_N_STATUS], Error *er
     }
     return 0;
 }
+
+int claims_attempt_state(Store *s, const char *run_id, int attempt, int *status, char *error, size_t len,
+                         Error *err)
+{
+    sqlite3_stmt *st;
+    if (store_prepare(s, &st, "SELECT status, coalesce(error, '') FROM runs WHERE id=?1 AND attempt=?2", err))
+        return -1;
+    sqlite3_bind_text(st, 1, run_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, attempt);
+    *status = -1;
+    error[0] = '\0';
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        for (int k = 0; k < RUN_N_STATUS; k++)
+            if (!strcmp(name, RUN_STATUS_NAMES[k])) *status = k;
+        snprintf(error, len, "%s", (const char *)sqlite3_column_text(st, 1));
+    }
+    sqlite3_finalize(st);
+    if (*status < 0) {
+        error_set(err, "%s: run %s attempt %d is no longer in the database", s->path, run_id, attempt);
+        return -1;
+    }
+    return 0;
+}
+
+int claims_previous_reason(Store *s, const char *run_id, int attempt, char *reason, size_t len, Error *err)
+{
+    sqlite3_stmt *st;
+    if (store_prepare(s, &st,
+                      "SELECT coalesce(reason, '') FROM attempts WHERE run_id=?1 AND attempt=?2"
+                      " AND outcome IN ('failed','killed')",
+                      err))
+        return -1;
+    sqlite3_bind_text(st, 1, run_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, attempt - 1);
+    reason[0] = '\0';
+    if (sqlite3_step(st) == SQLITE_ROW) snprintf(reason, len, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return 0;
+}
+
+static int record_attempt(Store *s, const AttemptEnd *e, Error *err)
+{
+    char host[256];
+    sqlite3_stmt *st;
+    if (store_prepare(s, &st, "INSERT OR REPLACE INTO attempts VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", err)) return -1;
+    sqlite3_bind_text(st, 1, e->run_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, e->attempt);
+    sqlite3_bind_double(st, 3, unix_time_seconds());
+    sqlite3_bind_text(st, 4, store_hostname(host, sizeof host), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 5, e->exit_code);
+    sqlite3_bind_text(st, 6, e->outcome, -1, SQLITE_STATIC);
+    if (e->reason) sqlite3_bind_text(st, 7, e->reason, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 8, e->retry);
+    int rc = store_step_done(s, st, "recording an attempt", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int claims_end_attempt(Store *s, const AttemptEnd *e, Error *err)
+{
+    if (store_begin(s, err)) return -1;
+    int rc = record_attempt(s, e, err);
+    sqlite3_stmt *st = NULL;
+    if (rc == 0 && e->reason)
+        rc = store_prepare(s, &st,
+                           "UPDATE runs SET status=?3, exit_code=?4, error=?5, finished=?6"
+                           " WHERE id=?1 AND attempt=?2 AND status IN ('running','failed')",
+                           err);
+    if (st) {
+        sqlite3_bind_text(st, 1, e->run_id, -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 2, e->attempt);
+        sqlite3_bind_text(st, 3, RUN_STATUS_NAMES[e->retry ? RUN_PENDING : RUN_FAILED], -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 4, e->exit_code);
+        sqlite3_bind_text(st, 5, e->reason, -1, SQLITE_STATIC);
+        sqlite3_bind_double(st, 6, unix_time_seconds());
+        rc = store_step_done(s, st, "ending an attempt", err);
+        sqlite3_finalize(st);
+    }
+    if (rc == 0) return store_commit(s, err);
+    store_rollback(s);
+    return -1;
+}

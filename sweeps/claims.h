@@ -32,6 +32,25 @@ int claims_heartbeat(Store *s, const char *run_id, int attempt, Error *err);
  * (failed, or stale when the sweep was interrupted) with `why`. */
 int claims_close(Store *s, const char *run_id, int attempt, int status, int exit_code, const char *why,
                  Error *err);
+/* How one attempt ended, as the sweep saw it when its process exited. */
+typedef struct {
+    const char *run_id;
+    int attempt;
+    int exit_code;
+    const char *outcome; /* complete, diverged, failed, killed, interrupted */
+    const char *reason;  /* NULL for complete and diverged */
+    bool retry;          /* the run goes back to the queue (pending) instead of ending failed */
+} AttemptEnd;
+
+/* The run's status and error as its attempt left them (the run writes its own end). */
+int claims_attempt_state(Store *s, const char *run_id, int attempt, int *status, char *error, size_t len,
+                         Error *err);
+/* The reason the attempt before this one failed or was killed; "" when there is none. */
+int claims_previous_reason(Store *s, const char *run_id, int attempt, char *reason, size_t len, Error *err);
+/* Records the attempt in the attempts table and, unless the run recorded a complete or
+ * diverged end, sets the run failed (or pending when e->retry) with the reason: one
+ * transaction. */
+int claims_end_attempt(Store *s, const AttemptEnd *e, Error *err);
 /* Number of the experiment's runs in each status. */
 int claims_count(Store *s, long long exp_id, int counts[RUN_N_STATUS], Error *err);
 

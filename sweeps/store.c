@@ -60,7 +60,14 @@ static const char SCHEMA[] =
     "  name TEXT NOT NULL, kind TEXT NOT NULL,\n"
     "  w_norm REAL, g_norm REAL, ratio REAL, local_rate REAL, eff_rate REAL, update_ratio REAL,\n"
     "  nonfinite TEXT,\n"
-    "  PRIMARY KEY(run_id, step, param)) WITHOUT ROWID;\n";
+    "  PRIMARY KEY(run_id, step, param)) WITHOUT ROWID;\n"
+    "CREATE TABLE IF NOT EXISTS attempts(\n"  /* every attempt a sweep saw end (schema 3) */
+    "  run_id TEXT NOT NULL REFERENCES runs(id), attempt INTEGER NOT NULL,\n"
+    "  finished REAL NOT NULL, host TEXT, exit_code INTEGER,\n"
+    "  outcome TEXT NOT NULL CHECK(outcome IN\n"
+    "    ('complete','diverged','failed','killed','interrupted')),\n"
+    "  reason TEXT, retried INTEGER NOT NULL DEFAULT 0,\n"
+    "  PRIMARY KEY(run_id, attempt)) WITHOUT ROWID;\n";
 
 int store_exec(Store *s, const char *sql, Error *err)
 {
@@ -161,9 +168,11 @@ static int check_version(Store *s, bool read_only, Error *err)
         error_set(err, "%s: not a bigbatch results database (no schema_version)", s->path);
         return -1;
     }
-    if (have == 1 && !read_only) /* version 1 had no runs.device: added, NULL for its runs */
-        return store_exec(s, "ALTER TABLE runs ADD COLUMN device TEXT;"
-                             "UPDATE meta SET value='2' WHERE key='schema_version'", err);
+    if (have == 1 && !read_only && /* version 1 had no runs.device: added, NULL for its runs */
+        store_exec(s, "ALTER TABLE runs ADD COLUMN device TEXT", err))
+        return -1;
+    if ((have == 1 || have == 2) && !read_only) /* version 2 had no attempts table: SCHEMA made it */
+        return store_exec(s, "UPDATE meta SET value='3' WHERE key='schema_version'", err);
     if (have < 0) {
         char sql[128];
         snprintf(sql, sizeof sql, "INSERT OR IGNORE INTO meta VALUES('schema_version','%d')",

@@ -13,7 +13,7 @@
 
 #include "util.h"
 
-#define STORE_SCHEMA_VERSION 2 /* 2: runs.device */
+#define STORE_SCHEMA_VERSION 3 /* 2: runs.device; 3: the attempts table */
 
 typedef struct {
     sqlite3 *db;

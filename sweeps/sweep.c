@@ -33,6 +33,7 @@ void sweep_options_defaults(SweepOptions *o)
     o->stale_after = 120;
     o->progress_every = 600;
     o->mpirun = "mpirun --oversubscribe";
+    o->max_attempts = 3;
 }
 
 void sweep_db_path(const char *db, const char *experiment_name, char *out, size_t len)
@@ -222,6 +223,9 @@ static void describe_end(Sweep *w, const Child *c, char *out, size_t len)
             snprintf(out, len, "complete test_acc=%.4f", sqlite3_column_double(st, 1));
         else if (!strcmp(status, "diverged"))
             snprintf(out, len, "diverged at step %d", sqlite3_column_int(st, 3));
+        else if (!strcmp(status, "pending"))
+            snprintf(out, len, "%s; tried again (%d of at most %d attempts so far)",
+                     (const char *)sqlite3_column_text(st, 2), c->attempt, w->o->max_attempts);
         else
             snprintf(out, len, "%s: %s", status, sqlite3_column_text(st, 2) ? (const char *)sqlite3_column_text(st, 2) : "");
     }
@@ -247,7 +251,37 @@ static void report_progress(Sweep *w)
         counts[RUN_PENDING] + counts[RUN_STALE], eta);
 }
 
-/* Collects children that exited; a run that did not record its end is closed as failed. */
+/* How an attempt whose process exited (wait status st) ended, and whether it is tried again:
+ * a run killed from outside (OOM killer, kill -9) while it had attempts left, or one that
+ * failed by itself other than the attempt before it did (a run failing the same way twice,
+ * as a bad configuration does, is not tried a third time). Diverged is a result. */
+static int end_attempt(Sweep *w, const Child *c, int st, Error *err)
+{
+    const int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    int status;
+    char recorded[512], why[600], before[600];
+    if (claims_attempt_state(&w->store, c->run_id, c->attempt, &status, recorded, sizeof recorded, err)) return -1;
+    AttemptEnd e = {.run_id = c->run_id, .attempt = c->attempt, .exit_code = code};
+    if (status == RUN_COMPLETE || status == RUN_DIVERGED) {
+        e.outcome = RUN_STATUS_NAMES[status];
+        return claims_end_attempt(&w->store, &e, err);
+    }
+    const bool killed = WIFSIGNALED(st) && status == RUN_RUNNING;
+    if (killed)
+        snprintf(why, sizeof why, "the run's process was killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+    else if (status == RUN_FAILED && recorded[0])
+        snprintf(why, sizeof why, "%s", recorded);
+    else
+        snprintf(why, sizeof why, "the run's process exited with status %d without recording its end", code);
+    if (claims_previous_reason(&w->store, c->run_id, c->attempt, before, sizeof before, err)) return -1;
+    e.outcome = killed ? "killed" : "failed";
+    e.reason = why;
+    e.retry = c->attempt < w->o->max_attempts && (killed || strcmp(before, why) != 0);
+    return claims_end_attempt(&w->store, &e, err);
+}
+
+/* Collects children that exited: each attempt's end is recorded, and a run that did not
+ * record its own is tried again or closed as failed (end_attempt). */
 static int reap(Sweep *w, Error *err)
 {
     for (int i = 0; i < w->n_children;) {
@@ -259,16 +293,18 @@ static int reap(Sweep *w, Error *err)
             continue;
         }
         if (r < 0 && errno == EINTR) continue;
-        char why[160];
-        int code = r < 0 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        if (r > 0 && WIFSIGNALED(st))
-            snprintf(why, sizeof why, "the run's process was killed by signal %d (%s)", WTERMSIG(st),
-                     strsignal(WTERMSIG(st)));
-        else
-            snprintf(why, sizeof why, "the run's process exited with status %d without recording its end", code);
-        /* Interrupted runs go back to the queue; any other silent end is a failure. */
-        int status = interrupted ? RUN_STALE : RUN_FAILED;
-        if (claims_close(&w->store, c->run_id, c->attempt, status, code, why, err) != 0) return -1;
+        if (r < 0) {
+            error_set(err, "waiting for run %s: %s", c->run_id, strerror(errno));
+            return -1;
+        }
+        if (interrupted) { /* back to the queue, for the next sweep */
+            AttemptEnd e = {.run_id = c->run_id, .attempt = c->attempt, .exit_code = -1, .outcome = "interrupted",
+                            .reason = "the sweep was interrupted"};
+            if (claims_close(&w->store, c->run_id, c->attempt, RUN_STALE, -1, e.reason, err) != 0) return -1;
+            if (claims_end_attempt(&w->store, &e, err) != 0) return -1;
+        } else if (end_attempt(w, c, st, err) != 0) {
+            return -1;
+        }
         double took = now_seconds() - c->started;
         char end[256], dur[32];
         describe_end(w, c, end, sizeof end);

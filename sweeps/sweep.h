@@ -19,6 +19,7 @@ typedef struct {
     bool dry_run;
     double stale_after;     /* seconds without a heartbeat before a running run is stale */
     const char *mpirun;     /* launcher for ranks > 1 */
+    int max_attempts;       /* a killed or failing run is tried again up to this many attempts */
     double progress_every;  /* seconds between the lines on runs in flight; 0: none */
     bool quiet;
 } SweepOptions;

@@ -71,7 +71,7 @@ took=$(( $(date +%s) - start ))
 [ $took -le 15 ] || fail "job took $took s to end after a rank died"
 pgrep -f "bigbatch train $long" && fail "ranks left running"
 
-# sweep --ranks 2: cells run under mpirun; a killed rank makes its run failed
+# sweep --ranks 2: cells run under mpirun; a killed rank makes its run failed (no attempts left)
 cat > "$TMP/exp.ini" <<'INI'
 [experiment]
 name = mpi-sweep
@@ -93,7 +93,7 @@ name = mpi-killed
 model = lenet
 epochs = 50
 INI
-"$BB" sweep "$TMP/killed.ini" --db "$TMP/k.db" --ranks 2 --threads 1 > "$TMP/sweep.out" 2>&1 &
+"$BB" sweep "$TMP/killed.ini" --db "$TMP/k.db" --ranks 2 --threads 1 --max-attempts 1 > "$TMP/sweep.out" 2>&1 &
 sweep=$!
 n=0
 until [ "$(pgrep -f -- "--db $TMP/k.db --run-id" | wc -l)" -ge 2 ]; do
