@@ -79,9 +79,9 @@ TEST_BIN   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
 DEB_PACKAGES := build-essential pkg-config libopenblas-dev libopenblas0-openmp libsqlite3-dev \
 	zlib1g-dev libjpeg62-turbo-dev libinih-dev openmpi-bin libopenmpi-dev gnuplot-nox \
-	dataset-fashion-mnist libcriterion-dev libcjson-dev sqlite3
+	dataset-fashion-mnist libcriterion-dev libcjson-dev sqlite3 clang libclang-rt-14-dev libomp-14-dev
 
-.PHONY: all deps test test-gpu gpu-bundle bench clean data demo figures results-save results-load
+.PHONY: all deps test test-gpu gpu-bundle bench fuzz fuzz-build clean data demo figures results-save results-load
 all: $(BIN)
 
 # bin/bigbatch is linked from build/release (MPI) or build/release-nompi: relink when the
@@ -168,6 +168,26 @@ bench: bin/bigbatch
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch && $(BENCH_PYTHON) -c "import torch"; }
 	@BENCH_PYTHON=$(BENCH_PYTHON) $(BENCH_PYTHON) bench/run_bench.py
 	@$(BENCH_PYTHON) bench/mpi_bench.py
+
+# libFuzzer targets (fuzz/fuzz_*.c) against the engine and sweep readers, built by clang with
+# ASan and UBSan: `make fuzz` runs each for FUZZ_SECONDS from its committed seed corpus
+# (fuzz/corpus/<name>/; new inputs go to a scratch folder) and prints executions and crashes
+# per target (fuzz/run.sh); a crash's input is kept in build/fuzz/crashes/.
+FUZZ_SECONDS ?= 60
+FUZZ_CC      := clang
+FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -DBB_NO_MPI -g -O1 -fno-omit-frame-pointer -fopenmp -Wall -Wextra -Werror \
+                -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_OBJ     := $(ENGINE_SRC:%.c=build/fuzz/obj/%.o)
+FUZZ_TARGETS := $(patsubst fuzz/%.c,build/fuzz/%,$(sort $(wildcard fuzz/fuzz_*.c)))
+build/fuzz/obj/engine/version.o: CPPFLAGS += -I$(BUILD)
+build/fuzz/obj/%.o: %.c Makefile
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(filter-out -DBB_CUDA,$(CPPFLAGS)) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+build/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_input.h $(FUZZ_OBJ)
+	$(FUZZ_CC) $(filter-out -DBB_CUDA,$(CPPFLAGS)) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LDLIBS)
+fuzz-build: $(FUZZ_TARGETS)
+fuzz: $(FUZZ_TARGETS)
+	@sh fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 clean:
 	rm -rf build bin
