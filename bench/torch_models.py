@@ -67,62 +67,6 @@ class SimpleCNN(nn.Module):
         return self.fc2(x)
 
 
-class AlexNet(nn.Module):
-    """BVLC AlexNet at 227x227 (LRN after relu1/relu2, groups of 2 in conv2/4/5), or
-    NVCaffe's AlexNet-BN (bn=True: no LRN, BatchNorm without affine, eps 1e-4, before
-    conv2..conv5). torchvision's AlexNet is a different net (no LRN, no groups, 64/192
-    channels), so this is written out."""
-
-    def __init__(self, bn, classes=1000):
-        super().__init__()
-        self.use_bn = bn
-        self.conv1 = nn.Conv2d(3, 96, 11, stride=4)
-        self.conv2 = nn.Conv2d(96, 256, 5, padding=2, groups=2)
-        self.conv3 = nn.Conv2d(256, 384, 3, padding=1)
-        self.conv4 = nn.Conv2d(384, 384, 3, padding=1, groups=2)
-        self.conv5 = nn.Conv2d(384, 256, 3, padding=1, groups=2)
-        if bn:
-            self.bn2 = nn.BatchNorm2d(96, eps=1e-4, momentum=0.1, affine=False)
-            self.bn3 = nn.BatchNorm2d(256, eps=1e-4, momentum=0.1, affine=False)
-            self.bn4 = nn.BatchNorm2d(384, eps=1e-4, momentum=0.1, affine=False)
-            self.bn5 = nn.BatchNorm2d(384, eps=1e-4, momentum=0.1, affine=False)
-        else:
-            self.norm1 = nn.LocalResponseNorm(5, alpha=1e-4, beta=0.75, k=1.0)
-            self.norm2 = nn.LocalResponseNorm(5, alpha=1e-4, beta=0.75, k=1.0)
-        self.fc6 = nn.Linear(256 * 6 * 6, 4096)
-        self.fc7 = nn.Linear(4096, 4096)
-        self.fc8 = nn.Linear(4096, classes)
-        self.drop6 = nn.Dropout(0.5)
-        self.drop7 = nn.Dropout(0.5)
-
-    def forward(self, x):
-        bn = self.use_bn
-        x = F.relu(self.conv1(x), inplace=True)  # 227 -> 55
-        if not bn:
-            x = self.norm1(x)
-        x = F.max_pool2d(x, 3, 2)  # 55 -> 27
-        if bn:
-            x = self.bn2(x)
-        x = F.relu(self.conv2(x), inplace=True)
-        if not bn:
-            x = self.norm2(x)
-        x = F.max_pool2d(x, 3, 2)  # 27 -> 13
-        if bn:
-            x = self.bn3(x)
-        x = F.relu(self.conv3(x), inplace=True)
-        if bn:
-            x = self.bn4(x)
-        x = F.relu(self.conv4(x), inplace=True)
-        if bn:
-            x = self.bn5(x)
-        x = F.relu(self.conv5(x), inplace=True)
-        x = F.max_pool2d(x, 3, 2)  # 13 -> 6
-        x = torch.flatten(x, 1)
-        x = self.drop6(F.relu(self.fc6(x), inplace=True))
-        x = self.drop7(F.relu(self.fc7(x), inplace=True))
-        return self.fc8(x)
-
-
 class AlexNetCifar(nn.Module):
     """Five conv + three fc for 32x32x3. bn=False: LRN(5, 1e-4, 0.75, 1) after
     relu1 and relu2 (BVLC order); bn=True: no LRN, BatchNorm without affine
@@ -155,7 +99,7 @@ class AlexNetCifar(nn.Module):
         x = F.relu(self.conv1(x), inplace=True)
         if not bn:
             x = self.norm1(x)
-        x = F.max_pool2d(x, 3, 2)  # 32 -> 15
+        x = F.max_pool2d(x, 3, 2)  # 32 -> 15 (227: 55 -> 27)
         if bn:
             x = self.bn2(x)
         x = F.relu(self.conv2(x), inplace=True)
@@ -176,6 +120,35 @@ class AlexNetCifar(nn.Module):
         x = self.drop6(F.relu(self.fc6(x), inplace=True))
         x = self.drop7(F.relu(self.fc7(x), inplace=True))
         return self.fc8(x)
+
+
+class AlexNet(AlexNetCifar):
+    """BVLC AlexNet at 227x227 (LRN after relu1/relu2, groups of 2 in conv2/4/5), or
+    NVCaffe's AlexNet-BN (bn=True: no LRN, BatchNorm without affine, eps 1e-4, before
+    conv2..conv5). torchvision's AlexNet is a different net (no LRN, no groups, 64/192
+    channels), so this is written out; the layer order, and so forward, is AlexNetCifar's."""
+
+    def __init__(self, bn, classes=1000):
+        nn.Module.__init__(self)
+        self.use_bn = bn
+        self.conv1 = nn.Conv2d(3, 96, 11, stride=4)
+        self.conv2 = nn.Conv2d(96, 256, 5, padding=2, groups=2)
+        self.conv3 = nn.Conv2d(256, 384, 3, padding=1)
+        self.conv4 = nn.Conv2d(384, 384, 3, padding=1, groups=2)
+        self.conv5 = nn.Conv2d(384, 256, 3, padding=1, groups=2)
+        if bn:
+            self.bn2 = nn.BatchNorm2d(96, eps=1e-4, momentum=0.1, affine=False)
+            self.bn3 = nn.BatchNorm2d(256, eps=1e-4, momentum=0.1, affine=False)
+            self.bn4 = nn.BatchNorm2d(384, eps=1e-4, momentum=0.1, affine=False)
+            self.bn5 = nn.BatchNorm2d(384, eps=1e-4, momentum=0.1, affine=False)
+        else:
+            self.norm1 = nn.LocalResponseNorm(5, alpha=1e-4, beta=0.75, k=1.0)
+            self.norm2 = nn.LocalResponseNorm(5, alpha=1e-4, beta=0.75, k=1.0)
+        self.fc6 = nn.Linear(256 * 6 * 6, 4096)
+        self.fc7 = nn.Linear(4096, 4096)
+        self.fc8 = nn.Linear(4096, classes)
+        self.drop6 = nn.Dropout(0.5)
+        self.drop7 = nn.Dropout(0.5)
 
 
 class BasicBlock(nn.Module):
