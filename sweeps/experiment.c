@@ -478,7 +478,7 @@ static int do_experiment(Loader *L, const Entry *en)
         exp->name = xstrdup(v);
     } else if (!strcmp(en->name, "repeats")) {
         if (!parse_count(v, &exp->repeats))
-            return fail_at(L, en->line, "key 'repeats': '%s' is not an integer >= 1", v);
+            return fail_at(L, en->line, "key 'repeats': '%s' is not an integer from 1 to 1000000", v);
     } else if (!strcmp(en->name, "tuned")) {
         free(L->tuned_raw);
         L->tuned_raw = xstrdup(v);
@@ -628,7 +628,7 @@ static int do_scale(Loader *L, const Entry *en, int scale)
     } else {
         int r;
         if (!parse_count(en->value, &r))
-            return fail_at(L, en->line, "key 'repeats': '%s' is not an integer >= 1", en->value);
+            return fail_at(L, en->line, "key 'repeats': '%s' is not an integer from 1 to 1000000", en->value);
     }
     L->overrides = xrealloc(L->overrides, sizeof *L->overrides * (size_t)(L->n_overrides + 1), "overrides");
     Override *o = &L->overrides[L->n_overrides++];

@@ -39,6 +39,9 @@ expect_output "wrap.ini:5: key 'batch': \-\-batch: 4294967312 is out of range (a
 printf '[experiment]\nname = wrap\n[train]\nmodel = lenet\n[grid]\nepochs = 1, 2147483648\n' > "$TMP/wrap2.ini"
 expect_exit 2 $BB sweep "$TMP/wrap2.ini" --db "$TMP/wrap.db" --dry-run
 expect_output "wrap2.ini:6: key 'epochs': \-\-epochs: 2147483648 is out of range"
+printf '[experiment]\nname = wrap\nrepeats = 1000001\n[train]\nmodel = lenet\n' > "$TMP/wrap3.ini"
+expect_exit 2 $BB sweep "$TMP/wrap3.ini" --db "$TMP/wrap.db" --dry-run
+expect_output "wrap3.ini:3: key 'repeats': '1000001' is not an integer from 1 to 1000000"
 expect_exit 2 $BB train --augment maybe
 expect_output "\-\-augment"
 expect_exit 2 $BB train --model nonet --data synthetic
