@@ -170,10 +170,12 @@ bench: bin/bigbatch
 	@$(BENCH_PYTHON) bench/mpi_bench.py
 
 # libFuzzer targets (fuzz/fuzz_*.c) against the engine and sweep readers, built by clang with
-# ASan and UBSan: `make fuzz` runs each for FUZZ_SECONDS from its committed seed corpus
+# ASan and UBSan: `make fuzz` runs each for FUZZ_SECONDS (or FUZZ_RUNS executions, whichever
+# comes first) from its committed seed corpus
 # (fuzz/corpus/<name>/; new inputs go to a scratch folder) and prints executions and crashes
 # per target (fuzz/run.sh); a crash's input is kept in build/fuzz/crashes/.
 FUZZ_SECONDS ?= 60
+FUZZ_RUNS    ?=
 FUZZ_CC      := clang
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -DBB_NO_MPI -g -O1 -fno-omit-frame-pointer -fopenmp -Wall -Wextra -Werror \
                 -fsanitize=address,undefined -fno-sanitize-recover=undefined
@@ -187,7 +189,7 @@ build/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_input.h $(FUZZ_OBJ)
 	$(FUZZ_CC) $(filter-out -DBB_CUDA,$(CPPFLAGS)) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LDLIBS)
 fuzz-build: $(FUZZ_TARGETS)
 fuzz: $(FUZZ_TARGETS)
-	@sh fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+	@FUZZ_RUNS=$(FUZZ_RUNS) sh fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 clean:
 	rm -rf build bin
