@@ -131,6 +131,10 @@ static int set_milestones(FlagParse *ps, const char *v, Error *err)
             return -1;
         }
         if (cli_parse_double("--milestones", tok, &sched->milestones[sched->n_milestones], err)) return -1;
+        if (sched->milestones[sched->n_milestones] < 0) {
+            error_set(err, "--milestones: %s is a negative epoch", tok);
+            return -1;
+        }
         sched->n_milestones++;
     }
     return 0;
@@ -238,17 +242,19 @@ static const Flag FLAGS[] = {
     {"base-batch", "N", "the batch the base LR belongs to", "%d", INT_TO(CFG(base_batch), 1, BB_MAX_BATCH)},
     {"lr-policy", "P", "fixed | step | multistep | poly | cosine [fixed]", NULL, .set = set_lr_policy,
      .expected = "fixed, step, multistep, poly, cosine"},
-    {"lr-gamma", "X", "step/multistep factor", "%g", DBL(CFG(sched.gamma))},
-    {"lr-step-epochs", "X", "step: multiply by gamma every X epochs", "%g", DBL(CFG(sched.step_epochs))},
+    {"lr-gamma", "X", "step/multistep factor", "%g", DBL(CFG(sched.gamma)), RANGE(0, HUGE_VAL, false, false, "is negative")},
+    {"lr-step-epochs", "X", "step: multiply by gamma every X epochs", "%g", DBL(CFG(sched.step_epochs)),
+     RANGE(0, HUGE_VAL, true, false, "is not positive")},
     {"milestones", "E1,E2,..", "multistep: epochs where the LR is multiplied by gamma", NULL, .set = set_milestones},
-    {"poly-power", "X", "poly/cosine: (lr - end)*(1 - t/T)^power + end", "%g", DBL(CFG(sched.power))},
-    {"end-lr", "X", "poly/cosine: final LR", "%g", DBL(CFG(sched.end_lr))},
+    {"poly-power", "X", "poly/cosine: (lr - end)*(1 - t/T)^power + end", "%g", DBL(CFG(sched.power)),
+     RANGE(0, HUGE_VAL, false, false, "is negative")},
+    {"end-lr", "X", "poly/cosine: final LR", "%g", DBL(CFG(sched.end_lr)), RANGE(0, HUGE_VAL, false, false, "is negative")},
     {"poly-horizon", "H",
      "total (NVCaffe: warmup counts inside the horizon) |\n"
      "after-warmup (MLPerf: decay starts after warmup) [total]",
      NULL, .set = set_poly_horizon, .expected = "total, after-warmup"},
     {"warmup-epochs", "X", "ramp from --warmup-start-lr to the base LR", "%g", DBL(CFG(sched.warmup_epochs))},
-    {"warmup-start-lr", "X", "", "%g", DBL(CFG(sched.warmup_start_lr))},
+    {"warmup-start-lr", "X", "", "%g", DBL(CFG(sched.warmup_start_lr)), RANGE(0, HUGE_VAL, false, false, "is negative")},
     {"warmup-shape", "S", "linear | quadratic (NVCaffe rampup) [linear]", NULL, .set = set_warmup_shape,
      .expected = "linear, quadratic"},
 
@@ -277,17 +283,19 @@ static const Flag FLAGS[] = {
      CHOICE(AT(ov.guard), GUARD_NAMES, "one, apex")},
     {"lars-adapt-if-wd", "B", "yes | no: adapt only parameters with weight decay (timm) [the preset's]", NULL,
      CHOICE(AT(ov.adapt_if_wd), NO_YES, "yes, no")},
-    {"eta", "X", "trust coefficient [the preset's: 0.001, apex 0.02]", NULL, DBL(AT(ov.eta)), .set = mark_eta},
-    {"lars-eps", "X", "added to the ratio's denominator [the preset's]", NULL, DBL(AT(ov.eps)), .set = mark_eps},
+    {"eta", "X", "trust coefficient [the preset's: 0.001, apex 0.02]", NULL, DBL(AT(ov.eta)), .set = mark_eta,
+     RANGE(0, HUGE_VAL, false, false, "is negative")},
+    {"lars-eps", "X", "added to the ratio's denominator [the preset's]", NULL, DBL(AT(ov.eps)), .set = mark_eps,
+     RANGE(0, HUGE_VAL, false, false, "is negative")},
     {"lars-exclude", "LIST",
      "bias,bn | bias | bn | none: kinds without adaptation or weight\n"
      "decay [the preset's: bias,bn for mlperf, else none]",
      NULL, .set = set_exclude, .expected = "bias,bn, bias, bn, none"},
     {"decoupled-wd", NULL, "sgd/lars: w -= lr*wd*w beside the step (adamw/lamb always are)", NULL,
      SWITCH(CFG(opt.decoupled_wd))},
-    {"beta1", "X", "adamw/lamb: decay of the first moment", "%g", DBL(CFG(opt.beta1))},
-    {"beta2", "X", "adamw/lamb: decay of the second moment", "%g", DBL(CFG(opt.beta2))},
-    {"adam-eps", "X", "adamw/lamb: added to the denominator", "%g", DBL(CFG(opt.adam_eps))},
+    {"beta1", "X", "adamw/lamb: decay of the first moment", "%g", DBL(CFG(opt.beta1)), RANGE(0, 1, false, true, "is not in [0, 1)")},
+    {"beta2", "X", "adamw/lamb: decay of the second moment", "%g", DBL(CFG(opt.beta2)), RANGE(0, 1, false, true, "is not in [0, 1)")},
+    {"adam-eps", "X", "adamw/lamb: added to the denominator", "%g", DBL(CFG(opt.adam_eps)), RANGE(0, HUGE_VAL, true, false, "is not positive")},
     {"micro-batch", "M",
      "accumulate the gradient over micro-batches of M images; BN\n"
      "statistics per micro-batch (ghost BN, NVCaffe iter_size) [off]",
@@ -305,7 +313,7 @@ static const Flag FLAGS[] = {
     {"layer-stats-every", "N", "also collect them every N steps (and at steps 0, 1)", NULL,
      INT(CFG(layer_stats_every), 1)},
     {"momentum", "X", "momentum", "%g", DBL(CFG(opt.momentum))},
-    {"dampening", "X", "momentum dampening", "%g", DBL(CFG(opt.dampening))},
+    {"dampening", "X", "momentum dampening", "%g", DBL(CFG(opt.dampening)), RANGE(0, 1, false, false, "is not in [0, 1]")},
     {"nesterov", NULL, "Nesterov momentum [off]", NULL, SWITCH(CFG(opt.nesterov))},
     {"weight-decay", "X", "L2 weight decay added to the gradient", "%g", DBL(CFG(opt.weight_decay))},
     {"label-smoothing", "X", "label smoothing of the cross-entropy", "%g", DBL(CFG(label_smoothing)),
@@ -602,6 +610,9 @@ static void flag_usage(FILE *out, const Flag *f, FlagParse *defaults)
     if (f->dflt) said(&s, "%s[%s]", s.used ? " " : "", default_text(f, defaults, buf, sizeof buf));
     bool capped = (f->type == T_INT && f->max != INT_MAX) || (f->type == T_LONG && f->max != LONG_MAX);
     if (capped) said(&s, " (%ld to %ld)", f->min, f->max);
+    const Range *r = f->type == T_DOUBLE ? f->range : NULL;
+    if (r && isinf(r->hi)) said(&s, " (%s %g)", r->lo_open ? ">" : ">=", r->lo);
+    else if (r) said(&s, " (in %s%g, %g%s)", r->lo_open ? "(" : "[", r->lo, r->hi, r->hi_open ? ")" : "]");
     const char *line = text;
     for (const char *nl; (nl = strchr(line, '\n')); line = nl + 1) {
         fprintf(out, "  %-22s %.*s\n", head, (int)(nl - line), line);

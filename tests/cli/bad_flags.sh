@@ -21,6 +21,17 @@ expect_exit 2 $BB train --steps 99999999999999999999
 expect_output "\-\-steps: 99999999999999999999 is out of range (an integer >= 1)"
 expect_exit 2 $BB train --seed -1
 expect_output "\-\-seed: -1 is out of range (an integer >= 0)"
+# real-valued flags have ranges too (--help shows them)
+expect_exit 2 $BB train --beta1 2
+expect_output "\-\-beta1: 2 is not in \[0, 1)"
+expect_exit 2 $BB train --eta -0.001
+expect_output "\-\-eta: -0.001 is negative"
+expect_exit 2 $BB train --adam-eps 0
+expect_output "\-\-adam-eps: 0 is not positive"
+expect_exit 2 $BB train --milestones 30,-3
+expect_output "\-\-milestones: -3 is a negative epoch"
+expect_exit 0 $BB train --help
+expect_output "\-\-beta1 X .*(in \[0, 1))"
 expect_exit 2 $BB train --batch 12x
 expect_output "\-\-batch: '12x' is not an integer"
 expect_exit 2 $BB sweep experiments/example.ini --threads 4294967297 --dry-run
