@@ -63,8 +63,8 @@ int bench_allreduce(int argc, char **argv)
             return 2;
         }
     }
-    if (!(mb > 0) || !(bucket_mb > 0)) {
-        fprintf(stderr, "bigbatch bench: --allreduce and --bucket-mb take a size in MB above 0\n");
+    if (!(mb > 0) || !(bucket_mb > 0) || mb > 65536 || bucket_mb > 65536) {
+        fprintf(stderr, "bigbatch bench: --allreduce and --bucket-mb take a size in MB above 0 and at most 65536\n");
         return 2;
     }
     Comm c;

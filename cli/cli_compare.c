@@ -57,8 +57,8 @@ int cli_compare(int argc, char **argv)
         if (!strcmp(a, "--model") && has_value) model = argv[++i];
         else if (!strcmp(a, "--opt") && has_value) opt = argv[++i];
         else if (!strcmp(a, "--tol") && has_value) {
-            if (cli_parse_double("--tol", argv[++i], &tol, &err)) {
-                fprintf(stderr, "bigbatch compare: %s\n", err.msg);
+            if (cli_parse_double("--tol", argv[++i], &tol, &err) || tol < 0) {
+                fprintf(stderr, "bigbatch compare: %s\n", err.msg[0] ? err.msg : "--tol: a tolerance is not negative");
                 return 2;
             }
         } else if (a[0] != '-' && n_paths < 2) paths[n_paths++] = a;

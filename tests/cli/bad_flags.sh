@@ -32,6 +32,10 @@ expect_exit 2 $BB train --milestones 30,-3
 expect_output "\-\-milestones: -3 is a negative epoch"
 expect_exit 0 $BB train --help
 expect_output "\-\-beta1 X .*(in \[0, 1))"
+expect_exit 2 $BB compare a.ckpt b.ckpt --model lenet --tol -1
+expect_output "\-\-tol: a tolerance is not negative"
+expect_exit 2 $BB bench --allreduce 1e12
+expect_output "at most 65536"
 expect_exit 2 $BB train --batch 12x
 expect_output "\-\-batch: '12x' is not an integer"
 expect_exit 2 $BB sweep experiments/example.ini --threads 4294967297 --dry-run
