@@ -42,7 +42,8 @@ typedef struct {
     bool retry;          /* the run goes back to the queue (pending) instead of ending failed */
 } AttemptEnd;
 
-/* The run's status and error as its attempt left them (the run writes its own end). */
+/* The run's status and error as its attempt left them (the run writes its own end); *status
+ * is -1 when the run has moved on to a later attempt (another sweep took it over). */
 int claims_attempt_state(Store *s, const char *run_id, int attempt, int *status, char *error, size_t len,
                          Error *err);
 /* The reason the attempt before this one failed or was killed; "" when there is none. */

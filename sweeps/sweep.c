@@ -261,6 +261,7 @@ static int end_attempt(Sweep *w, const Child *c, int st, Error *err)
     int status;
     char recorded[512], why[600], before[600];
     if (claims_attempt_state(&w->store, c->run_id, c->attempt, &status, recorded, sizeof recorded, err)) return -1;
+    if (status < 0) return 0; /* taken over by another sweep: its attempt, not ours */
     AttemptEnd e = {.run_id = c->run_id, .attempt = c->attempt, .exit_code = code};
     if (status == RUN_COMPLETE || status == RUN_DIVERGED) {
         e.outcome = RUN_STATUS_NAMES[status];
