@@ -277,6 +277,14 @@ int claims_close(Store *s, const char *run_id, int attempt, int status, int exit
     return rc;
 }
 
+/* The RUN_* index of a status as the runs table spells it; -1 for none. */
+static int status_index(const unsigned char *name)
+{
+    for (int k = 0; name && k < RUN_N_STATUS; k++)
+        if (!strcmp((const char *)name, RUN_STATUS_NAMES[k])) return k;
+    return -1;
+}
+
 int claims_count(Store *s, long long exp_id, int counts[RUN_N_STATUS], Error *err)
 {
     memset(counts, 0, sizeof *counts * RUN_N_STATUS);
@@ -288,9 +296,10 @@ int claims_count(Store *s, long long exp_id, int counts[RUN_N_STATUS], Error *er
         return -1;
     sqlite3_bind_int64(st, 1, exp_id);
     int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        for (int i = 0; i < RUN_N_STATUS; i++)
-            if (!strcmp((const char *)sqlite3_column_text(st, 0), RUN_STATUS_NAMES[i])) counts[i] = sqlite3_column_int(st, 1);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int k = status_index(sqlite3_column_text(st, 0));
+        if (k >= 0) counts[k] = sqlite3_column_int(st, 1);
+    }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
         error_set(err, "%s: counting runs: %s", s->path, sqlite3_errmsg(s->db));
@@ -310,9 +319,7 @@ int claims_attempt_state(Store *s, const char *run_id, int attempt, int *status,
     *status = -1;
     error[0] = '\0';
     if (sqlite3_step(st) == SQLITE_ROW) {
-        const char *name = (const char *)sqlite3_column_text(st, 0);
-        for (int k = 0; k < RUN_N_STATUS; k++)
-            if (!strcmp(name, RUN_STATUS_NAMES[k])) *status = k;
+        *status = status_index(sqlite3_column_text(st, 0));
         snprintf(error, len, "%s", (const char *)sqlite3_column_text(st, 1));
     }
     sqlite3_finalize(st);
@@ -347,7 +354,7 @@ static int record_attempt(Store *s, const AttemptEnd *e, Error *err)
     sqlite3_bind_int(st, 5, e->exit_code);
     sqlite3_bind_text(st, 6, e->outcome, -1, SQLITE_STATIC);
     if (e->reason) sqlite3_bind_text(st, 7, e->reason, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 8, e->retry);
+    sqlite3_bind_int(st, 8, e->reason && e->next != RUN_FAILED);
     int rc = store_step_done(s, st, "recording an attempt", err);
     sqlite3_finalize(st);
     return rc;
@@ -361,12 +368,14 @@ int claims_end_attempt(Store *s, const AttemptEnd *e, Error *err)
     if (rc == 0 && e->reason)
         rc = store_prepare(s, &st,
                            "UPDATE runs SET status=?3, exit_code=?4, error=?5, finished=?6"
-                           " WHERE id=?1 AND attempt=?2 AND status IN ('running','failed')",
+                           " WHERE id=?1 AND attempt=?2 AND status IN ('running','failed')"
+                           /* a run that recorded its own failure stays failed when interrupted */
+                           " AND (?3 != 'stale' OR status = 'running')",
                            err);
     if (st) {
         sqlite3_bind_text(st, 1, e->run_id, -1, SQLITE_STATIC);
         sqlite3_bind_int(st, 2, e->attempt);
-        sqlite3_bind_text(st, 3, RUN_STATUS_NAMES[e->retry ? RUN_PENDING : RUN_FAILED], -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, RUN_STATUS_NAMES[e->next], -1, SQLITE_STATIC);
         sqlite3_bind_int(st, 4, e->exit_code);
         sqlite3_bind_text(st, 5, e->reason, -1, SQLITE_STATIC);
         sqlite3_bind_double(st, 6, unix_time_seconds());

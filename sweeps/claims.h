@@ -39,7 +39,8 @@ typedef struct {
     int exit_code;
     const char *outcome; /* complete, diverged, failed, killed, interrupted */
     const char *reason;  /* NULL for complete and diverged */
-    bool retry;          /* the run goes back to the queue (pending) instead of ending failed */
+    int next;            /* where a run that did not record its end goes: RUN_FAILED, back to the
+                            queue (RUN_PENDING), or RUN_STALE for the next sweep when interrupted */
 } AttemptEnd;
 
 /* The run's status and error as its attempt left them (the run writes its own end); *status
@@ -48,8 +49,8 @@ int claims_attempt_state(Store *s, const char *run_id, int attempt, int *status,
                          Error *err);
 /* The reason the attempt before this one failed or was killed; "" when there is none. */
 int claims_previous_reason(Store *s, const char *run_id, int attempt, char *reason, size_t len, Error *err);
-/* Records the attempt in the attempts table and, unless the run recorded a complete or
- * diverged end, sets the run failed (or pending when e->retry) with the reason: one
+/* Records the attempt in the attempts table (retried: a reason and e->next not RUN_FAILED) and, unless
+ * the run recorded a complete or diverged end, sets the run to e->next with the reason: one
  * transaction. */
 int claims_end_attempt(Store *s, const AttemptEnd *e, Error *err);
 /* Number of the experiment's runs in each status. */

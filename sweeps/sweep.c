@@ -277,7 +277,8 @@ static int end_attempt(Sweep *w, const Child *c, int st, Error *err)
     if (claims_previous_reason(&w->store, c->run_id, c->attempt, before, sizeof before, err)) return -1;
     e.outcome = killed ? "killed" : "failed";
     e.reason = why;
-    e.retry = c->attempt < w->o->max_attempts && (killed || strcmp(before, why) != 0);
+    bool retry = c->attempt < w->o->max_attempts && (killed || strcmp(before, why) != 0);
+    e.next = retry ? RUN_PENDING : RUN_FAILED;
     return claims_end_attempt(&w->store, &e, err);
 }
 
@@ -300,8 +301,7 @@ static int reap(Sweep *w, Error *err)
         }
         if (interrupted) { /* back to the queue, for the next sweep */
             AttemptEnd e = {.run_id = c->run_id, .attempt = c->attempt, .exit_code = -1, .outcome = "interrupted",
-                            .reason = "the sweep was interrupted"};
-            if (claims_close(&w->store, c->run_id, c->attempt, RUN_STALE, -1, e.reason, err) != 0) return -1;
+                            .reason = "the sweep was interrupted", .next = RUN_STALE};
             if (claims_end_attempt(&w->store, &e, err) != 0) return -1;
         } else if (end_attempt(w, c, st, err) != 0) {
             return -1;
