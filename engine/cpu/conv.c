@@ -1,6 +1,8 @@
 /* Convolution as im2col + gemm, one image per OpenMP iteration. Each thread owns a
  * column buffer and a private weight-gradient accumulator, summed in thread order
- * afterwards so results are identical run to run at a fixed thread count. */
+ * afterwards so results are identical run to run at a fixed thread count. This is the
+ * reference path; stride-1 3x3 layers with enough channels take Winograd's instead
+ * (conv_winograd.c), which is tested against this one. */
 #include <string.h>
 
 #include "cpu.h"
@@ -16,9 +18,15 @@ static size_t conv_col_elems(const ConvShape *s)
     return (size_t)(s->in_c / s->groups) * s->k_h * s->k_w * s->out_h * s->out_w;
 }
 
-size_t conv_workspace_elems(const ConvShape *s, size_t weight_elems)
+size_t conv_im2col_workspace_elems(const ConvShape *s, size_t weight_elems)
 {
     return 2 * conv_col_elems(s) + weight_elems;
+}
+
+/* Sized for the path the layer takes, not the largest of them. */
+size_t conv_workspace_elems(const ConvShape *s, size_t weight_elems)
+{
+    return winograd_applies(s) ? winograd_workspace_elems(s) : conv_im2col_workspace_elems(s, weight_elems);
 }
 
 /* col[(c*kh + ki)*kw + kj][oh*OW + ow] = x[c][oh*stride - pad + ki][ow*stride - pad + kj]
@@ -94,8 +102,8 @@ static void col2im_add(const ConvShape *s, int channels, const real *col, real *
     }
 }
 
-void cpu_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
-                       const real *b, real *y)
+void conv_im2col_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                         const real *b, real *y)
 {
     BK_GUARD(bk);
     const int G = s->groups, icg = s->in_c / G, ocg = s->out_c / G;
@@ -126,8 +134,8 @@ void cpu_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, c
     }
 }
 
-void cpu_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
-                        const real *dy, real *dx, real *dw, real *db)
+void conv_im2col_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                          const real *dy, real *dx, real *dw)
 {
     BK_GUARD(bk);
     const int G = s->groups, icg = s->in_c / G, ocg = s->out_c / G;
@@ -173,16 +181,39 @@ void cpu_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x, 
             for (int u = 0; u < bk->threads; u++) acc += cpu_workspace(bk, u)[2 * col_elems + j];
             dw[j] += acc;
         }
-        if (db) {
-#pragma omp for schedule(static)
-            for (int c = 0; c < s->out_c; c++) {
-                real acc = 0;
-                for (int i = 0; i < n; i++) {
-                    const real *d = dy + i * out_item + (size_t)c * OHW;
-                    for (int j = 0; j < OHW; j++) acc += d[j];
-                }
-                db[c] += acc;
-            }
-        }
     }
+}
+
+static void conv_bias_backward(Backend *bk, const ConvShape *s, int n, const real *dy, real *db)
+{
+    const size_t OHW = (size_t)s->out_h * s->out_w, out_item = (size_t)s->out_c * OHW;
+#pragma omp parallel for schedule(static) num_threads(bk->threads)
+    for (int c = 0; c < s->out_c; c++) {
+        real acc = 0;
+        for (int i = 0; i < n; i++) {
+            const real *d = dy + i * out_item + (size_t)c * OHW;
+            for (size_t j = 0; j < OHW; j++) acc += d[j];
+        }
+        db[c] += acc;
+    }
+}
+
+void cpu_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                        const real *b, real *y)
+{
+    if (winograd_applies(s))
+        winograd_conv_forward(bk, s, n, x, w, b, y);
+    else
+        conv_im2col_forward(bk, s, n, x, w, b, y);
+}
+
+void cpu_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                         const real *dy, real *dx, real *dw, real *db)
+{
+    BK_GUARD(bk);
+    if (winograd_applies(s))
+        winograd_conv_backward(bk, s, n, x, w, dy, dx, dw);
+    else
+        conv_im2col_backward(bk, s, n, x, w, dy, dx, dw);
+    if (db) conv_bias_backward(bk, s, n, dy, db);
 }

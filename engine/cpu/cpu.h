@@ -39,6 +39,19 @@ void *cpu_event_create(Backend *bk);
 void cpu_event_destroy(Backend *bk, void *event);
 void cpu_event_record(Backend *bk, void *event);
 void cpu_event_wait(Backend *bk, void *event);
+/* conv.c: the dispatch, and the im2col path that is the reference for the others */
+size_t conv_im2col_workspace_elems(const ConvShape *s, size_t weight_elems);
+void conv_im2col_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                         const real *b, real *y);
+void conv_im2col_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                          const real *dy, real *dx, real *dw);
+/* conv_winograd.c: F(2x2, 3x3) for the layers winograd_applies accepts */
+int winograd_applies(const ConvShape *s);
+size_t winograd_workspace_elems(const ConvShape *s);
+void winograd_conv_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                           const real *b, real *y);
+void winograd_conv_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                            const real *dy, real *dx, real *dw);
 /* conv.c, linear.c */
 void cpu_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                         const real *b, real *y);

@@ -1,0 +1,423 @@
+/* Winograd F(2x2, 3x3) convolution for stride-1 3x3 layers (Lavin & Gray, arXiv 1509.09308):
+ * each 2x2 output tile is A^T [(G g G^T) . (B^T d B)] A, so a tile costs 16 multiplies per
+ * channel pair instead of 36. The 16 elementwise products become 16 gemms, one per
+ * position xi of the 4x4 transformed tile, over a chunk of images:
+ *   forward         M[xi] (oc x T) = U[xi] (oc x ic) V[xi] (ic x T)
+ *   weight gradient dU[xi]        += dM[xi] V[xi]^T             (dM = A dy A^T)
+ *   data gradient   dV[xi]         = U[xi]^T dM[xi]             (dx += B dV B^T)
+ * with U = G g G^T the transformed filters, V = B^T d B the transformed input tiles and T
+ * the tiles of the chunk. Backward uses the adjoints of the same transforms. Threads take
+ * whole chunks of images, each with private buffers and a private dU summed in thread order,
+ * so results are identical run to run at a fixed thread count. engine/cpu/conv.c keeps the
+ * im2col path as the reference this one is tested against (tests/test_conv_winograd.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util.h"
+#include "cpu.h"
+#include "guard.h"
+
+enum { TILE = 16, TARGET_TILES = 512 };
+
+int winograd_applies(const ConvShape *s)
+{
+    /* Below 16 channels the 16 gemms are too thin to pay for the transforms. */
+    return s->k_h == 3 && s->k_w == 3 && s->stride == 1 && s->groups == 1 && s->pad <= 2 &&
+           s->in_c >= 16 && s->out_c >= 16 && s->out_h >= 4 && s->out_w >= 4;
+}
+
+typedef struct {
+    int tiles_h, tiles_w, tiles;  /* 2x2 output tiles per image */
+    int chunk;                    /* images per gemm */
+} Tiling;
+
+static Tiling tiling(const ConvShape *s, int n, int threads)
+{
+    Tiling t = {(s->out_h + 1) / 2, (s->out_w + 1) / 2, 0, 1};
+    t.tiles = t.tiles_h * t.tiles_w;
+    t.chunk = (TARGET_TILES + t.tiles - 1) / t.tiles;
+    int per_thread = (n + threads - 1) / threads;
+    if (n > 0 && t.chunk > per_thread) t.chunk = per_thread;
+    if (t.chunk < 1) t.chunk = 1;
+    return t;
+}
+
+/* ---- filter transform U = G g G^T and its adjoint dW += G^T dU G ---- */
+
+static void filter_transform(const ConvShape *s, const real *w, real *u)
+{
+    const size_t plane = (size_t)s->out_c * s->in_c;
+    for (size_t oc = 0; oc < plane; oc++) {
+        const real *g = w + oc * 9;
+        real gg[4][3];
+        for (int j = 0; j < 3; j++) {
+            gg[0][j] = g[j];
+            gg[1][j] = (real)0.5 * (g[j] + g[3 + j] + g[6 + j]);
+            gg[2][j] = (real)0.5 * (g[j] - g[3 + j] + g[6 + j]);
+            gg[3][j] = g[6 + j];
+        }
+        for (int i = 0; i < 4; i++) {
+            u[(4 * i + 0) * plane + oc] = gg[i][0];
+            u[(4 * i + 1) * plane + oc] = (real)0.5 * (gg[i][0] + gg[i][1] + gg[i][2]);
+            u[(4 * i + 2) * plane + oc] = (real)0.5 * (gg[i][0] - gg[i][1] + gg[i][2]);
+            u[(4 * i + 3) * plane + oc] = gg[i][2];
+        }
+    }
+}
+
+static void filter_transform_adjoint(const ConvShape *s, const real *du, real *dw)
+{
+    const size_t plane = (size_t)s->out_c * s->in_c;
+    for (size_t oc = 0; oc < plane; oc++) {
+        real d[4][4], z[3][4];
+        for (int x = 0; x < TILE; x++) d[x / 4][x % 4] = du[x * plane + oc];
+        for (int q = 0; q < 4; q++) {
+            z[0][q] = d[0][q] + (real)0.5 * (d[1][q] + d[2][q]);
+            z[1][q] = (real)0.5 * (d[1][q] - d[2][q]);
+            z[2][q] = (real)0.5 * (d[1][q] + d[2][q]) + d[3][q];
+        }
+        real *g = dw + oc * 9;
+        for (int i = 0; i < 3; i++) {
+            g[3 * i + 0] += z[i][0] + (real)0.5 * (z[i][1] + z[i][2]);
+            g[3 * i + 1] += (real)0.5 * (z[i][1] - z[i][2]);
+            g[3 * i + 2] += (real)0.5 * (z[i][1] + z[i][2]) + z[i][3];
+        }
+    }
+}
+
+/* ---- input transform V = B^T d B and its adjoint dx += B dV B^T ----
+ * A row of tiles is worked on in scratch rows split into even and odd columns, so that every
+ * loop over the tiles reads and writes with unit stride and vectorizes: a tile's columns
+ * 2k .. 2k+3 are even[k], odd[k], even[k+1], odd[k+1]. */
+
+typedef struct {
+    size_t len;              /* tiles_w + 1: the deinterleaved length of a padded row */
+    real *even, *odd;        /* 4 rows each */
+    real *even2, *odd2;      /* the adjoint's spill into the next tile, 4 rows each */
+    real *padded;            /* one row of 2 len, image columns shifted by pad */
+} Scratch;
+
+static size_t scratch_elems(const Tiling *t) { return 18 * ((size_t)t->tiles_w + 1); }
+
+static Scratch scratch_at(const Tiling *t, real *base)
+{
+    Scratch sc;
+    sc.len = (size_t)t->tiles_w + 1;
+    sc.even = base;
+    sc.odd = sc.even + 4 * sc.len;
+    sc.even2 = sc.odd + 4 * sc.len;
+    sc.odd2 = sc.even2 + 4 * sc.len;
+    sc.padded = sc.odd2 + 4 * sc.len;
+    return sc;
+}
+
+/* The image columns the padded row holds: padded[j] is image column j - pad. */
+static int padded_columns(const ConvShape *s, const Scratch *sc)
+{
+    int hi = s->pad + s->in_w, width = (int)(2 * sc->len);
+    return (hi < width ? hi : width) - s->pad;
+}
+
+/* Row r of the tile row th: image row 2 th - pad + r, zero outside the image. */
+static void load_rows(const ConvShape *s, const real *xc, int th, const Scratch *sc)
+{
+    const size_t len = sc->len;
+    const int cols = padded_columns(s, sc);
+    for (int r = 0; r < 4; r++) {
+        real *restrict e = sc->even + r * len, *restrict o = sc->odd + r * len;
+        int ih = 2 * th - s->pad + r;
+        if (ih < 0 || ih >= s->in_h) {
+            memset(e, 0, sizeof(real) * len);
+            memset(o, 0, sizeof(real) * len);
+            continue;
+        }
+        real *restrict p = sc->padded;
+        memset(p, 0, sizeof(real) * 2 * len);
+        memcpy(p + s->pad, xc + (size_t)ih * s->in_w, sizeof(real) * cols);
+        for (size_t k = 0; k < len; k++) {
+            e[k] = p[2 * k];
+            o[k] = p[2 * k + 1];
+        }
+    }
+}
+
+/* v[(4p + q) stride + k] = (B^T d B)[p][q] of tile k. */
+static void transform_rows(int tiles_w, const Scratch *sc, real *restrict v, size_t stride)
+{
+    const size_t L = sc->len;
+    const real *restrict E0 = sc->even, *restrict E1 = E0 + L, *restrict E2 = E1 + L, *restrict E3 = E2 + L;
+    const real *restrict O0 = sc->odd, *restrict O1 = O0 + L, *restrict O2 = O1 + L, *restrict O3 = O2 + L;
+#pragma omp simd
+    for (int k = 0; k < tiles_w; k++) {
+        /* B^T d: four row combinations, at the tile's columns 0 (e), 1 (o), 2 (f), 3 (g) */
+        real e0 = E0[k] - E2[k], e1 = E1[k] + E2[k], e2 = E2[k] - E1[k], e3 = E1[k] - E3[k];
+        real o0 = O0[k] - O2[k], o1 = O1[k] + O2[k], o2 = O2[k] - O1[k], o3 = O1[k] - O3[k];
+        real f0 = E0[k + 1] - E2[k + 1], f1 = E1[k + 1] + E2[k + 1];
+        real f2 = E2[k + 1] - E1[k + 1], f3 = E1[k + 1] - E3[k + 1];
+        real g0 = O0[k + 1] - O2[k + 1], g1 = O1[k + 1] + O2[k + 1];
+        real g2 = O2[k + 1] - O1[k + 1], g3 = O1[k + 1] - O3[k + 1];
+        /* (B^T d) B: the same combination of columns */
+        v[0 * stride + k] = e0 - f0, v[1 * stride + k] = o0 + f0, v[2 * stride + k] = f0 - o0, v[3 * stride + k] = o0 - g0;
+        v[4 * stride + k] = e1 - f1, v[5 * stride + k] = o1 + f1, v[6 * stride + k] = f1 - o1, v[7 * stride + k] = o1 - g1;
+        v[8 * stride + k] = e2 - f2, v[9 * stride + k] = o2 + f2, v[10 * stride + k] = f2 - o2, v[11 * stride + k] = o2 - g2;
+        v[12 * stride + k] = e3 - f3, v[13 * stride + k] = o3 + f3, v[14 * stride + k] = f3 - o3, v[15 * stride + k] = o3 - g3;
+    }
+}
+
+static void input_transform(const ConvShape *s, const Tiling *t, const real *x, int images,
+                            real *v, const Scratch *sc)
+{
+    const size_t chunk_tiles = (size_t)images * t->tiles, stride = (size_t)s->in_c * chunk_tiles;
+    const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w;
+    for (int i = 0; i < images; i++)
+        for (int c = 0; c < s->in_c; c++) {
+            const real *xc = x + i * in_item + (size_t)c * s->in_h * s->in_w;
+            for (int th = 0; th < t->tiles_h; th++) {
+                load_rows(s, xc, th, sc);
+                transform_rows(t->tiles_w, sc, v + c * chunk_tiles + (size_t)i * t->tiles + (size_t)th * t->tiles_w,
+                               stride);
+            }
+        }
+}
+
+/* The adjoint of transform_rows: rows r = B dV B^T, each tile's columns 0, 1 in even/odd[k]
+ * and its columns 2, 3 (shared with the next tile) in even2/odd2[k]. */
+static void transform_rows_adjoint(int tiles_w, const real *restrict d, size_t stride, const Scratch *sc)
+{
+    const size_t L = sc->len;
+    real *restrict E = sc->even, *restrict O = sc->odd, *restrict E2 = sc->even2, *restrict O2 = sc->odd2;
+#pragma omp simd
+    for (int k = 0; k < tiles_w; k++) {
+        real w[4][4];
+        for (int q = 0; q < 4; q++) {  /* B dV: rows */
+            real d0 = d[q * stride + k], d1 = d[(4 + q) * stride + k];
+            real d2 = d[(8 + q) * stride + k], d3 = d[(12 + q) * stride + k];
+            w[0][q] = d0;
+            w[1][q] = d1 - d2 + d3;
+            w[2][q] = d1 + d2 - d0;
+            w[3][q] = -d3;
+        }
+        for (int r = 0; r < 4; r++) {  /* (B dV) B^T: columns */
+            E[r * L + k] = w[r][0];
+            O[r * L + k] = w[r][1] - w[r][2] + w[r][3];
+            E2[r * L + k] = w[r][1] + w[r][2] - w[r][0];
+            O2[r * L + k] = -w[r][3];
+        }
+    }
+}
+
+/* dx rows under the tile row th += the scratch rows, the spill added one tile on. */
+static void store_rows_adjoint(const ConvShape *s, int tiles_w, int th, const Scratch *sc, real *dxc)
+{
+    const size_t L = sc->len;
+    const int cols = padded_columns(s, sc);
+    for (int r = 0; r < 4; r++) {
+        int ih = 2 * th - s->pad + r;
+        if (ih < 0 || ih >= s->in_h) continue;
+        const real *restrict e = sc->even + r * L, *restrict o = sc->odd + r * L;
+        const real *restrict e2 = sc->even2 + r * L, *restrict o2 = sc->odd2 + r * L;
+        real *restrict p = sc->padded;
+        p[0] = e[0];
+        p[1] = o[0];
+        for (int k = 1; k < tiles_w; k++) {
+            p[2 * k] = e[k] + e2[k - 1];
+            p[2 * k + 1] = o[k] + o2[k - 1];
+        }
+        p[2 * tiles_w] = e2[tiles_w - 1];
+        p[2 * tiles_w + 1] = o2[tiles_w - 1];
+        real *restrict out = dxc + (size_t)ih * s->in_w;
+        for (int j = 0; j < cols; j++) out[j] += p[j + s->pad];
+    }
+}
+
+static void input_transform_adjoint(const ConvShape *s, const Tiling *t, const real *dv, int images,
+                                    real *dx, const Scratch *sc)
+{
+    const size_t chunk_tiles = (size_t)images * t->tiles, stride = (size_t)s->in_c * chunk_tiles;
+    const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w;
+    for (int i = 0; i < images; i++)
+        for (int c = 0; c < s->in_c; c++) {
+            real *dxc = dx + i * in_item + (size_t)c * s->in_h * s->in_w;
+            for (int th = 0; th < t->tiles_h; th++) {
+                transform_rows_adjoint(t->tiles_w, dv + c * chunk_tiles + (size_t)i * t->tiles + (size_t)th * t->tiles_w,
+                                       stride, sc);
+                store_rows_adjoint(s, t->tiles_w, th, sc, dxc);
+            }
+        }
+}
+
+/* ---- output transform y = A^T m A (+ bias) and its adjoint dM = A dy A^T ---- */
+
+/* The two output rows of a tile row into padded (2 rows of 2 tiles_w), then into y. */
+static void output_rows(const ConvShape *s, int tiles_w, const real *restrict m, size_t stride, real bias,
+                        const Scratch *sc, real *y0, real *y1)
+{
+    real *restrict p0 = sc->even, *restrict p1 = p0 + 2 * (size_t)tiles_w;
+#pragma omp simd
+    for (int k = 0; k < tiles_w; k++) {
+        real r0[4], r1[4];
+        for (int q = 0; q < 4; q++) {  /* A^T m: rows */
+            real a0 = m[q * stride + k], a1 = m[(4 + q) * stride + k];
+            real a2 = m[(8 + q) * stride + k], a3 = m[(12 + q) * stride + k];
+            r0[q] = a0 + a1 + a2;
+            r1[q] = a1 - a2 - a3;
+        }
+        p0[2 * k] = r0[0] + r0[1] + r0[2] + bias;
+        p0[2 * k + 1] = r0[1] - r0[2] - r0[3] + bias;
+        p1[2 * k] = r1[0] + r1[1] + r1[2] + bias;
+        p1[2 * k + 1] = r1[1] - r1[2] - r1[3] + bias;
+    }
+    memcpy(y0, p0, sizeof(real) * s->out_w);
+    if (y1) memcpy(y1, p1, sizeof(real) * s->out_w);
+}
+
+static void output_transform(const ConvShape *s, const Tiling *t, const real *m, int images,
+                             const real *bias, real *y, const Scratch *sc)
+{
+    const size_t chunk_tiles = (size_t)images * t->tiles, stride = (size_t)s->out_c * chunk_tiles;
+    const size_t out_item = (size_t)s->out_c * s->out_h * s->out_w;
+    for (int i = 0; i < images; i++)
+        for (int o = 0; o < s->out_c; o++) {
+            real *yc = y + i * out_item + (size_t)o * s->out_h * s->out_w;
+            for (int th = 0; th < t->tiles_h; th++) {
+                real *y0 = yc + (size_t)(2 * th) * s->out_w;
+                output_rows(s, t->tiles_w, m + o * chunk_tiles + (size_t)i * t->tiles + (size_t)th * t->tiles_w,
+                            stride, bias ? bias[o] : 0, sc, y0, 2 * th + 1 < s->out_h ? y0 + s->out_w : NULL);
+            }
+        }
+}
+
+/* dM of a tile row from the two dy rows (zero past the image's edge). */
+static void output_rows_adjoint(const ConvShape *s, int tiles_w, const real *d0, const real *d1,
+                                const Scratch *sc, real *restrict m, size_t stride)
+{
+    real *restrict p0 = sc->even, *restrict p1 = p0 + 2 * (size_t)tiles_w;
+    memset(p0, 0, sizeof(real) * 4 * (size_t)tiles_w);
+    memcpy(p0, d0, sizeof(real) * s->out_w);
+    if (d1) memcpy(p1, d1, sizeof(real) * s->out_w);
+#pragma omp simd
+    for (int k = 0; k < tiles_w; k++) {
+        real g00 = p0[2 * k], g01 = p0[2 * k + 1], g10 = p1[2 * k], g11 = p1[2 * k + 1];
+        real u[4][2] = {{g00, g01}, {g00 + g10, g01 + g11}, {g00 - g10, g01 - g11}, {-g10, -g11}};
+        for (int p = 0; p < 4; p++) {
+            m[(4 * p + 0) * stride + k] = u[p][0];
+            m[(4 * p + 1) * stride + k] = u[p][0] + u[p][1];
+            m[(4 * p + 2) * stride + k] = u[p][0] - u[p][1];
+            m[(4 * p + 3) * stride + k] = -u[p][1];
+        }
+    }
+}
+
+static void output_transform_adjoint(const ConvShape *s, const Tiling *t, const real *dy, int images,
+                                     real *dm, const Scratch *sc)
+{
+    const size_t chunk_tiles = (size_t)images * t->tiles, stride = (size_t)s->out_c * chunk_tiles;
+    const size_t out_item = (size_t)s->out_c * s->out_h * s->out_w;
+    for (int i = 0; i < images; i++)
+        for (int o = 0; o < s->out_c; o++) {
+            const real *dyc = dy + i * out_item + (size_t)o * s->out_h * s->out_w;
+            for (int th = 0; th < t->tiles_h; th++) {
+                const real *d0 = dyc + (size_t)(2 * th) * s->out_w;
+                output_rows_adjoint(s, t->tiles_w, d0, 2 * th + 1 < s->out_h ? d0 + s->out_w : NULL, sc,
+                                    dm + o * chunk_tiles + (size_t)i * t->tiles + (size_t)th * t->tiles_w, stride);
+            }
+        }
+}
+
+/* ---- the passes ---- */
+
+/* Per thread: V (ic) and M (oc) for a full chunk, dU (oc x ic) and the scratch rows. */
+size_t winograd_workspace_elems(const ConvShape *s)
+{
+    Tiling t = tiling(s, 0, 1);
+    size_t chunk_tiles = (size_t)t.chunk * t.tiles;
+    return TILE * chunk_tiles * (size_t)(s->in_c + s->out_c) + TILE * (size_t)s->out_c * s->in_c + scratch_elems(&t);
+}
+
+
+typedef struct {
+    real *v, *m, *du;
+    Scratch scratch;
+} ThreadBuffers;
+
+static ThreadBuffers thread_buffers(Backend *bk, int thread, const ConvShape *s, const Tiling *t)
+{
+    ThreadBuffers b;
+    size_t chunk_tiles = (size_t)t->chunk * t->tiles;
+    b.v = cpu_workspace(bk, thread);
+    b.m = b.v + TILE * chunk_tiles * s->in_c;
+    b.du = b.m + TILE * chunk_tiles * s->out_c;
+    b.scratch = scratch_at(t, b.du + TILE * (size_t)s->out_c * s->in_c);
+    return b;
+}
+
+void winograd_conv_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                           const real *b, real *y)
+{
+    BK_GUARD(bk);
+    const Tiling t = tiling(s, n, bk->threads);
+    const size_t plane = (size_t)s->out_c * s->in_c;
+    const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w;
+    const size_t out_item = (size_t)s->out_c * s->out_h * s->out_w;
+    real *u = xmalloc(sizeof(real) * TILE * plane, "winograd filters");
+    filter_transform(s, w, u);
+    const int chunks = (n + t.chunk - 1) / t.chunk;
+#pragma omp parallel for schedule(static) num_threads(bk->threads)
+    for (int k = 0; k < chunks; k++) {
+        ThreadBuffers tb = thread_buffers(bk, omp_get_thread_num(), s, &t);
+        int first = k * t.chunk, images = n - first < t.chunk ? n - first : t.chunk;
+        int ct = images * t.tiles;
+        input_transform(s, &t, x + first * in_item, images, tb.v, &tb.scratch);
+        for (int xi = 0; xi < TILE; xi++)
+            gemm(CblasNoTrans, CblasNoTrans, s->out_c, ct, s->in_c, 1, u + xi * plane, s->in_c,
+                 tb.v + (size_t)xi * s->in_c * ct, ct, 0, tb.m + (size_t)xi * s->out_c * ct, ct);
+        output_transform(s, &t, tb.m, images, b, y + first * out_item, &tb.scratch);
+    }
+    free(u);
+}
+
+/* dw += the weight gradient; dx (may be NULL) += the data gradient. */
+void winograd_conv_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                            const real *dy, real *dx, real *dw)
+{
+    BK_GUARD(bk);
+    const Tiling t = tiling(s, n, bk->threads);
+    const size_t plane = (size_t)s->out_c * s->in_c;
+    const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w;
+    const size_t out_item = (size_t)s->out_c * s->out_h * s->out_w;
+    real *u = xmalloc(sizeof(real) * TILE * plane, "winograd filters");
+    filter_transform(s, w, u);
+    const int chunks = (n + t.chunk - 1) / t.chunk;
+    for (int th = 0; th < bk->threads; th++)
+        memset(thread_buffers(bk, th, s, &t).du, 0, sizeof(real) * TILE * plane);
+#pragma omp parallel num_threads(bk->threads)
+    {
+        ThreadBuffers tb = thread_buffers(bk, omp_get_thread_num(), s, &t);
+#pragma omp for schedule(static)
+        for (int k = 0; k < chunks; k++) {
+            int first = k * t.chunk, images = n - first < t.chunk ? n - first : t.chunk;
+            int ct = images * t.tiles;
+            input_transform(s, &t, x + first * in_item, images, tb.v, &tb.scratch);
+            output_transform_adjoint(s, &t, dy + first * out_item, images, tb.m, &tb.scratch);
+            for (int xi = 0; xi < TILE; xi++) {
+                const real *mx = tb.m + (size_t)xi * s->out_c * ct;
+                real *vx = tb.v + (size_t)xi * s->in_c * ct;
+                gemm(CblasNoTrans, CblasTrans, s->out_c, s->in_c, ct, 1, mx, ct, vx, ct, 1,
+                     tb.du + xi * plane, s->in_c);
+                if (dx)  /* V is spent: dV takes its place */
+                    gemm(CblasTrans, CblasNoTrans, s->in_c, ct, s->out_c, 1, u + xi * plane, s->in_c,
+                         mx, ct, 0, vx, ct);
+            }
+            if (dx) input_transform_adjoint(s, &t, tb.v, images, dx + first * in_item, &tb.scratch);
+        }
+    }
+    /* Sum the private dU in thread order (deterministic), then back to 3x3. */
+    real *du = u;
+    memset(du, 0, sizeof(real) * TILE * plane);
+    for (int th = 0; th < bk->threads; th++) {
+        const real *part = thread_buffers(bk, th, s, &t).du;
+        for (size_t j = 0; j < TILE * plane; j++) du[j] += part[j];
+    }
+    filter_transform_adjoint(s, du, dw);
+    free(u);
+}
