@@ -17,7 +17,9 @@
 #include "cpu.h"
 #include "guard.h"
 
-enum { TILE = 16, TARGET_TILES = 512 };
+/* A chunk aims at 512 tiles (the gemms' width), less where its transformed input and
+ * output would pass 2^20 values (4 MiB) per thread: wide layers have long enough gemms. */
+enum { TILE = 16, TARGET_TILES = 512, CHUNK_VALUES = 1 << 20 };
 
 int winograd_applies(const ConvShape *s)
 {
@@ -35,7 +37,9 @@ static Tiling tiling(const ConvShape *s, int n, int threads)
 {
     Tiling t = {(s->out_h + 1) / 2, (s->out_w + 1) / 2, 0, 1};
     t.tiles = t.tiles_h * t.tiles_w;
-    t.chunk = (TARGET_TILES + t.tiles - 1) / t.tiles;
+    int target = TARGET_TILES, cap = CHUNK_VALUES / (TILE * (s->in_c + s->out_c));
+    if (target > cap) target = cap;
+    t.chunk = (target + t.tiles - 1) / t.tiles;
     int per_thread = (n + threads - 1) / threads;
     if (n > 0 && t.chunk > per_thread) t.chunk = per_thread;
     if (t.chunk < 1) t.chunk = 1;
@@ -94,10 +98,9 @@ typedef struct {
     size_t len;              /* tiles_w + 1: the deinterleaved length of a padded row */
     real *even, *odd;        /* 4 rows each */
     real *even2, *odd2;      /* the adjoint's spill into the next tile, 4 rows each */
-    real *padded;            /* one row of 2 len, image columns shifted by pad */
 } Scratch;
 
-static size_t scratch_elems(const Tiling *t) { return 18 * ((size_t)t->tiles_w + 1); }
+static size_t scratch_elems(const Tiling *t) { return 16 * ((size_t)t->tiles_w + 1); }
 
 static Scratch scratch_at(const Tiling *t, real *base)
 {
@@ -107,22 +110,21 @@ static Scratch scratch_at(const Tiling *t, real *base)
     sc.odd = sc.even + 4 * sc.len;
     sc.even2 = sc.odd + 4 * sc.len;
     sc.odd2 = sc.even2 + 4 * sc.len;
-    sc.padded = sc.odd2 + 4 * sc.len;
     return sc;
 }
 
-/* The image columns the padded row holds: padded[j] is image column j - pad. */
-static int padded_columns(const ConvShape *s, const Scratch *sc)
+/* Deinterleaved index k covers padded columns 2k and 2k + 1, image columns 2k - pad and
+ * 2k + 1 - pad: both inside the image for k in [(pad + 1) / 2, interior_end). */
+static int interior_end(const ConvShape *s, int len)
 {
-    int hi = s->pad + s->in_w, width = (int)(2 * sc->len);
-    return (hi < width ? hi : width) - s->pad;
+    int end = (s->in_w + s->pad) / 2;
+    return end < len ? end : len;
 }
 
 /* Row r of the tile row th: image row 2 th - pad + r, zero outside the image. */
 static void load_rows(const ConvShape *s, const real *xc, int th, const Scratch *sc)
 {
-    const size_t len = sc->len;
-    const int cols = padded_columns(s, sc);
+    const int len = (int)sc->len, lo = (s->pad + 1) / 2, hi = interior_end(s, len);
     for (int r = 0; r < 4; r++) {
         real *restrict e = sc->even + r * len, *restrict o = sc->odd + r * len;
         int ih = 2 * th - s->pad + r;
@@ -131,12 +133,20 @@ static void load_rows(const ConvShape *s, const real *xc, int th, const Scratch 
             memset(o, 0, sizeof(real) * len);
             continue;
         }
-        real *restrict p = sc->padded;
-        memset(p, 0, sizeof(real) * 2 * len);
-        memcpy(p + s->pad, xc + (size_t)ih * s->in_w, sizeof(real) * cols);
-        for (size_t k = 0; k < len; k++) {
-            e[k] = p[2 * k];
-            o[k] = p[2 * k + 1];
+        const real *restrict xr = xc + (size_t)ih * s->in_w - s->pad;  /* xr[j]: padded column j */
+        for (int k = 0; k < len; k++) {
+            if (k == lo && lo < hi) {
+#pragma omp simd
+                for (int m = lo; m < hi; m++) {
+                    e[m] = xr[2 * m];
+                    o[m] = xr[2 * m + 1];
+                }
+                k = hi - 1;
+                continue;
+            }
+            int j = 2 * k - s->pad;
+            e[k] = j >= 0 && j < s->in_w ? xr[2 * k] : 0;
+            o[k] = j + 1 >= 0 && j + 1 < s->in_w ? xr[2 * k + 1] : 0;
         }
     }
 }
@@ -209,24 +219,30 @@ static void transform_rows_adjoint(int tiles_w, const real *restrict d, size_t s
 /* dx rows under the tile row th += the scratch rows, the spill added one tile on. */
 static void store_rows_adjoint(const ConvShape *s, int tiles_w, int th, const Scratch *sc, real *dxc)
 {
-    const size_t L = sc->len;
-    const int cols = padded_columns(s, sc);
+    const int len = (int)sc->len, lo = (s->pad + 1) / 2, hi = interior_end(s, len);
+    const int vlo = lo > 0 ? lo : 1, vhi = hi < tiles_w ? hi : tiles_w;  /* both halves present */
     for (int r = 0; r < 4; r++) {
         int ih = 2 * th - s->pad + r;
         if (ih < 0 || ih >= s->in_h) continue;
-        const real *restrict e = sc->even + r * L, *restrict o = sc->odd + r * L;
-        const real *restrict e2 = sc->even2 + r * L, *restrict o2 = sc->odd2 + r * L;
-        real *restrict p = sc->padded;
-        p[0] = e[0];
-        p[1] = o[0];
-        for (int k = 1; k < tiles_w; k++) {
-            p[2 * k] = e[k] + e2[k - 1];
-            p[2 * k + 1] = o[k] + o2[k - 1];
+        const real *restrict e = sc->even + r * len, *restrict o = sc->odd + r * len;
+        const real *restrict e2 = sc->even2 + r * len, *restrict o2 = sc->odd2 + r * len;
+        real *restrict xr = dxc + (size_t)ih * s->in_w - s->pad;  /* xr[j]: padded column j */
+        for (int k = 0; k < len; k++) {
+            if (k == vlo && vlo < vhi) {
+#pragma omp simd
+                for (int m = vlo; m < vhi; m++) {
+                    xr[2 * m] += e[m] + e2[m - 1];
+                    xr[2 * m + 1] += o[m] + o2[m - 1];
+                }
+                k = vhi - 1;
+                continue;
+            }
+            real even = (k < tiles_w ? e[k] : 0) + (k > 0 ? e2[k - 1] : 0);
+            real odd = (k < tiles_w ? o[k] : 0) + (k > 0 ? o2[k - 1] : 0);
+            int j = 2 * k - s->pad;
+            if (j >= 0 && j < s->in_w) xr[2 * k] += even;
+            if (j + 1 >= 0 && j + 1 < s->in_w) xr[2 * k + 1] += odd;
         }
-        p[2 * tiles_w] = e2[tiles_w - 1];
-        p[2 * tiles_w + 1] = o2[tiles_w - 1];
-        real *restrict out = dxc + (size_t)ih * s->in_w;
-        for (int j = 0; j < cols; j++) out[j] += p[j + s->pad];
     }
 }
 
@@ -248,11 +264,13 @@ static void input_transform_adjoint(const ConvShape *s, const Tiling *t, const r
 
 /* ---- output transform y = A^T m A (+ bias) and its adjoint dM = A dy A^T ---- */
 
-/* The two output rows of a tile row into padded (2 rows of 2 tiles_w), then into y. */
+/* The two output rows of a tile row, straight into y when the tiles fit it exactly, else
+ * through scratch rows (2 of 2 tiles_w). */
 static void output_rows(const ConvShape *s, int tiles_w, const real *restrict m, size_t stride, real bias,
                         const Scratch *sc, real *y0, real *y1)
 {
-    real *restrict p0 = sc->even, *restrict p1 = p0 + 2 * (size_t)tiles_w;
+    const int direct = y1 && 2 * tiles_w == s->out_w;
+    real *restrict p0 = direct ? y0 : sc->even, *restrict p1 = direct ? y1 : sc->even + 2 * (size_t)tiles_w;
 #pragma omp simd
     for (int k = 0; k < tiles_w; k++) {
         real r0[4], r1[4];
@@ -267,6 +285,7 @@ static void output_rows(const ConvShape *s, int tiles_w, const real *restrict m,
         p1[2 * k] = r1[0] + r1[1] + r1[2] + bias;
         p1[2 * k + 1] = r1[1] - r1[2] - r1[3] + bias;
     }
+    if (direct) return;
     memcpy(y0, p0, sizeof(real) * s->out_w);
     if (y1) memcpy(y1, p1, sizeof(real) * s->out_w);
 }
@@ -291,10 +310,15 @@ static void output_transform(const ConvShape *s, const Tiling *t, const real *m,
 static void output_rows_adjoint(const ConvShape *s, int tiles_w, const real *d0, const real *d1,
                                 const Scratch *sc, real *restrict m, size_t stride)
 {
-    real *restrict p0 = sc->even, *restrict p1 = p0 + 2 * (size_t)tiles_w;
-    memset(p0, 0, sizeof(real) * 4 * (size_t)tiles_w);
-    memcpy(p0, d0, sizeof(real) * s->out_w);
-    if (d1) memcpy(p1, d1, sizeof(real) * s->out_w);
+    const real *restrict p0 = d0, *restrict p1 = d1;
+    if (!d1 || 2 * tiles_w != s->out_w) {  /* a partial tile: zero past the edge */
+        real *z = sc->even;
+        memset(z, 0, sizeof(real) * 4 * (size_t)tiles_w);
+        memcpy(z, d0, sizeof(real) * s->out_w);
+        if (d1) memcpy(z + 2 * (size_t)tiles_w, d1, sizeof(real) * s->out_w);
+        p0 = z;
+        p1 = z + 2 * (size_t)tiles_w;
+    }
 #pragma omp simd
     for (int k = 0; k < tiles_w; k++) {
         real g00 = p0[2 * k], g01 = p0[2 * k + 1], g10 = p1[2 * k], g11 = p1[2 * k + 1];
