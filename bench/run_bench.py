@@ -19,6 +19,15 @@ Settings (flag, or environment variable as `make bench` passes them):
                                     resnet50: minutes each) at --full-batches
   --full-batches BENCH_FULL_BATCHES [16,32]
   --python       BENCH_PYTHON       interpreter with torch [/usr/bin/python3]
+  --epoch-root   BENCH_CIFAR10      CIFAR-10's folder for the end-to-end epochs (bigbatch's
+                                    --data-root; unpacked there from BIGBATCH_CIFAR10_TAR when
+                                    it has no train/) [data/cifar10-jpeg]; "off" skips them
+  --epoch-images BENCH_EPOCH_IMAGES training,test images of those epochs [10000,2000]
+
+End to end, both engines then train resnet20 on CIFAR-10 for one epoch with the same recipe
+(batch 128, SGD lr 0.05 momentum 0.9 weight decay 5e-4, random crop + flip, evaluation on
+the test images), REPEATS times each, alternately; the wall-clock time of each process is
+what is compared: batch assembly, augmentation and evaluation included.
 """
 import argparse
 import datetime
@@ -27,6 +36,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = ["lenet", "simple-cnn", "alexnet-cifar", "alexnet-bn-cifar", "resnet20", "resnet8"]
@@ -92,6 +102,8 @@ def parse_args():
     ap.add_argument("--full-batches", default=env("BENCH_FULL_BATCHES", "16,32"))
     ap.add_argument("--python", default=env("BENCH_PYTHON", "/usr/bin/python3"))
     ap.add_argument("--bigbatch", default=os.path.join(ROOT, "bin", "bigbatch"))
+    ap.add_argument("--epoch-root", default=env("BENCH_CIFAR10", os.path.join(ROOT, "data", "cifar10-jpeg")))
+    ap.add_argument("--epoch-images", default=env("BENCH_EPOCH_IMAGES", "10000,2000"))
     a = ap.parse_args()
     if a.repeats < 1 or a.threads < 1 or a.steps < 0 or a.warmup < 0:
         raise SystemExit("run_bench: --repeats and --threads must be positive, --steps and --warmup not negative")
@@ -137,6 +149,45 @@ def measure(a, model, batch):
     }
 
 
+EPOCH_RECIPE = ["--model", "resnet20", "--data", "cifar10", "--epochs", "1", "--batch", "128",
+                "--lr", "0.05", "--momentum", "0.9", "--weight-decay", "5e-4"]
+
+
+def measure_epochs(a):
+    """Wall-clock seconds of one resnet20 epoch per engine (medians), or None with the reason."""
+    if a.epoch_root == "off":
+        return None, "skipped (--epoch-root off)"
+    images = int_list(a.epoch_images, "--epoch-images")
+    if len(images) != 2:
+        raise SystemExit("run_bench: --epoch-images is TRAINING,TEST, not %r" % a.epoch_images)
+    data = ["--data-root", a.epoch_root, "--threads", str(a.threads),
+            "--train-subset", str(images[0]), "--test-subset", str(images[1])]
+    # one short run first: unpacks and decodes the images into the cache both engines read
+    prep = subprocess.run([a.bigbatch, "train", "--quiet", "--steps", "1"] + EPOCH_RECIPE + data,
+                          capture_output=True, text=True)
+    if prep.returncode != 0:
+        return None, "skipped: bigbatch cannot read CIFAR-10 at %s: %s" % (
+            a.epoch_root, (prep.stderr.strip().splitlines() or ["?"])[-1])
+    ours_cmd = [a.bigbatch, "train", "--quiet"] + EPOCH_RECIPE + data
+    torch_cmd = [a.python, os.path.join(ROOT, "bench", "torch_train.py")] + EPOCH_RECIPE + data
+    times = {"ours": [], "torch": []}
+    accs = {"ours": [], "torch": []}
+    for r in range(a.repeats):
+        order = [("ours", ours_cmd), ("torch", torch_cmd)]
+        if r % 2:
+            order.reverse()
+        for side, cmd in order:
+            t0 = time.monotonic()
+            out = run(cmd)
+            times[side].append(time.monotonic() - t0)
+            acc = [l for l in out.splitlines() if "test_acc" in l]
+            accs[side].append(acc[-1].strip() if acc else "?")
+            print("  resnet20 epoch    %-5s run %d/%d: %6.1f s" % (side, r + 1, a.repeats, times[side][-1]),
+                  file=sys.stderr, flush=True)
+    return {"ours": statistics.median(times["ours"]), "torch": statistics.median(times["torch"]),
+            "images": images, "acc_ours": accs["ours"][-1], "acc_torch": accs["torch"][-1]}, None
+
+
 def print_table(header, rows):
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
 
@@ -156,6 +207,7 @@ def main():
         print("run_bench: warning: load average %.2f before starting; other work skews the numbers"
               % load, file=sys.stderr)
     results = {case: measure(a, *case) for case in cases}
+    epochs, epochs_skipped = measure_epochs(a)
 
     sg = [parse_line(run([a.bigbatch, "bench", "--sgemm", "--threads", str(a.threads)]), "sgemm_")
           for _ in range(a.repeats)]
@@ -188,6 +240,16 @@ def main():
     print("img/s range over the runs (min-max): " + "; ".join(
         "%s/%d ours %.1f-%.1f, PyTorch %.1f-%.1f" % ((m, b) + r["spread_ours"] + r["spread_torch"])
         for (m, b), r in results.items()))
+    print()
+    if epochs:
+        print("End to end: resnet20, one CIFAR-10 epoch of %d training images + evaluation on %d test images, "
+              "batch 128, %d threads, median of %d runs: ours %.1f s, PyTorch %.1f s, ours/PyTorch speed %.2fx"
+              % (epochs["images"][0], epochs["images"][1], a.threads, a.repeats, epochs["ours"], epochs["torch"],
+                 epochs["torch"] / epochs["ours"]))
+        print("  last runs' final lines: ours: %s | PyTorch: %s" % (epochs["acc_ours"], epochs["acc_torch"]))
+    else:
+        print("End to end: resnet20 epochs " + epochs_skipped)
+    print()
     print("peak MB is each process's maximum resident set (getrusage), the Python interpreter and "
           "libtorch included on PyTorch's side; conv GFLOP/s counts forward, backward-data and "
           "backward-weights over the time inside convolution layers (profiled steps).")

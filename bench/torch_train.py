@@ -10,8 +10,9 @@ batch dropped, a fresh permutation each epoch, for CIFAR-10 random crop (zero pa
 the padding is raw zeros before normalization) + horizontal flip; torch.optim.SGD;
 initialization as engine/models.c (PyTorch's default for LeNet and the simple CNN,
 Kaiming normal fan_out for ResNet convolutions). CIFAR-10 is read from bigbatch's
-decoded cache (data/cifar10-jpeg/{train,test}.cache, made by any bigbatch run on
-cifar10), so both engines see identical pixels.
+decoded cache (DATA_ROOT/{train,test}.bbimg, made by any bigbatch run on cifar10 with that
+--data-root), so both engines see identical pixels; --train-subset and --test-subset take
+the same evenly spread images as bigbatch's flags of those names.
 """
 import argparse
 import gzip
@@ -56,26 +57,36 @@ def read_idx(path):
 
 
 def read_cache(path):
-    """bigbatch's image cache: "BBIMGv1\\0", int32 count, c, h, w, classes,
-    classes x 32-byte names, pixels (count*c*h*w), labels (count)."""
+    """bigbatch's image cache (engine/data/imagefolder.c): "BBIMGv2\\0", uint32 count, c, h,
+    w, classes, image_size, uint64 sums[3] and sums of squares[3], classes x 32-byte names,
+    count uint16 labels, count*c*h*w pixels."""
     with open(path, "rb") as f:
         data = f.read()
-    if data[:8] != b"BBIMGv1\0":
-        raise SystemExit("%s: not a bigbatch image cache" % path)
-    count, c, h, w, classes = struct.unpack("<5i", data[8:28])
-    off = 28 + 32 * classes
+    if data[:8] != b"BBIMGv2\0":
+        raise SystemExit("%s: not a bigbatch image cache (BBIMGv2)" % path)
+    count, c, h, w, classes, _size = struct.unpack("<6I", data[8:32])
+    off = 8 + 6 * 4 + 6 * 8 + 32 * classes
+    labels = np.frombuffer(data, "<u2", count, off).astype(np.uint8)
+    off += 2 * count
     pixels = np.frombuffer(data, np.uint8, count * c * h * w, off).reshape(count, c, h, w)
-    labels = np.frombuffer(data, np.uint8, count, off + count * c * h * w)
     return pixels, labels
 
 
-def load(name):
+def keep_spread(x, y, keep):
+    """The subset bigbatch's --train-subset/--test-subset take: image k * count // keep."""
+    if keep <= 0 or keep >= len(y):
+        return x, y
+    idx = np.arange(keep, dtype=np.int64) * len(y) // keep
+    return x[idx], y[idx]
+
+
+def load(name, data_root):
     if name == "fashion-mnist":
         root = "/usr/share/datasets/fashion-mnist"
         return (read_idx(root + "/train-images-idx3-ubyte.gz"), read_idx(root + "/train-labels-idx1-ubyte.gz"),
                 read_idx(root + "/t10k-images-idx3-ubyte.gz"), read_idx(root + "/t10k-labels-idx1-ubyte.gz"))
-    tr = read_cache("data/cifar10-jpeg/train.cache")
-    te = read_cache("data/cifar10-jpeg/test.cache")
+    tr = read_cache(os.path.join(data_root, "train.bbimg"))
+    te = read_cache(os.path.join(data_root, "test.bbimg"))
     return tr[0], tr[1], te[0], te[1]
 
 
@@ -101,12 +112,18 @@ def main():
     ap.add_argument("--weight-decay", type=float, default=5e-4)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--data-root", default="data/cifar10-jpeg",
+                    help="CIFAR-10's folder, where a bigbatch run left train.bbimg and test.bbimg")
+    ap.add_argument("--train-subset", type=int, default=0)
+    ap.add_argument("--test-subset", type=int, default=0)
     args = ap.parse_args()
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     rng = np.random.default_rng(args.seed)
 
-    xtr, ytr, xte, yte = load(args.data)
+    xtr, ytr, xte, yte = load(args.data, args.data_root)
+    xtr, ytr = keep_spread(xtr, ytr, args.train_subset)
+    xte, yte = keep_spread(xte, yte, args.test_subset)
     scaled = xtr.astype(np.float64) / 255.0
     mean = scaled.mean(axis=(0, 2, 3)).astype(np.float32)
     std = scaled.std(axis=(0, 2, 3)).astype(np.float32)
