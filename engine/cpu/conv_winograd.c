@@ -90,26 +90,30 @@ static void filter_transform_adjoint(const ConvShape *s, const real *du, real *d
 }
 
 /* ---- input transform V = B^T d B and its adjoint dx += B dV B^T ----
- * A row of tiles is worked on in scratch rows split into even and odd columns, so that every
- * loop over the tiles reads and writes with unit stride and vectorizes: a tile's columns
- * 2k .. 2k+3 are even[k], odd[k], even[k+1], odd[k+1]. */
+ * A channel's padded plane is held in scratch with its columns split into even and odd, so
+ * that every loop over the tiles reads and writes with unit stride and vectorizes: the tile
+ * (th, k) covers plane rows 2 th .. 2 th + 3 and columns even[k], odd[k], even[k+1], odd[k+1].
+ * Each image row is split once, though two tile rows read it. */
 
 typedef struct {
     size_t len;              /* tiles_w + 1: the deinterleaved length of a padded row */
-    real *even, *odd;        /* 4 rows each */
-    real *even2, *odd2;      /* the adjoint's spill into the next tile, 4 rows each */
+    int rows;                /* 2 tiles_h + 2: the padded plane's rows */
+    real *even, *odd;        /* the plane */
+    real *even2, *odd2;      /* the adjoint's spill into the next tile's columns */
 } Scratch;
 
-static size_t scratch_elems(const Tiling *t) { return 16 * ((size_t)t->tiles_w + 1); }
+static size_t scratch_elems(const Tiling *t) { return 4 * (2 * (size_t)t->tiles_h + 2) * (t->tiles_w + 1); }
 
 static Scratch scratch_at(const Tiling *t, real *base)
 {
     Scratch sc;
     sc.len = (size_t)t->tiles_w + 1;
+    sc.rows = 2 * t->tiles_h + 2;
+    size_t plane = sc.len * sc.rows;
     sc.even = base;
-    sc.odd = sc.even + 4 * sc.len;
-    sc.even2 = sc.odd + 4 * sc.len;
-    sc.odd2 = sc.even2 + 4 * sc.len;
+    sc.odd = sc.even + plane;
+    sc.even2 = sc.odd + plane;
+    sc.odd2 = sc.even2 + plane;
     return sc;
 }
 
@@ -121,13 +125,13 @@ static int interior_end(const ConvShape *s, int len)
     return end < len ? end : len;
 }
 
-/* Row r of the tile row th: image row 2 th - pad + r, zero outside the image. */
-static void load_rows(const ConvShape *s, const real *xc, int th, const Scratch *sc)
+/* Plane row r is image row r - pad, zero outside the image. */
+static void load_plane(const ConvShape *s, const real *xc, const Scratch *sc)
 {
     const int len = (int)sc->len, lo = (s->pad + 1) / 2, hi = interior_end(s, len);
-    for (int r = 0; r < 4; r++) {
-        real *restrict e = sc->even + r * len, *restrict o = sc->odd + r * len;
-        int ih = 2 * th - s->pad + r;
+    for (int r = 0; r < sc->rows; r++) {
+        real *restrict e = sc->even + (size_t)r * len, *restrict o = sc->odd + (size_t)r * len;
+        int ih = r - s->pad;
         if (ih < 0 || ih >= s->in_h) {
             memset(e, 0, sizeof(real) * len);
             memset(o, 0, sizeof(real) * len);
@@ -151,12 +155,12 @@ static void load_rows(const ConvShape *s, const real *xc, int th, const Scratch 
     }
 }
 
-/* v[(4p + q) stride + k] = (B^T d B)[p][q] of tile k. */
-static void transform_rows(int tiles_w, const Scratch *sc, real *restrict v, size_t stride)
+/* v[(4p + q) stride + k] = (B^T d B)[p][q] of tile (th, k). */
+static void transform_rows(int tiles_w, const Scratch *sc, int th, real *restrict v, size_t stride)
 {
-    const size_t L = sc->len;
-    const real *restrict E0 = sc->even, *restrict E1 = E0 + L, *restrict E2 = E1 + L, *restrict E3 = E2 + L;
-    const real *restrict O0 = sc->odd, *restrict O1 = O0 + L, *restrict O2 = O1 + L, *restrict O3 = O2 + L;
+    const size_t L = sc->len, top = 2 * (size_t)th * L;
+    const real *restrict E0 = sc->even + top, *restrict E1 = E0 + L, *restrict E2 = E1 + L, *restrict E3 = E2 + L;
+    const real *restrict O0 = sc->odd + top, *restrict O1 = O0 + L, *restrict O2 = O1 + L, *restrict O3 = O2 + L;
 #pragma omp simd
     for (int k = 0; k < tiles_w; k++) {
         /* B^T d: four row combinations, at the tile's columns 0 (e), 1 (o), 2 (f), 3 (g) */
@@ -181,21 +185,20 @@ static void input_transform(const ConvShape *s, const Tiling *t, const real *x, 
     const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w;
     for (int i = 0; i < images; i++)
         for (int c = 0; c < s->in_c; c++) {
-            const real *xc = x + i * in_item + (size_t)c * s->in_h * s->in_w;
-            for (int th = 0; th < t->tiles_h; th++) {
-                load_rows(s, xc, th, sc);
-                transform_rows(t->tiles_w, sc, v + c * chunk_tiles + (size_t)i * t->tiles + (size_t)th * t->tiles_w,
+            load_plane(s, x + i * in_item + (size_t)c * s->in_h * s->in_w, sc);
+            for (int th = 0; th < t->tiles_h; th++)
+                transform_rows(t->tiles_w, sc, th, v + c * chunk_tiles + (size_t)i * t->tiles + (size_t)th * t->tiles_w,
                                stride);
-            }
         }
 }
 
-/* The adjoint of transform_rows: rows r = B dV B^T, each tile's columns 0, 1 in even/odd[k]
- * and its columns 2, 3 (shared with the next tile) in even2/odd2[k]. */
-static void transform_rows_adjoint(int tiles_w, const real *restrict d, size_t stride, const Scratch *sc)
+/* The adjoint of transform_rows: the plane rows under tile row th += B dV B^T, each tile's
+ * columns 0, 1 in even/odd[k] and its columns 2, 3 (the next tile's 0, 1) in even2/odd2[k]. */
+static void transform_rows_adjoint(int tiles_w, const real *restrict d, size_t stride, int th, const Scratch *sc)
 {
-    const size_t L = sc->len;
-    real *restrict E = sc->even, *restrict O = sc->odd, *restrict E2 = sc->even2, *restrict O2 = sc->odd2;
+    const size_t L = sc->len, top = 2 * (size_t)th * L;
+    real *restrict E = sc->even + top, *restrict O = sc->odd + top;
+    real *restrict E2 = sc->even2 + top, *restrict O2 = sc->odd2 + top;
 #pragma omp simd
     for (int k = 0; k < tiles_w; k++) {
         real w[4][4];
@@ -208,24 +211,25 @@ static void transform_rows_adjoint(int tiles_w, const real *restrict d, size_t s
             w[3][q] = -d3;
         }
         for (int r = 0; r < 4; r++) {  /* (B dV) B^T: columns */
-            E[r * L + k] = w[r][0];
-            O[r * L + k] = w[r][1] - w[r][2] + w[r][3];
-            E2[r * L + k] = w[r][1] + w[r][2] - w[r][0];
-            O2[r * L + k] = -w[r][3];
+            E[r * L + k] += w[r][0];
+            O[r * L + k] += w[r][1] - w[r][2] + w[r][3];
+            E2[r * L + k] += w[r][1] + w[r][2] - w[r][0];
+            O2[r * L + k] -= w[r][3];
         }
     }
 }
 
-/* dx rows under the tile row th += the scratch rows, the spill added one tile on. */
-static void store_rows_adjoint(const ConvShape *s, int tiles_w, int th, const Scratch *sc, real *dxc)
+/* dx += the plane, the spill added one tile on. */
+static void store_plane_adjoint(const ConvShape *s, int tiles_w, const Scratch *sc, real *dxc)
 {
     const int len = (int)sc->len, lo = (s->pad + 1) / 2, hi = interior_end(s, len);
     const int vlo = lo > 0 ? lo : 1, vhi = hi < tiles_w ? hi : tiles_w;  /* both halves present */
-    for (int r = 0; r < 4; r++) {
-        int ih = 2 * th - s->pad + r;
+    for (int r = 0; r < sc->rows; r++) {
+        int ih = r - s->pad;
         if (ih < 0 || ih >= s->in_h) continue;
-        const real *restrict e = sc->even + r * len, *restrict o = sc->odd + r * len;
-        const real *restrict e2 = sc->even2 + r * len, *restrict o2 = sc->odd2 + r * len;
+        const size_t at = (size_t)r * len;
+        const real *restrict e = sc->even + at, *restrict o = sc->odd + at;
+        const real *restrict e2 = sc->even2 + at, *restrict o2 = sc->odd2 + at;
         real *restrict xr = dxc + (size_t)ih * s->in_w - s->pad;  /* xr[j]: padded column j */
         for (int k = 0; k < len; k++) {
             if (k == vlo && vlo < vhi) {
@@ -253,12 +257,11 @@ static void input_transform_adjoint(const ConvShape *s, const Tiling *t, const r
     const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w;
     for (int i = 0; i < images; i++)
         for (int c = 0; c < s->in_c; c++) {
-            real *dxc = dx + i * in_item + (size_t)c * s->in_h * s->in_w;
-            for (int th = 0; th < t->tiles_h; th++) {
+            memset(sc->even, 0, sizeof(real) * 4 * sc->len * sc->rows);  /* the four planes */
+            for (int th = 0; th < t->tiles_h; th++)
                 transform_rows_adjoint(t->tiles_w, dv + c * chunk_tiles + (size_t)i * t->tiles + (size_t)th * t->tiles_w,
-                                       stride, sc);
-                store_rows_adjoint(s, t->tiles_w, th, sc, dxc);
-            }
+                                       stride, th, sc);
+            store_plane_adjoint(s, t->tiles_w, sc, dx + i * in_item + (size_t)c * s->in_h * s->in_w);
         }
 }
 
