@@ -1340,3 +1340,122 @@ Test(data, unknown_dataset_name)
     assert_contains(err.msg, "unknown dataset 'mnist2'");
     free(ds);
 }
+
+/* ---- CIFAR-10's binary distribution ---- */
+
+/* Writes `records` records to path: record r has label labels[r] and pixel p = (r * 7 + p) %
+ * 251, so every byte's place in the CHW image can be checked. */
+static void write_cifar_batch(const char *dir, const char *name, int records, const uint8_t *labels)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    cr_assert(f, "%s", path);
+    for (int r = 0; r < records; r++) {
+        fputc(labels[r], f);
+        for (int p = 0; p < 3072; p++) fputc((r * 7 + p) % 251, f);
+    }
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* cifar-10-batches-bin with two records per training batch and three test records; the
+ * training labels run 0..9 across the five files. */
+static void write_cifar_bin(const char *dir)
+{
+    mkdirs(dir);
+    for (int k = 1; k <= 5; k++) {
+        uint8_t labels[2] = {(uint8_t)(2 * k - 2), (uint8_t)(2 * k - 1)};
+        char name[32];
+        snprintf(name, sizeof name, "data_batch_%d.bin", k);
+        write_cifar_batch(dir, name, 2, labels);
+    }
+    uint8_t test_labels[3] = {9, 0, 4};
+    write_cifar_batch(dir, "test_batch.bin", 3, test_labels);
+}
+
+Test(data, cifar10_binary_batches_read_in_chw_order)
+{
+    write_cifar_bin(P("cifar/cifar-10-batches-bin"));
+    /* --data-root may name the batches' folder or the one its tarball unpacked into */
+    const char *roots[2] = {P("cifar/cifar-10-batches-bin"), P("cifar")};
+    for (int k = 0; k < 2; k++) {
+        DataOptions opt = {.name = "cifar10", .root = roots[k], .quiet = true};
+        Dataset *ds = malloc(sizeof *ds);
+        Error err = {{0}};
+        cr_assert_eq(dataset_load(&opt, ds, &err), 0, "%s", err.msg);
+        cr_assert_eq(ds->classes, 10);
+        cr_assert_str_eq(ds->class_names[0], "airplane");
+        cr_assert_str_eq(ds->class_names[9], "truck");
+        cr_assert_eq(ds->train.count, 10);
+        cr_assert_eq(ds->test.count, 3);
+        cr_assert_eq(ds->train.c, 3);
+        cr_assert_eq(ds->train.h, 32);
+        cr_assert_eq(ds->train.w, 32);
+        for (int i = 0; i < 10; i++) cr_assert_eq(ds->train.labels[i], i);
+        cr_assert_eq(ds->test.labels[0], 9);
+        cr_assert_eq(ds->test.labels[2], 4);
+        /* training image 3 is record 1 of data_batch_2; green (plane 1) row 2, column 5 */
+        int r = 1, p = 1024 + 2 * 32 + 5;
+        cr_assert_eq(ds->train.pixels[3 * 3072 + p], (r * 7 + p) % 251);
+        cr_assert_eq(ds->test.pixels[2 * 3072 + 3071], (2 * 7 + 3071) % 251);
+        dataset_free(ds);
+        free(ds);
+    }
+}
+
+Test(data, cifar10_binary_meta_names_the_classes)
+{
+    write_cifar_bin(P("bin"));
+    FILE *f = fopen(P("bin/batches.meta.txt"), "w");
+    cr_assert(f);
+    for (int k = 0; k < 10; k++) fprintf(f, "class-%d\n", k);
+    fprintf(f, "\n");
+    cr_assert_eq(fclose(f), 0);
+    DataOptions opt = {.name = "cifar10", .root = P("bin"), .quiet = true};
+    Dataset *ds = malloc(sizeof *ds);
+    Error err = {{0}};
+    cr_assert_eq(dataset_load(&opt, ds, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(ds->class_names[7], "class-7");
+    dataset_free(ds);
+    free(ds);
+}
+
+/* A truncated batch, a label past 9, a missing test batch, --image-size: each refused with
+ * the file (or flag) named. */
+Test(data, cifar10_binary_errors_name_the_file)
+{
+    struct {
+        const char *what, *expect;
+    } cases[] = {
+        {"truncated", "data_batch_3.bin: 6145 bytes, not a whole number of 3073-byte records"},
+        {"label", "data_batch_4.bin: record 1 has label 10"},
+        {"no-test", "test_batch.bin: No such file"},
+        {"image-size", "--image-size 64 applies to JPEG folders"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const char *dir = P("bad-%s", cases[k].what);
+        char batch[600];
+        write_cifar_bin(dir);
+        int image_size = 0;
+        if (k == 0) {
+            snprintf(batch, sizeof batch, "%s/data_batch_3.bin", dir);
+            cr_assert_eq(truncate(batch, 6145), 0);
+        } else if (k == 1) {
+            uint8_t labels[2] = {1, 10};
+            write_cifar_batch(dir, "data_batch_4.bin", 2, labels);
+        } else if (k == 2) {
+            snprintf(batch, sizeof batch, "%s/test_batch.bin", dir);
+            cr_assert_eq(unlink(batch), 0);
+        } else {
+            image_size = 64;
+        }
+        DataOptions opt = {.name = "cifar10", .root = dir, .quiet = true, .image_size = image_size};
+        Dataset *ds = malloc(sizeof *ds);
+        Error err = {{0}};
+        cr_assert_eq(dataset_load(&opt, ds, &err), -1, "%s: loaded", cases[k].what);
+        cr_expect(strstr(err.msg, cases[k].expect), "%s: got \"%s\"", cases[k].what, err.msg);
+        cr_expect(strstr(err.msg, "cifar10: "), "%s: got \"%s\"", cases[k].what, err.msg);
+        dataset_free(ds);
+        free(ds);
+    }
+}

@@ -29,7 +29,9 @@ typedef struct {
 
 /* Options for loading. `root` overrides the default location of the named dataset:
  *  fashion-mnist: /usr/share/datasets/fashion-mnist (the Debian package)
- *  cifar10:       ../shared/data/cifar10-jpeg.tar.gz unpacked beside it, or a folder
+ *  cifar10:       data/cifar-10-batches-bin (the official binary batches), else
+ *                 data/cifar10-jpeg (JPEG folders, unpacked from $BIGBATCH_CIFAR10_TAR); a
+ *                 root holds either
  *  imagefolder:   root/train/<class>/<name>.jpg and root/test/<class>/<name>.jpg
  *  synthetic:     random images of shape synth_c x synth_h x synth_w, synth_classes classes
  */

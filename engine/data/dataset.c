@@ -3,6 +3,7 @@
  * the per-channel normalization from the training pixels, so every dataset is
  * normalized the same way without hard-coded constants. */
 #include "data.h"
+#include "cifar_bin.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -12,8 +13,10 @@
 
 #define FASHION_ROOT "/usr/share/datasets/fashion-mnist"
 #define FASHION_HINT "install the Debian package dataset-fashion-mnist: make deps"
+/* Defaults inside the working directory only: the official binary batches as their
+ * tarball unpacks into data/, or JPEG folders (unpacked from $BIGBATCH_CIFAR10_TAR). */
+#define CIFAR_BIN_ROOT "data/cifar-10-batches-bin"
 #define CIFAR_ROOT "data/cifar10-jpeg"
-#define CIFAR_TAR "../shared/data/cifar10-jpeg.tar.gz"
 #define MAX_CLASSES 1000 /* Dataset.class_names */
 
 static const char *const FASHION_CLASSES[10] = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
@@ -169,19 +172,52 @@ static int load_folders(const char *root, const char *what, int image_size, bool
     return rc;
 }
 
-/* CIFAR-10 is an image folder that is unpacked from the shared tarball on first use. */
+/* The official binary distribution: root itself or root/cifar-10-batches-bin (the folder
+ * its tarball unpacks to). */
+static int load_cifar10_binary(const DataOptions *opt, const char *root, Dataset *ds, Error *err)
+{
+    if (opt->image_size > 0 && opt->image_size != 32) {
+        error_set(err, "%s: the binary CIFAR-10 holds 32x32 images; --image-size %d applies to JPEG folders",
+                  root, opt->image_size);
+        return -1;
+    }
+    snprintf(ds->root, sizeof ds->root, "%s", root);
+    int classes = cifar_bin_read(root, &ds->train, &ds->test, ds->class_names, err);
+    if (classes < 0) return -1;
+    ds->classes = classes;
+    return 0;
+}
+
+/* CIFAR-10: the official binary batches, or JPEG class folders (train/, test/), unpacked
+ * from a tarball on first use. */
 static int load_cifar10(const DataOptions *opt, Dataset *ds, Error *err)
 {
+    if (!opt->root && cifar_bin_present(CIFAR_BIN_ROOT)) return load_cifar10_binary(opt, CIFAR_BIN_ROOT, ds, err);
     const char *root = opt->root ? opt->root : CIFAR_ROOT;
+    if (cifar_bin_present(root)) return load_cifar10_binary(opt, root, ds, err);
+    char *batches = join(root, "cifar-10-batches-bin");
+    if (cifar_bin_present(batches)) {
+        int rc = load_cifar10_binary(opt, batches, ds, err);
+        free(batches);
+        return rc;
+    }
+    free(batches);
     char *train = join(root, "train");
     bool present = exists(train);
     if (!present) {
-        const char *env = getenv("BIGBATCH_CIFAR10_TAR");
-        const char *tar = env && *env ? env : CIFAR_TAR;
+        const char *tar = getenv("BIGBATCH_CIFAR10_TAR");
+        if (!tar || !*tar) {
+            error_set(err, "no CIFAR-10 at %s: give --data-root the folder of the binary batches "
+                      "(cifar-10-batches-bin, README: Data) or of train/ and test/ JPEG folders, or set "
+                      "BIGBATCH_CIFAR10_TAR to a tarball holding cifar10-jpeg/",
+                      root);
+            free(train);
+            return -1;
+        }
         if (!exists(tar)) {
             int e = errno;
-            error_set(err, "%s: %s, and there is no tarball to unpack at %s: %s (set BIGBATCH_CIFAR10_TAR)",
-                      train, strerror(ENOENT), tar, strerror(e));
+            error_set(err, "%s: %s, and there is no tarball to unpack at %s (BIGBATCH_CIFAR10_TAR): %s", train,
+                      strerror(ENOENT), tar, strerror(e));
             free(train);
             return -1;
         }

@@ -1,4 +1,4 @@
-/* Unpacks a dataset tarball (e.g. ../shared/data/cifar10-jpeg.tar.gz) into place on
+/* Unpacks a dataset tarball (e.g. $BIGBATCH_CIFAR10_TAR, cifar10-jpeg.tar.gz) into place on
  * first use. The system tar does the work (spawned directly, no shell, so odd path
  * names are harmless). It unpacks into a fresh temporary folder beside the target and
  * the result is renamed into place, so an interrupted unpack never leaves a
