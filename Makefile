@@ -177,8 +177,10 @@ bench: bin/bigbatch
 FUZZ_SECONDS ?= 60
 FUZZ_RUNS    ?=
 FUZZ_CC      := clang
+# -Wno-pass-failed: at -O1 under the sanitizers clang vectorizes none of the `omp simd` loops
+# (engine/cpu/conv_winograd.c), and says so; a loop left scalar is not a defect to stop on.
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -DBB_NO_MPI -g -O1 -fno-omit-frame-pointer -fopenmp -Wall -Wextra -Werror \
-                -fsanitize=address,undefined -fno-sanitize-recover=undefined
+                -Wno-pass-failed -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_OBJ     := $(ENGINE_SRC:%.c=build/fuzz/obj/%.o)
 FUZZ_TARGETS := $(patsubst fuzz/%.c,build/fuzz/%,$(sort $(wildcard fuzz/fuzz_*.c)))
 build/fuzz/obj/engine/version.o: CPPFLAGS += -I$(BUILD)
