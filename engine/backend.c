@@ -172,7 +172,7 @@ int backend_set_precision(Backend *bk, const char *precision, Error *err)
 
 size_t backend_peak_bytes(const Backend *bk) { return bk->ops->peak_bytes ? bk->ops->peak_bytes(bk) : 0; }
 
-void backend_reserve(Backend *bk, size_t elems_per_thread) { bk->ops->reserve(bk, elems_per_thread); }
+void backend_reserve(Backend *bk, Workspace need) { bk->ops->reserve(bk, need); }
 
 /* ---- memory ---- */
 BkBuffer *bk_buffer_alloc(Backend *bk, size_t bytes)

@@ -47,9 +47,13 @@ Backend *backend_create(int threads);
 void backend_destroy(Backend *bk);
 int backend_threads(const Backend *bk);
 /* Workspace is planned once, before training: each operation's need is declared
- * here at build time so the step itself never allocates. Sizes are in elements,
- * per thread. */
-void backend_reserve(Backend *bk, size_t elems_per_thread);
+ * here at build time so the step itself never allocates. Sizes are in elements:
+ * `per_thread` for each thread's private buffers, `shared` once for what all threads
+ * read (Winograd's transformed filters). */
+typedef struct {
+    size_t per_thread, shared;
+} Workspace;
+void backend_reserve(Backend *bk, Workspace need);
 /* The arithmetic of convolutions and fully connected layers: "fp32" (the default: IEEE
  * single precision, as the CPU computes, so results compare across devices) or "tf32" (a GPU's
  * tensor cores round the products' inputs to 10 bits of mantissa: faster, results differ in the
@@ -135,7 +139,7 @@ typedef struct {
     int out_c, out_h, out_w;
     int k_h, k_w, stride, pad, groups;
 } ConvShape;
-size_t conv_workspace_elems(const ConvShape *s, size_t weight_elems);
+Workspace conv_workspace(const ConvShape *s, size_t weight_elems);
 void bk_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                        const real *b, real *y);
 /* dx may be NULL (first layer); db may be NULL (no bias). */
@@ -226,8 +230,8 @@ typedef struct {
     int c, hw, size;
     real alpha, beta, k;
 } LrnShape;
-/* Per-thread workspace that bk_lrn_backward needs (reserve it before the first step). */
-size_t lrn_workspace_elems(const LrnShape *s);
+/* The workspace bk_lrn_backward needs (reserve it before the first step). */
+Workspace lrn_workspace(const LrnShape *s);
 void bk_lrn_forward(Backend *bk, const LrnShape *s, int n, const real *x, real *y, real *scale);
 void bk_lrn_backward(Backend *bk, const LrnShape *s, int n, const real *x, const real *y,
                      const real *scale, const real *dy, real *dx);

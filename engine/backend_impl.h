@@ -37,7 +37,7 @@ struct BackendOps {
     const char *name;                              /* "cpu", "cpu-guarded", "cuda" */
     const char *(*device_name)(const Backend *bk); /* "NVIDIA H200"; NULL: the name */
     void (*destroy)(Backend *bk);
-    void (*reserve)(Backend *bk, size_t elems_per_thread);
+    void (*reserve)(Backend *bk, Workspace need);
     size_t (*peak_bytes)(const Backend *bk);       /* NULL: not counted */
     /* tf32 on or off (backend_set_precision); NULL: fp32 only */
     void (*set_tf32)(Backend *bk, bool on);

@@ -40,6 +40,16 @@ char *xstrdup(const char *s)
     return p;
 }
 
+char *path_join(const char *dir, const char *name)
+{
+    size_t a = strlen(dir), b = strlen(name);
+    char *p = xmalloc(a + b + 2, "path");
+    memcpy(p, dir, a);
+    p[a] = '/';
+    memcpy(p + a + 1, name, b + 1);
+    return p;
+}
+
 void error_set(Error *err, const char *fmt, ...)
 {
     if (!err) return;

@@ -10,6 +10,8 @@ void *xmalloc(size_t bytes, const char *what);
 void *xcalloc(size_t count, size_t size, const char *what);
 void *xrealloc(void *p, size_t bytes, const char *what);
 char *xstrdup(const char *s);
+/* "dir/name", allocated (or die, as xmalloc). */
+char *path_join(const char *dir, const char *name);
 
 /* Errors are reported through a caller-owned buffer so that library code never
  * prints or exits on its own; the CLI decides what to do with them. */

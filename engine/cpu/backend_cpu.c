@@ -12,25 +12,35 @@ static void cpu_destroy(Backend *bk)
     CpuState *cs = bk->impl;
     for (int t = 0; t < bk->threads; t++) free(cs->ws[t]);
     free(cs->ws);
+    free(cs->shared);
     free(cs);
     free(bk);
 }
 
-static void cpu_reserve(Backend *bk, size_t elems_per_thread)
+/* Replaces *area with a zeroed, cache-line aligned block of `elems` (exits when out of memory). */
+static void workspace_grow(real **area, size_t elems)
+{
+    free(*area);
+    size_t bytes = (elems * sizeof(real) + 63) & ~(size_t)63;
+    *area = aligned_alloc(64, bytes);
+    if (!*area) {
+        fprintf(stderr, "bigbatch: out of memory reserving %zu bytes of workspace\n", bytes);
+        exit(3);
+    }
+    memset(*area, 0, bytes);
+}
+
+static void cpu_reserve(Backend *bk, Workspace need)
 {
     CpuState *cs = bk->impl;
-    if (elems_per_thread <= cs->ws_elems) return;
-    for (int t = 0; t < bk->threads; t++) {
-        free(cs->ws[t]);
-        size_t bytes = (elems_per_thread * sizeof(real) + 63) & ~(size_t)63;
-        cs->ws[t] = aligned_alloc(64, bytes);
-        if (!cs->ws[t]) {
-            fprintf(stderr, "bigbatch: out of memory reserving %zu bytes of workspace\n", bytes);
-            exit(3);
-        }
-        memset(cs->ws[t], 0, bytes);
+    if (need.per_thread > cs->ws_elems) {
+        for (int t = 0; t < bk->threads; t++) workspace_grow(&cs->ws[t], need.per_thread);
+        cs->ws_elems = need.per_thread;
     }
-    cs->ws_elems = elems_per_thread;
+    if (need.shared > cs->shared_elems) {
+        workspace_grow(&cs->shared, need.shared);
+        cs->shared_elems = need.shared;
+    }
 }
 
 /* The device a run records: the guarded build computes on the same CPU. */

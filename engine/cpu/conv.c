@@ -18,15 +18,15 @@ static size_t conv_col_elems(const ConvShape *s)
     return (size_t)(s->in_c / s->groups) * s->k_h * s->k_w * s->out_h * s->out_w;
 }
 
-size_t conv_im2col_workspace_elems(const ConvShape *s, size_t weight_elems)
+Workspace conv_im2col_workspace(const ConvShape *s, size_t weight_elems)
 {
-    return 2 * conv_col_elems(s) + weight_elems;
+    return (Workspace){2 * conv_col_elems(s) + weight_elems, 0};
 }
 
 /* Sized for the path the layer takes, not the largest of them. */
-size_t conv_workspace_elems(const ConvShape *s, size_t weight_elems)
+Workspace conv_workspace(const ConvShape *s, size_t weight_elems)
 {
-    return winograd_applies(s) ? winograd_workspace_elems(s) : conv_im2col_workspace_elems(s, weight_elems);
+    return winograd_applies(s) ? winograd_workspace(s) : conv_im2col_workspace(s, weight_elems);
 }
 
 /* col[(c*kh + ki)*kw + kj][oh*OW + ow] = x[c][oh*stride - pad + ki][ow*stride - pad + kj]

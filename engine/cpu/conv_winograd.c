@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util.h"
 #include "cpu.h"
 #include "guard.h"
 
@@ -44,6 +43,26 @@ static Tiling tiling(const ConvShape *s, int n, int threads)
     if (n > 0 && t.chunk > per_thread) t.chunk = per_thread;
     if (t.chunk < 1) t.chunk = 1;
     return t;
+}
+
+/* Chunk k of a batch: its images, and its tiles per channel in V and M, where tile row th of
+ * image i of channel c starts at c * tiles + i * tiles-per-image + th * tiles_w. */
+typedef struct {
+    int first, images;
+    size_t tiles;
+} Chunk;
+
+static Chunk chunk_at(const Tiling *t, int n, int k)
+{
+    Chunk c = {k * t->chunk, t->chunk, 0};
+    if (n - c.first < c.images) c.images = n - c.first;
+    c.tiles = (size_t)c.images * t->tiles;
+    return c;
+}
+
+static size_t tile_row_at(const Tiling *t, const Chunk *c, int channel, int image, int th)
+{
+    return channel * c->tiles + (size_t)image * t->tiles + (size_t)th * t->tiles_w;
 }
 
 /* ---- filter transform U = G g G^T and its adjoint dW += G^T dU G ---- */
@@ -178,17 +197,16 @@ static void transform_rows(int tiles_w, const Scratch *sc, int th, real *restric
     }
 }
 
-static void input_transform(const ConvShape *s, const Tiling *t, const real *x, int images,
-                            real *v, const Scratch *sc)
+/* x and v are the chunk's: images from its first, tiles as tile_row_at places them. */
+static void input_transform(const ConvShape *s, const Tiling *t, const Chunk *ch, const real *x, real *v,
+                            const Scratch *sc)
 {
-    const size_t chunk_tiles = (size_t)images * t->tiles, stride = (size_t)s->in_c * chunk_tiles;
-    const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w;
-    for (int i = 0; i < images; i++)
+    const size_t stride = (size_t)s->in_c * ch->tiles, hw = (size_t)s->in_h * s->in_w;
+    for (int i = 0; i < ch->images; i++)
         for (int c = 0; c < s->in_c; c++) {
-            load_plane(s, x + i * in_item + (size_t)c * s->in_h * s->in_w, sc);
+            load_plane(s, x + (i * (size_t)s->in_c + c) * hw, sc);
             for (int th = 0; th < t->tiles_h; th++)
-                transform_rows(t->tiles_w, sc, th, v + c * chunk_tiles + (size_t)i * t->tiles + (size_t)th * t->tiles_w,
-                               stride);
+                transform_rows(t->tiles_w, sc, th, v + tile_row_at(t, ch, c, i, th), stride);
         }
 }
 
@@ -250,18 +268,16 @@ static void store_plane_adjoint(const ConvShape *s, int tiles_w, const Scratch *
     }
 }
 
-static void input_transform_adjoint(const ConvShape *s, const Tiling *t, const real *dv, int images,
+static void input_transform_adjoint(const ConvShape *s, const Tiling *t, const Chunk *ch, const real *dv,
                                     real *dx, const Scratch *sc)
 {
-    const size_t chunk_tiles = (size_t)images * t->tiles, stride = (size_t)s->in_c * chunk_tiles;
-    const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w;
-    for (int i = 0; i < images; i++)
+    const size_t stride = (size_t)s->in_c * ch->tiles, hw = (size_t)s->in_h * s->in_w;
+    for (int i = 0; i < ch->images; i++)
         for (int c = 0; c < s->in_c; c++) {
             memset(sc->even, 0, sizeof(real) * 4 * sc->len * sc->rows);  /* the four planes */
             for (int th = 0; th < t->tiles_h; th++)
-                transform_rows_adjoint(t->tiles_w, dv + c * chunk_tiles + (size_t)i * t->tiles + (size_t)th * t->tiles_w,
-                                       stride, th, sc);
-            store_plane_adjoint(s, t->tiles_w, sc, dx + i * in_item + (size_t)c * s->in_h * s->in_w);
+                transform_rows_adjoint(t->tiles_w, dv + tile_row_at(t, ch, c, i, th), stride, th, sc);
+            store_plane_adjoint(s, t->tiles_w, sc, dx + (i * (size_t)s->in_c + c) * hw);
         }
 }
 
@@ -293,20 +309,17 @@ static void output_rows(const ConvShape *s, int tiles_w, const real *restrict m,
     if (y1) memcpy(y1, p1, sizeof(real) * s->out_w);
 }
 
-static void output_transform(const ConvShape *s, const Tiling *t, const real *m, int images,
+static void output_transform(const ConvShape *s, const Tiling *t, const Chunk *ch, const real *m,
                              const real *bias, real *y, const Scratch *sc)
 {
-    const size_t chunk_tiles = (size_t)images * t->tiles, stride = (size_t)s->out_c * chunk_tiles;
-    const size_t out_item = (size_t)s->out_c * s->out_h * s->out_w;
-    for (int i = 0; i < images; i++)
-        for (int o = 0; o < s->out_c; o++) {
-            real *yc = y + i * out_item + (size_t)o * s->out_h * s->out_w;
+    const size_t stride = (size_t)s->out_c * ch->tiles, hw = (size_t)s->out_h * s->out_w;
+    for (int i = 0; i < ch->images; i++)
+        for (int o = 0; o < s->out_c; o++)
             for (int th = 0; th < t->tiles_h; th++) {
-                real *y0 = yc + (size_t)(2 * th) * s->out_w;
-                output_rows(s, t->tiles_w, m + o * chunk_tiles + (size_t)i * t->tiles + (size_t)th * t->tiles_w,
-                            stride, bias ? bias[o] : 0, sc, y0, 2 * th + 1 < s->out_h ? y0 + s->out_w : NULL);
+                real *y0 = y + (i * (size_t)s->out_c + o) * hw + (size_t)(2 * th) * s->out_w;
+                output_rows(s, t->tiles_w, m + tile_row_at(t, ch, o, i, th), stride, bias ? bias[o] : 0, sc, y0,
+                            2 * th + 1 < s->out_h ? y0 + s->out_w : NULL);
             }
-        }
 }
 
 /* dM of a tile row from the two dy rows (zero past the image's edge). */
@@ -335,32 +348,30 @@ static void output_rows_adjoint(const ConvShape *s, int tiles_w, const real *d0,
     }
 }
 
-static void output_transform_adjoint(const ConvShape *s, const Tiling *t, const real *dy, int images,
+static void output_transform_adjoint(const ConvShape *s, const Tiling *t, const Chunk *ch, const real *dy,
                                      real *dm, const Scratch *sc)
 {
-    const size_t chunk_tiles = (size_t)images * t->tiles, stride = (size_t)s->out_c * chunk_tiles;
-    const size_t out_item = (size_t)s->out_c * s->out_h * s->out_w;
-    for (int i = 0; i < images; i++)
-        for (int o = 0; o < s->out_c; o++) {
-            const real *dyc = dy + i * out_item + (size_t)o * s->out_h * s->out_w;
+    const size_t stride = (size_t)s->out_c * ch->tiles, hw = (size_t)s->out_h * s->out_w;
+    for (int i = 0; i < ch->images; i++)
+        for (int o = 0; o < s->out_c; o++)
             for (int th = 0; th < t->tiles_h; th++) {
-                const real *d0 = dyc + (size_t)(2 * th) * s->out_w;
+                const real *d0 = dy + (i * (size_t)s->out_c + o) * hw + (size_t)(2 * th) * s->out_w;
                 output_rows_adjoint(s, t->tiles_w, d0, 2 * th + 1 < s->out_h ? d0 + s->out_w : NULL, sc,
-                                    dm + o * chunk_tiles + (size_t)i * t->tiles + (size_t)th * t->tiles_w, stride);
+                                    dm + tile_row_at(t, ch, o, i, th), stride);
             }
-        }
 }
 
 /* ---- the passes ---- */
 
-/* Per thread: V (ic) and M (oc) for a full chunk, dU (oc x ic) and the scratch rows. */
-size_t winograd_workspace_elems(const ConvShape *s)
+/* Per thread: V (ic) and M (oc) for a full chunk, dU (oc x ic) and the scratch rows.
+ * Shared: the transformed filters U (oc x ic), which every thread reads. */
+Workspace winograd_workspace(const ConvShape *s)
 {
     Tiling t = tiling(s, 0, 1);
-    size_t chunk_tiles = (size_t)t.chunk * t.tiles;
-    return TILE * chunk_tiles * (size_t)(s->in_c + s->out_c) + TILE * (size_t)s->out_c * s->in_c + scratch_elems(&t);
+    size_t chunk_tiles = (size_t)t.chunk * t.tiles, plane = (size_t)s->out_c * s->in_c;
+    return (Workspace){TILE * chunk_tiles * (size_t)(s->in_c + s->out_c) + TILE * plane + scratch_elems(&t),
+                       TILE * plane};
 }
-
 
 typedef struct {
     real *v, *m, *du;
@@ -378,29 +389,44 @@ static ThreadBuffers thread_buffers(Backend *bk, int thread, const ConvShape *s,
     return b;
 }
 
+/* What a forward or backward call over n images sets up once: the tiling, the image and
+ * filter sizes, and U = G w G^T in the shared workspace. */
+typedef struct {
+    Tiling t;
+    int chunks;
+    size_t plane, in_item, out_item;
+    real *u;
+} Pass;
+
+static Pass pass_begin(Backend *bk, const ConvShape *s, int n, const real *w)
+{
+    Pass p;
+    p.t = tiling(s, n, bk->threads);
+    p.chunks = (n + p.t.chunk - 1) / p.t.chunk;
+    p.plane = (size_t)s->out_c * s->in_c;
+    p.in_item = (size_t)s->in_c * s->in_h * s->in_w;
+    p.out_item = (size_t)s->out_c * s->out_h * s->out_w;
+    p.u = cpu_shared_workspace(bk);
+    filter_transform(s, w, p.u);
+    return p;
+}
+
 void winograd_conv_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                            const real *b, real *y)
 {
     BK_GUARD(bk);
-    const Tiling t = tiling(s, n, bk->threads);
-    const size_t plane = (size_t)s->out_c * s->in_c;
-    const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w;
-    const size_t out_item = (size_t)s->out_c * s->out_h * s->out_w;
-    real *u = xmalloc(sizeof(real) * TILE * plane, "winograd filters");
-    filter_transform(s, w, u);
-    const int chunks = (n + t.chunk - 1) / t.chunk;
+    const Pass p = pass_begin(bk, s, n, w);
 #pragma omp parallel for schedule(static) num_threads(bk->threads)
-    for (int k = 0; k < chunks; k++) {
-        ThreadBuffers tb = thread_buffers(bk, omp_get_thread_num(), s, &t);
-        int first = k * t.chunk, images = n - first < t.chunk ? n - first : t.chunk;
-        int ct = images * t.tiles;
-        input_transform(s, &t, x + first * in_item, images, tb.v, &tb.scratch);
+    for (int k = 0; k < p.chunks; k++) {
+        ThreadBuffers tb = thread_buffers(bk, omp_get_thread_num(), s, &p.t);
+        const Chunk ch = chunk_at(&p.t, n, k);
+        const int ct = (int)ch.tiles;
+        input_transform(s, &p.t, &ch, x + ch.first * p.in_item, tb.v, &tb.scratch);
         for (int xi = 0; xi < TILE; xi++)
-            gemm(CblasNoTrans, CblasNoTrans, s->out_c, ct, s->in_c, 1, u + xi * plane, s->in_c,
+            gemm(CblasNoTrans, CblasNoTrans, s->out_c, ct, s->in_c, 1, p.u + xi * p.plane, s->in_c,
                  tb.v + (size_t)xi * s->in_c * ct, ct, 0, tb.m + (size_t)xi * s->out_c * ct, ct);
-        output_transform(s, &t, tb.m, images, b, y + first * out_item, &tb.scratch);
+        output_transform(s, &p.t, &ch, tb.m, b, y + ch.first * p.out_item, &tb.scratch);
     }
-    free(u);
 }
 
 /* dw += the weight gradient; dx (may be NULL) += the data gradient. */
@@ -408,43 +434,35 @@ void winograd_conv_backward(Backend *bk, const ConvShape *s, int n, const real *
                             const real *dy, real *dx, real *dw)
 {
     BK_GUARD(bk);
-    const Tiling t = tiling(s, n, bk->threads);
-    const size_t plane = (size_t)s->out_c * s->in_c;
-    const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w;
-    const size_t out_item = (size_t)s->out_c * s->out_h * s->out_w;
-    real *u = xmalloc(sizeof(real) * TILE * plane, "winograd filters");
-    filter_transform(s, w, u);
-    const int chunks = (n + t.chunk - 1) / t.chunk;
+    const Pass p = pass_begin(bk, s, n, w);
     for (int th = 0; th < bk->threads; th++)
-        memset(thread_buffers(bk, th, s, &t).du, 0, sizeof(real) * TILE * plane);
+        memset(thread_buffers(bk, th, s, &p.t).du, 0, sizeof(real) * TILE * p.plane);
 #pragma omp parallel num_threads(bk->threads)
     {
-        ThreadBuffers tb = thread_buffers(bk, omp_get_thread_num(), s, &t);
+        ThreadBuffers tb = thread_buffers(bk, omp_get_thread_num(), s, &p.t);
 #pragma omp for schedule(static)
-        for (int k = 0; k < chunks; k++) {
-            int first = k * t.chunk, images = n - first < t.chunk ? n - first : t.chunk;
-            int ct = images * t.tiles;
-            input_transform(s, &t, x + first * in_item, images, tb.v, &tb.scratch);
-            output_transform_adjoint(s, &t, dy + first * out_item, images, tb.m, &tb.scratch);
+        for (int k = 0; k < p.chunks; k++) {
+            const Chunk ch = chunk_at(&p.t, n, k);
+            const int ct = (int)ch.tiles;
+            input_transform(s, &p.t, &ch, x + ch.first * p.in_item, tb.v, &tb.scratch);
+            output_transform_adjoint(s, &p.t, &ch, dy + ch.first * p.out_item, tb.m, &tb.scratch);
             for (int xi = 0; xi < TILE; xi++) {
                 const real *mx = tb.m + (size_t)xi * s->out_c * ct;
                 real *vx = tb.v + (size_t)xi * s->in_c * ct;
                 gemm(CblasNoTrans, CblasTrans, s->out_c, s->in_c, ct, 1, mx, ct, vx, ct, 1,
-                     tb.du + xi * plane, s->in_c);
+                     tb.du + xi * p.plane, s->in_c);
                 if (dx)  /* V is spent: dV takes its place */
-                    gemm(CblasTrans, CblasNoTrans, s->in_c, ct, s->out_c, 1, u + xi * plane, s->in_c,
+                    gemm(CblasTrans, CblasNoTrans, s->in_c, ct, s->out_c, 1, p.u + xi * p.plane, s->in_c,
                          mx, ct, 0, vx, ct);
             }
-            if (dx) input_transform_adjoint(s, &t, tb.v, images, dx + first * in_item, &tb.scratch);
+            if (dx) input_transform_adjoint(s, &p.t, &ch, tb.v, dx + ch.first * p.in_item, &tb.scratch);
         }
     }
-    /* Sum the private dU in thread order (deterministic), then back to 3x3. */
-    real *du = u;
-    memset(du, 0, sizeof(real) * TILE * plane);
-    for (int th = 0; th < bk->threads; th++) {
-        const real *part = thread_buffers(bk, th, s, &t).du;
-        for (size_t j = 0; j < TILE * plane; j++) du[j] += part[j];
+    /* Sum the private dU into thread 0's in thread order (deterministic), then back to 3x3. */
+    real *du = thread_buffers(bk, 0, s, &p.t).du;
+    for (int th = 1; th < bk->threads; th++) {
+        const real *part = thread_buffers(bk, th, s, &p.t).du;
+        for (size_t j = 0; j < TILE * p.plane; j++) du[j] += part[j];
     }
     filter_transform_adjoint(s, du, dw);
-    free(u);
 }

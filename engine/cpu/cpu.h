@@ -9,11 +9,14 @@
 #include "../backend_impl.h"
 
 typedef struct {
-    size_t ws_elems;  /* per thread */
-    real **ws;        /* one workspace per thread */
+    size_t ws_elems;      /* per thread */
+    real **ws;            /* one workspace per thread */
+    size_t shared_elems;
+    real *shared;         /* one workspace all threads read */
 } CpuState;
 
 static inline real *cpu_workspace(Backend *bk, int thread) { return ((CpuState *)bk->impl)->ws[thread]; }
+static inline real *cpu_shared_workspace(Backend *bk) { return ((CpuState *)bk->impl)->shared; }
 
 static inline void gemm(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int m, int n, int k,
                         real alpha, const real *a, int lda, const real *b, int ldb, real beta,
@@ -40,14 +43,14 @@ void cpu_event_destroy(Backend *bk, void *event);
 void cpu_event_record(Backend *bk, void *event);
 void cpu_event_wait(Backend *bk, void *event);
 /* conv.c: the dispatch, and the im2col path that is the reference for the others */
-size_t conv_im2col_workspace_elems(const ConvShape *s, size_t weight_elems);
+Workspace conv_im2col_workspace(const ConvShape *s, size_t weight_elems);
 void conv_im2col_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                          const real *b, real *y);
 void conv_im2col_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                           const real *dy, real *dx, real *dw);
 /* conv_winograd.c: F(2x2, 3x3) for the layers winograd_applies accepts */
 int winograd_applies(const ConvShape *s);
-size_t winograd_workspace_elems(const ConvShape *s);
+Workspace winograd_workspace(const ConvShape *s);
 void winograd_conv_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                            const real *b, real *y);
 void winograd_conv_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,

@@ -6,9 +6,9 @@
 #include "cpu.h"
 #include "guard.h"
 
-size_t lrn_workspace_elems(const LrnShape *s)
+Workspace lrn_workspace(const LrnShape *s)
 {
-    return (size_t)(s->c + 2) * s->hw;
+    return (Workspace){(size_t)(s->c + 2) * s->hw, 0};
 }
 
 /* scale^-beta. AlexNet's beta = 0.75 is sqrt(s) * sqrt(sqrt(s)) in the denominator:
@@ -61,7 +61,7 @@ void cpu_lrn_backward(Backend *bk, const LrnShape *s, int n, const real *x, cons
     for (int i = 0; i < n; i++) {
         const size_t base = (size_t)i * C * HW;
         /* ratio[q] = dy_q y_q / scale_q, once per element; one row each for the window
-         * sum and the power (lrn_workspace_elems). */
+         * sum and the power (lrn_workspace). */
         real *ratio = cpu_workspace(bk, omp_get_thread_num()), *acc = ratio + (size_t)C * HW,
              *pw = acc + HW;
         for (size_t e = 0; e < (size_t)C * HW; e++) ratio[e] = dy[base + e] * y[base + e] / scale[base + e];

@@ -156,9 +156,9 @@ static void cuda_set_tf32(Backend *bk, bool on)
 
 static size_t cuda_peak_bytes(const Backend *bk) { return ((const CudaState *)bk->impl)->peak_bytes; }
 
-static void cuda_reserve(Backend *bk, size_t elems_per_thread)
+static void cuda_reserve(Backend *bk, Workspace need)
 {
-    (void)bk, (void)elems_per_thread; /* the CPU's im2col workspace; cuDNN plans size their own */
+    (void)bk, (void)need; /* the CPU's im2col and Winograd workspace; cuDNN plans size their own */
 }
 
 static void cuda_destroy(Backend *bk)

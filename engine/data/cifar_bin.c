@@ -21,19 +21,10 @@ static const char *const TEST_FILES[] = {"test_batch.bin"};
 static const char *const CLASS_NAMES[CLASSES] = {"airplane", "automobile", "bird", "cat", "deer",
                                                  "dog",      "frog",       "horse", "ship", "truck"};
 
-static char *path_in(const char *dir, const char *name)
-{
-    char *p;
-    if (asprintf(&p, "%s/%s", dir, name) < 0) {
-        fprintf(stderr, "bigbatch: out of memory building a path\n");
-        exit(3);
-    }
-    return p;
-}
 
 bool cifar_bin_present(const char *dir)
 {
-    char *p = path_in(dir, TRAIN_FILES[0]);
+    char *p = path_join(dir, TRAIN_FILES[0]);
     struct stat st;
     bool present = stat(p, &st) == 0;
     free(p);
@@ -88,7 +79,7 @@ static int read_split(const char *dir, const char *const *files, int n_files, Im
     long counts[8], total = 0;
     char *paths[8];
     int rc = 0;
-    for (int k = 0; k < n_files; k++) paths[k] = path_in(dir, files[k]);
+    for (int k = 0; k < n_files; k++) paths[k] = path_join(dir, files[k]);
     for (int k = 0; k < n_files && rc == 0; k++) {
         counts[k] = records_in(paths[k], err);
         if (counts[k] < 0) rc = -1;
@@ -109,7 +100,7 @@ static int read_split(const char *dir, const char *const *files, int n_files, Im
 static void read_class_names(const char *dir, char names[][32])
 {
     for (int k = 0; k < CLASSES; k++) snprintf(names[k], 32, "%s", CLASS_NAMES[k]);
-    char *path = path_in(dir, "batches.meta.txt");
+    char *path = path_join(dir, "batches.meta.txt");
     FILE *f = fopen(path, "r");
     free(path);
     if (!f) return;

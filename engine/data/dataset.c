@@ -29,15 +29,6 @@ void dataset_free(Dataset *ds)
     imageset_free(&ds->test);
 }
 
-static char *join(const char *a, const char *b)
-{
-    char *p;
-    if (asprintf(&p, "%s/%s", a, b) < 0) {
-        fprintf(stderr, "bigbatch: out of memory building a path\n");
-        exit(3);
-    }
-    return p;
-}
 
 static bool exists(const char *path)
 {
@@ -63,7 +54,7 @@ static int load_idx_split(const char *root, bool default_root, const char *image
     const char *names[2] = {images, labels};
     char **paths[2] = {&img_path, &lab_path};
     for (int k = 0; k < 2; k++) {
-        char *raw = join(root, names[k]);
+        char *raw = path_join(root, names[k]);
         char *gz;
         if (asprintf(&gz, "%s.gz", raw) < 0) {
             fprintf(stderr, "bigbatch: out of memory building a path\n");
@@ -131,7 +122,7 @@ static int load_folders(const char *root, const char *what, int image_size, bool
     snprintf(ds->root, sizeof ds->root, "%s", root);
     bool can_cache = access(root, W_OK) == 0;
     if (!can_cache && !quiet) fprintf(stderr, "note: %s is not writable; decoding without a cache\n", root);
-    char *test_dir = join(root, "test"), *val_dir = join(root, "val");
+    char *test_dir = path_join(root, "test"), *val_dir = path_join(root, "val");
     const char *test_split = !exists(test_dir) && exists(val_dir) ? "val" : "test";
     free(test_dir);
     free(val_dir);
@@ -142,7 +133,7 @@ static int load_folders(const char *root, const char *what, int image_size, bool
     int classes[2] = {0, 0};
     int rc = 0;
     for (int k = 0; k < 2 && rc == 0; k++) {
-        char *dir = join(root, splits[k]), *cache = NULL;
+        char *dir = path_join(root, splits[k]), *cache = NULL;
         FolderOptions fo = {.image_size = image_size, .max_classes = MAX_CLASSES};
         if (can_cache) {
             int n = image_size > 0 ? asprintf(&cache, "%s.%d.bbimg", dir, image_size) : asprintf(&cache, "%s.bbimg", dir);
@@ -195,14 +186,14 @@ static int load_cifar10(const DataOptions *opt, Dataset *ds, Error *err)
     if (!opt->root && cifar_bin_present(CIFAR_BIN_ROOT)) return load_cifar10_binary(opt, CIFAR_BIN_ROOT, ds, err);
     const char *root = opt->root ? opt->root : CIFAR_ROOT;
     if (cifar_bin_present(root)) return load_cifar10_binary(opt, root, ds, err);
-    char *batches = join(root, "cifar-10-batches-bin");
+    char *batches = path_join(root, "cifar-10-batches-bin");
     if (cifar_bin_present(batches)) {
         int rc = load_cifar10_binary(opt, batches, ds, err);
         free(batches);
         return rc;
     }
     free(batches);
-    char *train = join(root, "train");
+    char *train = path_join(root, "train");
     bool present = exists(train);
     if (!present) {
         const char *tar = getenv("BIGBATCH_CIFAR10_TAR");

@@ -52,15 +52,6 @@ static int cmp_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static char *path_join(const char *a, const char *b)
-{
-    char *p;
-    if (asprintf(&p, "%s/%s", a, b) < 0) {
-        fprintf(stderr, "bigbatch: out of memory joining %s and %s\n", a, b);
-        exit(3);
-    }
-    return p;
-}
 
 static bool is_jpeg_name(const char *s)
 {

@@ -12,7 +12,7 @@ typedef struct {
 static void lrn_plan(Layer *l, Net *net, int batch)
 {
     LrnState *st = l->state;
-    backend_reserve(net->bk, lrn_workspace_elems(&st->shape));
+    backend_reserve(net->bk, lrn_workspace(&st->shape));
     tensor_free(&st->scale);
     tensor_alloc(&st->scale, net->bk, batch, l->c, l->h, l->w);
 }
