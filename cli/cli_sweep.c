@@ -9,6 +9,7 @@
 #include "../sweeps/claims.h"
 #include "../sweeps/experiment.h"
 #include "../sweeps/report.h"
+#include "../sweeps/results_docs.h"
 #include "../sweeps/store.h"
 #include "../sweeps/sweep.h"
 #include "cli.h"
@@ -277,18 +278,52 @@ int cli_runs(int argc, char **argv)
     return 0;
 }
 
-/* `bigbatch report FILE [--scale S] [--db PATH] [--format md|csv]` */
+static const char REPORT_USAGE[] =
+    "usage: bigbatch report FILE [--scale S] [--db PATH] [--format md|csv]\n"
+    "       bigbatch report --all [--experiments DIR] [--archive DIR] [--out DIR] [--plots DIR]\n"
+    "The paper-style table of an experiment: one row per grid cell (mean and spread over\n"
+    "repeats, diverged cells marked), the best over the file's tuned axes for each value of\n"
+    "the other axes, and the paper's number beside ours. --scale [proxy], --db\n"
+    "[results/<experiment>.db], --format md (Markdown) or csv (one row per cell) [md].\n"
+    "--all: the results pages from the archived results alone: OUT/results.md with every\n"
+    "experiment of --experiments [experiments] that has an archive in --archive\n"
+    "[results/archive] (its table, prose and figures), and the figures in OUT/figures/\n"
+    "[OUT: docs]. --plots: the gnuplot scripts (as bigbatch plot).\n";
+
+/* `bigbatch report --all ...` (results_docs.h) */
+static int report_all(int argc, char **argv)
+{
+    ResultsDocsOptions o = {"experiments", "results/archive", "docs", NULL};
+    const ValueOption opts[] = {{"--experiments", &o.experiments}, {"--archive", &o.archive},
+                                {"--out", &o.out},                 {"--plots", &o.plots_dir}};
+    int kept = 0; /* argv without --all */
+    for (int i = 0; i < argc; i++)
+        if (strcmp(argv[i], "--all")) argv[kept++] = argv[i];
+    int taken = take_value_options("report", kept, argv, opts, 4, NULL);
+    if (taken == 1) {
+        fputs(REPORT_USAGE, stdout);
+        return 0;
+    }
+    if (taken < 0) return 2;
+    Error err = {{0}};
+    if (results_docs_write(&o, stderr, &err) != 0) {
+        fprintf(stderr, "bigbatch report --all: %s\n", err.msg);
+        return 1;
+    }
+    printf("%s/results.md and %s/figures/ written\n", o.out, o.out);
+    return 0;
+}
+
+/* `bigbatch report FILE [--scale S] [--db PATH] [--format md|csv]`, or `report --all` */
 int cli_report(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--all")) return report_all(argc, argv);
     const char *file = NULL, *scale = "proxy", *db = NULL, *format = "md";
     const ValueOption opts[] = {{"--scale", &scale}, {"--db", &db}, {"--format", &format}};
     int taken = take_value_options("report", argc, argv, opts, 3, &file);
     if (taken == 1) {
-        printf("usage: bigbatch report FILE [--scale S] [--db PATH] [--format md|csv]\n"
-               "The paper-style table of an experiment: one row per grid cell (mean and spread over\n"
-               "repeats, diverged cells marked), the best over the file's tuned axes for each value of\n"
-               "the other axes, and the paper's number beside ours. --scale [proxy], --db\n"
-               "[results/<experiment>.db], --format md (Markdown) or csv (one row per cell) [md].\n");
+        fputs(REPORT_USAGE, stdout);
         return 0;
     }
     if (taken < 0) return 2;
@@ -305,7 +340,8 @@ int cli_report(int argc, char **argv)
         return 2;
     }
     Error err = {{0}};
-    if (report_write(stdout, file, scale, db, !strcmp(format, "csv") ? REPORT_CSV : REPORT_MD, &err) != 0) {
+    ReportRequest r = {file, scale, db, !strcmp(format, "csv") ? REPORT_CSV : REPORT_MD, NULL, 1};
+    if (report_write(stdout, &r, &err) != 0) {
         fprintf(stderr, "bigbatch report: %s\n", err.msg);
         return 1;
     }

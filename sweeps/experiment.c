@@ -11,6 +11,7 @@
 #include <ini.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -264,10 +265,27 @@ static char *read_line(char *str, int num, void *stream)
     return str;
 }
 
+/* The [experiment] keys that hold prose: they may continue on indented lines. */
+static const struct {
+    const char *name;
+    size_t field; /* offset of its char * in Experiment */
+} EXPERIMENT_TEXT[] = {
+    {"title", offsetof(Experiment, title)},       {"source", offsetof(Experiment, source)},
+    {"description", offsetof(Experiment, description)}, {"scaled", offsetof(Experiment, scaled)},
+    {"findings", offsetof(Experiment, findings)},
+};
+enum { N_EXPERIMENT_TEXT = (int)(sizeof EXPERIMENT_TEXT / sizeof EXPERIMENT_TEXT[0]) };
+
+static int experiment_text_index(const char *name)
+{
+    for (int i = 0; i < N_EXPERIMENT_TEXT; i++)
+        if (!strcmp(name, EXPERIMENT_TEXT[i].name)) return i;
+    return -1;
+}
+
 static bool text_key(SecKind kind, const char *name)
 {
-    static const char *const exp_text[] = {"title", "source", "description", "scaled", NULL};
-    return (kind == SEC_EXPERIMENT && in_list(name, exp_text)) ||
+    return (kind == SEC_EXPERIMENT && experiment_text_index(name) >= 0) ||
            (kind == SEC_PAPER && (!strcmp(name, "note") || !strcmp(name, "what")));
 }
 
@@ -463,14 +481,13 @@ static int do_experiment(Loader *L, const Entry *en)
 {
     Experiment *exp = L->exp;
     const char *v = en->value;
-    static const char *const text_names[] = {"title", "source", "description", "scaled", NULL};
-    char **text_fields[] = {&exp->title, &exp->source, &exp->description, &exp->scaled};
-    for (int i = 0; text_names[i]; i++)
-        if (!strcmp(en->name, text_names[i])) {
-            free(*text_fields[i]);
-            *text_fields[i] = xstrdup(v);
-            return 0;
-        }
+    int text = experiment_text_index(en->name);
+    if (text >= 0) {
+        char **field = (char **)((char *)exp + EXPERIMENT_TEXT[text].field);
+        free(*field);
+        *field = xstrdup(v);
+        return 0;
+    }
     if (!strcmp(en->name, "name")) {
         if (!*v || strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789-_") != strlen(v))
             return fail_at(L, en->line, "key 'name': '%s' is not made of a-z, 0-9, '-' and '_'", v);
@@ -505,7 +522,7 @@ static int do_experiment(Loader *L, const Entry *en)
         exp->metric = xstrdup(v);
     } else {
         return fail_at(L, en->line, "unknown key '%s' in [experiment] (known: name, title, source, description, "
-                                    "scaled, repeats, tuned, metric, figures, target)", en->name);
+                                    "scaled, findings, repeats, tuned, metric, figures, target)", en->name);
     }
     return 0;
 }
@@ -896,9 +913,11 @@ int experiment_load_string(const char *path, const char *text, const char *scale
     bool failed = L.failed;
     loader_free(&L);
     if (!failed) {
-        char **fields[] = {&exp->title, &exp->source, &exp->description, &exp->scaled, &exp->metric};
-        for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
-            if (!*fields[i]) *fields[i] = xstrdup(i == 4 ? "test_acc" : "");
+        for (int i = 0; i < N_EXPERIMENT_TEXT; i++) {
+            char **field = (char **)((char *)exp + EXPERIMENT_TEXT[i].field);
+            if (!*field) *field = xstrdup("");
+        }
+        if (!exp->metric) exp->metric = xstrdup("test_acc");
         /* the trial expansion runs every run through the train flag checks */
         RunSpec *runs = NULL;
         int n = 0;
@@ -942,8 +961,8 @@ int experiment_load(const char *path, const char *scale, Experiment *exp, Error 
 void experiment_free(Experiment *exp)
 {
     if (!exp) return;
-    char *fields[] = {exp->path, exp->name, exp->title, exp->source, exp->description, exp->scaled, exp->scale,
-                      exp->metric, exp->text};
+    for (int i = 0; i < N_EXPERIMENT_TEXT; i++) free(*(char **)((char *)exp + EXPERIMENT_TEXT[i].field));
+    char *fields[] = {exp->path, exp->name, exp->scale, exp->metric, exp->text};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) free(fields[i]);
     free_strs(exp->tuned, exp->n_tuned);
     free_strs(exp->figures, exp->n_figures);

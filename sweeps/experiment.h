@@ -25,6 +25,7 @@ typedef struct {
 
 typedef struct {
     char *path, *name, *title, *source, *description, *scaled, *scale, *metric; /* "" when absent */
+    char *findings;              /* what the results show and what they do not (docs/results.md) */
     int repeats;
     int n_tuned;
     char **tuned;

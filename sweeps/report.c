@@ -219,26 +219,38 @@ static void write_csv(FILE *out, const Report *rep)
     }
 }
 
-int report_write(FILE *out, const char *file, const char *scale, const char *db, ReportFormat format, Error *err)
+/* At a scale the paper's numbers do not apply to, they are shown on their own. */
+static void write_paper_md(FILE *out, const Experiment *exp)
+{
+    fprintf(out, "\nThe paper's numbers (%s), compared at the %s scale only ([paper] scales):\n\n",
+            exp->paper_what ? exp->paper_what : "as filed", exp->paper_scales[0]);
+    print_md_row(out, (const char *const *)exp->paper_cols, exp->n_paper_cols);
+    print_md_rule(out, exp->n_paper_cols);
+    for (int i = 0; i < exp->n_paper_rows; i++)
+        print_md_row(out, (const char *const *)exp->paper_rows[i], exp->n_paper_cols);
+}
+
+int report_write(FILE *out, const ReportRequest *r, Error *err)
 {
     CellsData d;
-    if (cells_open(&d, file, scale, db, err) != 0) return -1;
+    if (cells_open(&d, r->file, r->scale, r->db, err) != 0) return -1;
     const Experiment *exp = &d.exp;
     const Report *rep = &d.set;
-    if (format == REPORT_CSV) {
+    if (r->format == REPORT_CSV) {
         write_csv(out, rep);
     } else {
-        fprintf(out, "# %s\n\n", exp->title[0] ? exp->title : exp->name);
-        if (exp->source[0]) fprintf(out, "Source: %s.  \n", exp->source);
-        fprintf(out, "Experiment `%s`, %s scale, metric %s (%s is better), database %s.\n", exp->name, exp->scale,
-                exp->metric, rep->higher_is_better ? "higher" : "lower", d.path);
-        if (exp->scaled[0]) fprintf(out, "Scaled down: %s\n", exp->scaled);
+        fprintf(out, "%.*s %s\n\n", r->heading > 1 ? r->heading : 1, "######", exp->title[0] ? exp->title : exp->name);
+        fprintf(out, "Experiment `%s`, %s scale, metric %s (%s is better), %s %s.\n", exp->name, exp->scale,
+                exp->metric, rep->higher_is_better ? "higher" : "lower", r->db_label ? "data" : "database",
+                r->db_label ? r->db_label : d.path);
+        if (exp->source[0]) fprintf(out, "\nSource: %s.\n", exp->source);
+        if (exp->description[0]) fprintf(out, "\nSetup: %s\n", exp->description);
+        if (exp->scaled[0]) fprintf(out, "\nScaled down: %s\n", exp->scaled);
         write_cells_md(out, rep);
         if (exp->n_tuned) write_best_md(out, rep);
-        if (!experiment_paper_applies(exp) && exp->n_paper_rows)
-            fprintf(out, "\nThe paper's numbers are compared at the %s scale only ([paper] scales).\n",
-                    exp->paper_scales[0]);
-        for (int i = 0; i < exp->n_paper_notes; i++) fprintf(out, "%s%s\n", i ? "" : "\nPaper notes:\n", exp->paper_notes[i]);
+        if (!experiment_paper_applies(exp) && exp->n_paper_rows) write_paper_md(out, exp);
+        for (int i = 0; i < exp->n_paper_notes; i++)
+            fprintf(out, "%s- %s\n", i ? "" : "\nPaper notes:\n\n", exp->paper_notes[i]);
     }
     cells_close(&d);
     return 0;

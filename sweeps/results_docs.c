@@ -1,0 +1,297 @@
+/* The results pages (results_docs.h): for each experiment file with an archive, restore the
+ * archive into a scratch database, write its report and draw its figures, then move the page
+ * and figures into place. */
+#include "results_docs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "archive.h"
+#include "experiment.h"
+#include "plot.h"
+#include "plot_parts.h"
+#include "report.h"
+
+/* The scale a page shows: the largest one the archive has runs of. */
+static const char *const SCALE_PREFERENCE[] = {"full", "proxy", "smoke"};
+enum { N_SCALES = (int)(sizeof SCALE_PREFERENCE / sizeof SCALE_PREFERENCE[0]) };
+
+typedef struct {
+    char **items;
+    int n;
+} Names;
+
+static void names_free(Names *l)
+{
+    for (int i = 0; i < l->n; i++) free(l->items[i]);
+    free(l->items);
+    l->items = NULL;
+    l->n = 0;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static bool ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), k = strlen(tail);
+    return n >= k && !strcmp(s + n - k, tail);
+}
+
+/* The files in `dir` whose names end with one of `tails` (NULL-terminated), sorted. */
+static int list_files(const char *dir, const char *const *tails, Names *out, Error *err)
+{
+    memset(out, 0, sizeof *out);
+    DIR *d = opendir(dir);
+    if (!d) {
+        error_set(err, "%s: cannot open: %s", dir, strerror(errno));
+        return -1;
+    }
+    for (struct dirent *e; (e = readdir(d));) {
+        bool match = false;
+        for (int i = 0; tails[i] && !match; i++) match = e->d_name[0] != '.' && ends_with(e->d_name, tails[i]);
+        if (!match) continue;
+        out->items = xrealloc(out->items, sizeof *out->items * (size_t)(out->n + 1), "file list");
+        out->items[out->n++] = xstrdup(e->d_name);
+    }
+    closedir(d);
+    qsort(out->items, (size_t)out->n, sizeof *out->items, cmp_str);
+    return 0;
+}
+
+/* Of the scales the database has runs of, the one SCALE_PREFERENCE puts first (NULL: none). */
+static const char *archived_scale(const char *db, const char *name, Error *err)
+{
+    sqlite3 *h = NULL;
+    sqlite3_stmt *q = NULL;
+    const char *found = NULL;
+    int rc = sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(h, "SELECT 1 FROM experiments e JOIN experiment_runs x ON x.experiment_id = e.id "
+                                   "WHERE e.name = ?1 AND e.scale = ?2 LIMIT 1", -1, &q, NULL);
+    for (int i = 0; rc == SQLITE_OK && i < N_SCALES && !found; i++) {
+        sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(q, 2, SCALE_PREFERENCE[i], -1, SQLITE_STATIC);
+        int step = sqlite3_step(q);
+        if (step == SQLITE_ROW) found = SCALE_PREFERENCE[i];
+        else if (step != SQLITE_DONE) rc = step;
+        sqlite3_reset(q);
+    }
+    if (rc != SQLITE_OK) error_set(err, "%s: %s", db, h ? sqlite3_errmsg(h) : sqlite3_errstr(rc));
+    else if (!found) error_set(err, "%s: no runs of experiment %s at any scale", db, name);
+    sqlite3_finalize(q);
+    sqlite3_close(h);
+    return found;
+}
+
+typedef struct {
+    const ResultsDocsOptions *o;
+    char *work;      /* scratch folder inside out/ (same file system: renames are atomic) */
+    char *figures;   /* work/figures: the new figures, moved to out/figures at the end */
+    FILE *page;      /* work/results.md */
+    FILE *progress;
+} Docs;
+
+/* Draws the experiment's figures into work/<name>/ and moves the images to
+ * work/figures/<name>-<figure>.<ext>; links the PNGs from the page. */
+static int draw_figures(Docs *d, const char *file, const char *scale, const char *db, const char *name,
+                        Error *err)
+{
+    char *dir = path_join(d->work, name);
+    PlotOptions po;
+    plot_options_defaults(&po);
+    po.file = file;
+    po.scale = scale;
+    po.db = db;
+    po.out = dir;
+    po.plots_dir = d->o->plots_dir;
+    FILE *quiet = fopen("/dev/null", "w");
+    int drawn = quiet ? plot_run(&po, quiet, d->progress, err) : -1;
+    if (!quiet) error_set(err, "/dev/null: cannot open: %s", strerror(errno));
+    else fclose(quiet);
+    static const char *const images[] = {".png", ".svg", NULL};
+    Names made = {0};
+    int rc = drawn < 0 ? -1 : list_files(dir, images, &made, err);
+    for (int i = 0; rc == 0 && i < made.n; i++) {
+        char *from = path_join(dir, made.items[i]), *named = NULL, *to = NULL;
+        size_t len = strlen(name) + strlen(made.items[i]) + 2, kind = strcspn(made.items[i], ".");
+        named = xmalloc(len, "figure name");
+        if (kind == strlen(name) && !strncmp(made.items[i], name, kind)) /* layer-ratios.png, not twice */
+            snprintf(named, len, "%s", made.items[i]);
+        else
+            snprintf(named, len, "%s-%s", name, made.items[i]);
+        to = path_join(d->figures, named);
+        if (rename(from, to) != 0) {
+            error_set(err, "%s: cannot move to %s: %s", from, to, strerror(errno));
+            rc = -1;
+        } else if (ends_with(named, ".png")) {
+            fprintf(d->page, "\n![%s: %.*s](figures/%s)\n", name, (int)(strlen(made.items[i]) - 4), made.items[i],
+                    named);
+        }
+        free(from);
+        free(named);
+        free(to);
+    }
+    names_free(&made);
+    free(dir);
+    return rc;
+}
+
+/* One experiment's section of the page; 1 when it has no archive (noted in `missing`), 0, or -1. */
+static int write_experiment(Docs *d, const char *ini, FILE *missing, Error *err)
+{
+    char *file = path_join(d->o->experiments, ini);
+    Experiment exp;
+    int rc = experiment_load(file, "proxy", &exp, err);
+    if (rc != 0) {
+        free(file);
+        return -1;
+    }
+    size_t len = strlen(exp.name) + 8;
+    char *dump_name = xmalloc(len, "archive name"), *db_name = xmalloc(len, "database name");
+    snprintf(dump_name, len, "%s.sql.gz", exp.name);
+    snprintf(db_name, len, "%s.db", exp.name);
+    char *dump = path_join(d->o->archive, dump_name), *db = path_join(d->work, db_name);
+    const char *scale = NULL;
+    if (access(dump, F_OK) != 0) {
+        fprintf(missing, "- `%s/%s`: %s\n", d->o->experiments, ini, exp.title[0] ? exp.title : exp.name);
+        rc = 1;
+    } else if (archive_restore(dump, db, err) != 0 || !(scale = archived_scale(db, exp.name, err))) {
+        rc = -1;
+    } else {
+        fprintf(d->progress, "report --all: %s (%s scale)\n", exp.name, scale);
+        fprintf(d->page, "\n");
+        ReportRequest r = {file, scale, db, REPORT_MD, dump, 2};
+        rc = report_write(d->page, &r, err);
+        if (rc == 0 && exp.findings[0]) fprintf(d->page, "\n**What it shows.** %s\n", exp.findings);
+        if (rc == 0) rc = draw_figures(d, file, scale, db, exp.name, err);
+        unlink(db);
+    }
+    experiment_free(&exp);
+    free(dump_name);
+    free(db_name);
+    free(dump);
+    free(db);
+    free(file);
+    return rc;
+}
+
+static void write_header(Docs *d)
+{
+    fprintf(d->page, "# Results\n\n"
+                     "Generated by `bigbatch report --all` from the archived results (%s/*.sql.gz) and the\n"
+                     "experiment files (%s/*.ini): do not edit; edit the experiment file's prose or rerun its\n"
+                     "sweep, save it with `sweeps/archive.sh save`, and regenerate. Each section is one\n"
+                     "experiment file at the largest scale its archive holds: the paper's source, how it was\n"
+                     "scaled down, every cell of the grid, the best over the tuned axes, the paper's notes, what\n"
+                     "the runs show, and the figures.\n",
+            d->o->archive, d->o->experiments);
+}
+
+/* Moves every file of work/figures into out/figures, then the page into out/. */
+static int publish(Docs *d, Error *err)
+{
+    static const char *const any[] = {"", NULL};
+    char *figures = path_join(d->o->out, "figures");
+    Names made = {0};
+    int rc = plot_mkdir_p(figures, err) || list_files(d->figures, any, &made, err) ? -1 : 0;
+    for (int i = 0; rc == 0 && i < made.n; i++) {
+        char *from = path_join(d->figures, made.items[i]), *to = path_join(figures, made.items[i]);
+        if (rename(from, to) != 0) {
+            error_set(err, "%s: cannot move to %s: %s", from, to, strerror(errno));
+            rc = -1;
+        }
+        free(from);
+        free(to);
+    }
+    names_free(&made);
+    free(figures);
+    if (rc != 0) return -1;
+    char *from = path_join(d->work, "results.md"), *to = path_join(d->o->out, "results.md");
+    if (rename(from, to) != 0) {
+        error_set(err, "%s: cannot move to %s: %s", from, to, strerror(errno));
+        rc = -1;
+    }
+    free(from);
+    free(to);
+    return rc;
+}
+
+/* Removes the scratch folder and what is left in it (two levels: work/<name>/ files). */
+static void remove_tree(const char *dir)
+{
+    static const char *const any[] = {"", NULL};
+    Names entries = {0};
+    Error ignored;
+    if (list_files(dir, any, &entries, &ignored) == 0)
+        for (int i = 0; i < entries.n; i++) {
+            char *p = path_join(dir, entries.items[i]);
+            struct stat st;
+            if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) remove_tree(p);
+            else unlink(p);
+            free(p);
+        }
+    names_free(&entries);
+    rmdir(dir);
+}
+
+int results_docs_write(const ResultsDocsOptions *o, FILE *progress, Error *err)
+{
+    static const char *const ini[] = {".ini", NULL};
+    Names files = {0};
+    if (list_files(o->experiments, ini, &files, err) != 0 || plot_mkdir_p(o->out, err) != 0) {
+        names_free(&files);
+        return -1;
+    }
+    Docs d = {o, path_join(o->out, ".report-XXXXXX"), NULL, NULL, progress};
+    int rc = -1;
+    if (!mkdtemp(d.work)) {
+        error_set(err, "%s: cannot create a scratch folder: %s", d.work, strerror(errno));
+        free(d.work);
+        names_free(&files);
+        return -1;
+    }
+    d.figures = path_join(d.work, "figures");
+    char *page = path_join(d.work, "results.md");
+    if (mkdir(d.figures, 0777) != 0) error_set(err, "%s: %s", d.figures, strerror(errno));
+    else if (!(d.page = fopen(page, "w"))) error_set(err, "%s: cannot create: %s", page, strerror(errno));
+    if (d.page) {
+        write_header(&d);
+        rc = 0;
+        char *missing_text = NULL;
+        size_t missing_len = 0;
+        FILE *missing = open_memstream(&missing_text, &missing_len);
+        if (!missing) {
+            error_set(err, "out of memory");
+            rc = -1;
+        }
+        for (int i = 0; rc == 0 && i < files.n; i++) {
+            int one = write_experiment(&d, files.items[i], missing, err);
+            if (one < 0) {
+                error_prefix(err, files.items[i]);
+                rc = -1;
+            }
+        }
+        if (missing) fclose(missing);
+        if (rc == 0 && missing_len)
+            fprintf(d.page, "\n## Not archived\n\nThese experiment files have no archive in %s, so no results here:\n\n%s",
+                    o->archive, missing_text);
+        free(missing_text);
+        if (fclose(d.page) != 0 && rc == 0) {
+            error_set(err, "%s: write error: %s", page, strerror(errno));
+            rc = -1;
+        }
+        if (rc == 0) rc = publish(&d, err);
+    }
+    remove_tree(d.work);
+    free(page);
+    free(d.figures);
+    free(d.work);
+    names_free(&files);
+    return rc;
+}

@@ -1,0 +1,23 @@
+/* `bigbatch report --all`: docs/results.md and docs/figures/ generated from the archived
+ * results alone. Every experiment file with an archive gets its paper-style table (report.h),
+ * the prose of its file (`description`, `findings`, the paper's notes) and its figures
+ * (plot.h), so a number in the docs is always the archived data's. */
+#ifndef BB_RESULTS_DOCS_H
+#define BB_RESULTS_DOCS_H
+#include <stdio.h>
+
+#include "util.h"
+
+typedef struct {
+    const char *experiments; /* folder of experiment files (*.ini) */
+    const char *archive;     /* folder of <name>.sql.gz (sweeps/archive.sh save) */
+    const char *out;         /* writes out/results.md and out/figures/<name>-<figure>.{png,svg} */
+    const char *plots_dir;   /* gnuplot scripts; NULL: as `bigbatch plot` finds them */
+} ResultsDocsOptions;
+
+/* 0, or -1 with err. Progress lines (one per experiment) go to `progress`. The page and the
+ * figures are written beside their final names and renamed into place at the end, so a
+ * failure leaves the previous ones. */
+int results_docs_write(const ResultsDocsOptions *o, FILE *progress, Error *err);
+
+#endif
