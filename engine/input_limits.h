@@ -1,6 +1,6 @@
 /* The largest values bigbatch accepts, wherever they come from (train, sweep and bench flags,
  * experiment files, image files): beyond them a run cannot be meant, and sizes computed from
- * them stay far from overflow. README's "Limits" lists them. */
+ * them stay far from overflow. docs/cli.md's "Limits" lists them. */
 #ifndef BB_INPUT_LIMITS_H
 #define BB_INPUT_LIMITS_H
 

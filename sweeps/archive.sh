@@ -2,7 +2,7 @@
 # Keeps results databases in git as SQL text: `save` dumps results/<name>.db to
 # results/archive/<name>.sql.gz, `load` rebuilds results/<name>.db from it. The databases
 # themselves are git-ignored (binary, rewritten by every run); the dumps let a fresh clone
-# redraw the README's figures from the measured data, and let a sweep that outlives one
+# regenerate docs/results.md and its figures from the measured data, and let a sweep that outlives one
 # machine resume on another (a run left `running` in a dump goes stale and is rerun).
 #
 #   sweeps/archive.sh save [--results DIR] [--archive DIR] [NAME...]   (default: every DIR/*.db)

@@ -161,7 +161,7 @@ static int spawn(Sweep *w, Child *c, Error *err)
         if (fd < 0 || in < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0 || dup2(in, 0) < 0) _exit(126);
         close(fd);
         close(in);
-        /* Runs side by side must not spin-wait for cores (README: "Engine layout"). */
+        /* Runs side by side must not spin-wait for cores (docs/engine.md: "Engine layout"). */
         setenv("OMP_WAIT_POLICY", "passive", 0);
         /* the worker slot: a bare --device cuda puts each worker's runs on a GPU of their own */
         char slot[16];

@@ -458,11 +458,15 @@ void winograd_conv_backward(Backend *bk, const ConvShape *s, int n, const real *
             if (dx) input_transform_adjoint(s, &p.t, &ch, tb.v, dx + ch.first * p.in_item, &tb.scratch);
         }
     }
-    /* Sum the private dU into thread 0's in thread order (deterministic), then back to 3x3. */
+    /* Sum the private dU into thread 0's, each value in thread order (deterministic), the
+     * values split over the threads; then back to 3x3. */
     real *du = thread_buffers(bk, 0, s, &p.t).du;
-    for (int th = 1; th < bk->threads; th++) {
-        const real *part = thread_buffers(bk, th, s, &p.t).du;
-        for (size_t j = 0; j < TILE * p.plane; j++) du[j] += part[j];
+    const size_t at = (size_t)(du - cpu_workspace(bk, 0)), n_du = TILE * p.plane;
+#pragma omp parallel for schedule(static) num_threads(bk->threads)
+    for (size_t j = 0; j < n_du; j++) {
+        real acc = du[j];
+        for (int th = 1; th < bk->threads; th++) acc += cpu_workspace(bk, th)[at + j];
+        du[j] = acc;
     }
     filter_transform_adjoint(s, du, dw);
 }

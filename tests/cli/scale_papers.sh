@@ -10,7 +10,7 @@ expect_output 'Jia et al. 2018 (Tencent, 1807.11205): ResNet-50, 90 epochs, batc
 # The summary table, one row per run: label, devices, batch, predicted and reported time
 # (value and unit), ratio, comm/iter. The published times are written here, not read from
 # the output, so the check also fails if the program's reported column drifts from them.
-# Tolerance, in README.md's words: "The GPU runs come out within 7% of the reported time
+# Tolerance, in docs/cli.md's words: "The GPU runs come out within 7% of the reported time
 # and the two CPU runs within a factor of 1.6". A ratio is computed from the printed
 # predicted time, which is rounded to 0.1 of its unit: the printed ratio column (two decimals)
 # must agree with it to within that rounding, 0.005 + 0.05 min / published.
