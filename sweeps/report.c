@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cells.h"
+#include "html.h"
 #include "experiment.h"
 
 typedef CellSet Report;
@@ -37,19 +38,119 @@ static void format_diff(const Cell *c, const char *paper, char *out, size_t len)
     else if (len) out[0] = 0;
 }
 
-static void print_md_row(FILE *out, const char *const *cols, int n)
+/* ---- markup: the same report as Markdown or as an HTML fragment ---- */
+
+typedef struct {
+    void (*heading)(FILE *out, int level, const char *text);
+    void (*para)(FILE *out, const char *label, const char *text); /* label may be NULL */
+    void (*table_begin)(FILE *out, const char *caption, const char *const *cols, int n);
+    void (*row)(FILE *out, const char *const *cols, int n);
+    void (*table_end)(FILE *out);
+    void (*list_item)(FILE *out, const char *label, const char *text, bool first); /* label: before a list */
+    void (*list_end)(FILE *out);
+} Markup;
+
+static void md_heading(FILE *out, int level, const char *text)
+{
+    fprintf(out, "%.*s %s\n", level > 1 ? level : 1, "######", text);
+}
+
+static void md_para(FILE *out, const char *label, const char *text)
+{
+    if (label) fprintf(out, "\n**%s** %s\n", label, text);
+    else fprintf(out, "\n%s\n", text);
+}
+
+static void md_row(FILE *out, const char *const *cols, int n)
 {
     fprintf(out, "|");
     for (int i = 0; i < n; i++) fprintf(out, " %s |", cols[i]);
     fprintf(out, "\n");
 }
 
-static void print_md_rule(FILE *out, int n)
+static void md_table_begin(FILE *out, const char *caption, const char *const *cols, int n)
 {
+    fprintf(out, "\n%s\n\n", caption);
+    md_row(out, cols, n);
     fprintf(out, "|");
     for (int i = 0; i < n; i++) fprintf(out, "---|");
     fprintf(out, "\n");
 }
+
+static void md_table_end(FILE *out) { (void)out; }
+
+static void md_list_item(FILE *out, const char *label, const char *text, bool first)
+{
+    if (first) fprintf(out, "\n%s\n\n", label);
+    fprintf(out, "- %s\n", text);
+}
+
+static void md_list_end(FILE *out) { (void)out; }
+
+static const Markup MARKDOWN = {md_heading, md_para, md_table_begin, md_row, md_table_end, md_list_item, md_list_end};
+
+static void html_heading(FILE *out, int level, const char *text)
+{
+    int h = level > 1 ? level : 1;
+    fprintf(out, "<h%d>", h);
+    html_escape(out, text);
+    fprintf(out, "</h%d>\n", h);
+}
+
+static void html_para(FILE *out, const char *label, const char *text)
+{
+    fprintf(out, "<p>");
+    if (label) {
+        fprintf(out, "<b>");
+        html_escape(out, label);
+        fprintf(out, "</b> ");
+    }
+    html_escape(out, text);
+    fprintf(out, "</p>\n");
+}
+
+static void html_table_begin(FILE *out, const char *caption, const char *const *cols, int n)
+{
+    fprintf(out, "<table class=\"sortable\"><caption>");
+    html_escape(out, caption);
+    fprintf(out, "</caption>\n<thead><tr>");
+    for (int i = 0; i < n; i++) {
+        fprintf(out, "<th>");
+        html_escape(out, cols[i]);
+        fprintf(out, "</th>");
+    }
+    fprintf(out, "</tr></thead>\n<tbody>\n");
+}
+
+static void html_row(FILE *out, const char *const *cols, int n)
+{
+    fprintf(out, "<tr>");
+    for (int i = 0; i < n; i++) {
+        fprintf(out, "<td>");
+        html_escape(out, cols[i]);
+        fprintf(out, "</td>");
+    }
+    fprintf(out, "</tr>\n");
+}
+
+static void html_table_end(FILE *out) { fprintf(out, "</tbody></table>\n"); }
+
+static void html_list_item(FILE *out, const char *label, const char *text, bool first)
+{
+    if (first) {
+        fprintf(out, "<p>");
+        html_escape(out, label);
+        fprintf(out, "</p>\n<ul>\n");
+    }
+    fprintf(out, "<li>");
+    html_escape(out, text);
+    fprintf(out, "</li>\n");
+}
+
+static void html_list_end(FILE *out) { fprintf(out, "</ul>\n"); }
+
+static const Markup HTML = {html_heading,   html_para,      html_table_begin, html_row,
+                            html_table_end, html_list_item, html_list_end};
 
 /* CSV field, quoted when it holds a comma or a quote. */
 static void print_csv_row(FILE *out, const char *const *cols, int n)
@@ -91,7 +192,7 @@ static int cell_values(const Experiment *exp, const cJSON *first, const Cell *c,
     return k;
 }
 
-static void write_cells_md(FILE *out, const Report *rep)
+static void write_cells(FILE *out, const Report *rep, const Markup *m)
 {
     const Experiment *exp = rep->exp;
     const char *cols[MAX_COLS];
@@ -103,10 +204,10 @@ static void write_cells_md(FILE *out, const Report *rep)
     cols[n++] = exp->metric;
     cols[n++] = "paper";
     cols[n++] = "ours - paper";
-    fprintf(out, "\nEvery cell (mean ± sample standard deviation over repeats%s):\n\n",
-            exp->n_tuned ? "; * = best over the tuned axes" : "");
-    print_md_row(out, cols, n);
-    print_md_rule(out, n);
+    char caption[160];
+    snprintf(caption, sizeof caption, "Every cell (mean ± sample standard deviation over repeats%s):",
+             exp->n_tuned ? "; * = best over the tuned axes" : "");
+    m->table_begin(out, caption, cols, n);
     for (int i = 0; i < rep->n_cells; i++) {
         const Cell *c = &rep->cells[i];
         char result[128], diff[32], runs[16], marked[140];
@@ -121,11 +222,12 @@ static void write_cells_md(FILE *out, const Report *rep)
         vals[k++] = marked;
         vals[k++] = paper ? paper : "";
         vals[k++] = diff;
-        print_md_row(out, vals, k);
+        m->row(out, vals, k);
     }
+    m->table_end(out);
 }
 
-static void write_best_md(FILE *out, const Report *rep)
+static void write_best(FILE *out, const Report *rep, const Markup *m)
 {
     const Experiment *exp = rep->exp;
     const char *cols[MAX_COLS];
@@ -144,13 +246,21 @@ static void write_best_md(FILE *out, const Report *rep)
     cols[n++] = "diverged cells";
     cols[n++] = "paper";
     cols[n++] = "ours - paper";
-    fprintf(out, "\nBest over %s", exp->n_tuned ? "" : "all cells");
-    for (int t = 0; t < exp->n_tuned; t++) fprintf(out, "%s%s", t ? ", " : "", exp->tuned[t]);
-    fprintf(out, " for each ");
-    for (int g = 0; g < n_group; g++) fprintf(out, "%s%s", g ? ", " : "", cols[g]);
-    fprintf(out, "%s (the papers report the best tuned run):\n\n", n_group ? "" : "experiment");
-    print_md_row(out, cols, n);
-    print_md_rule(out, n);
+    char *caption = NULL;
+    size_t caption_len = 0;
+    FILE *c = open_memstream(&caption, &caption_len);
+    if (!c) {
+        fprintf(stderr, "bigbatch: out of memory writing a report\n");
+        exit(3);
+    }
+    fprintf(c, "Best over %s", exp->n_tuned ? "" : "all cells");
+    for (int t = 0; t < exp->n_tuned; t++) fprintf(c, "%s%s", t ? ", " : "", exp->tuned[t]);
+    fprintf(c, " for each ");
+    for (int g = 0; g < n_group; g++) fprintf(c, "%s%s", g ? ", " : "", cols[g]);
+    fprintf(c, "%s (the papers report the best tuned run):", n_group ? "" : "experiment");
+    fclose(c);
+    m->table_begin(out, caption, cols, n);
+    free(caption);
     /* One row per group, in the order its first cell appears. */
     for (int i = 0; i < rep->n_cells; i++) {
         const Cell *c = &rep->cells[i];
@@ -186,8 +296,9 @@ static void write_best_md(FILE *out, const Report *rep)
         vals[k++] = div;
         vals[k++] = paper ? paper : "";
         vals[k++] = diff;
-        print_md_row(out, vals, k);
+        m->row(out, vals, k);
     }
+    m->table_end(out);
 }
 
 static void write_csv(FILE *out, const Report *rep)
@@ -220,38 +331,48 @@ static void write_csv(FILE *out, const Report *rep)
 }
 
 /* At a scale the paper's numbers do not apply to, they are shown on their own. */
-static void write_paper_md(FILE *out, const Experiment *exp)
+static void write_paper(FILE *out, const Experiment *exp, const Markup *m)
 {
-    fprintf(out, "\nThe paper's numbers (%s), compared at the %s scale only ([paper] scales):\n\n",
-            exp->paper_what ? exp->paper_what : "as filed", exp->paper_scales[0]);
-    print_md_row(out, (const char *const *)exp->paper_cols, exp->n_paper_cols);
-    print_md_rule(out, exp->n_paper_cols);
-    for (int i = 0; i < exp->n_paper_rows; i++)
-        print_md_row(out, (const char *const *)exp->paper_rows[i], exp->n_paper_cols);
+    char caption[400];
+    snprintf(caption, sizeof caption, "The paper's numbers (%s), compared at the %s scale only ([paper] scales):",
+             exp->paper_what ? exp->paper_what : "as filed", exp->paper_scales[0]);
+    m->table_begin(out, caption, (const char *const *)exp->paper_cols, exp->n_paper_cols);
+    for (int i = 0; i < exp->n_paper_rows; i++) m->row(out, (const char *const *)exp->paper_rows[i], exp->n_paper_cols);
+    m->table_end(out);
+}
+
+/* The report in one markup: title, what and where, the tables, the paper's notes, findings. */
+static void write_marked(FILE *out, const ReportRequest *r, const CellsData *d, const Markup *m)
+{
+    const Experiment *exp = &d->exp;
+    const Report *rep = &d->set;
+    m->heading(out, r->heading, exp->title[0] ? exp->title : exp->name);
+    char *what = NULL;
+    if (asprintf(&what, "Experiment `%s`, %s scale, metric %s (%s is better), %s %s.", exp->name, exp->scale,
+                 exp->metric, rep->higher_is_better ? "higher" : "lower", r->db_label ? "data" : "database",
+                 r->db_label ? r->db_label : d->path) < 0) {
+        fprintf(stderr, "bigbatch: out of memory writing a report\n");
+        exit(3);
+    }
+    m->para(out, NULL, what);
+    free(what);
+    if (exp->source[0]) m->para(out, "Source:", exp->source);
+    if (exp->description[0]) m->para(out, "Setup:", exp->description);
+    if (exp->scaled[0]) m->para(out, "Scaled down:", exp->scaled);
+    write_cells(out, rep, m);
+    if (exp->n_tuned) write_best(out, rep, m);
+    if (!experiment_paper_applies(exp) && exp->n_paper_rows) write_paper(out, exp, m);
+    for (int i = 0; i < exp->n_paper_notes; i++) m->list_item(out, "Paper notes:", exp->paper_notes[i], i == 0);
+    if (exp->n_paper_notes) m->list_end(out);
+    if (exp->findings[0]) m->para(out, "What it shows.", exp->findings);
 }
 
 int report_write(FILE *out, const ReportRequest *r, Error *err)
 {
     CellsData d;
     if (cells_open(&d, r->file, r->scale, r->db, err) != 0) return -1;
-    const Experiment *exp = &d.exp;
-    const Report *rep = &d.set;
-    if (r->format == REPORT_CSV) {
-        write_csv(out, rep);
-    } else {
-        fprintf(out, "%.*s %s\n\n", r->heading > 1 ? r->heading : 1, "######", exp->title[0] ? exp->title : exp->name);
-        fprintf(out, "Experiment `%s`, %s scale, metric %s (%s is better), %s %s.\n", exp->name, exp->scale,
-                exp->metric, rep->higher_is_better ? "higher" : "lower", r->db_label ? "data" : "database",
-                r->db_label ? r->db_label : d.path);
-        if (exp->source[0]) fprintf(out, "\nSource: %s.\n", exp->source);
-        if (exp->description[0]) fprintf(out, "\nSetup: %s\n", exp->description);
-        if (exp->scaled[0]) fprintf(out, "\nScaled down: %s\n", exp->scaled);
-        write_cells_md(out, rep);
-        if (exp->n_tuned) write_best_md(out, rep);
-        if (!experiment_paper_applies(exp) && exp->n_paper_rows) write_paper_md(out, exp);
-        for (int i = 0; i < exp->n_paper_notes; i++)
-            fprintf(out, "%s- %s\n", i ? "" : "\nPaper notes:\n\n", exp->paper_notes[i]);
-    }
+    if (r->format == REPORT_CSV) write_csv(out, &d.set);
+    else write_marked(out, r, &d, r->format == REPORT_HTML ? &HTML : &MARKDOWN);
     cells_close(&d);
     return 0;
 }

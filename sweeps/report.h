@@ -5,7 +5,8 @@
 
 #include "util.h"
 
-typedef enum { REPORT_MD, REPORT_CSV } ReportFormat;
+/* REPORT_HTML: the Markdown report's content as an HTML fragment (report_html.h makes the page). */
+typedef enum { REPORT_MD, REPORT_CSV, REPORT_HTML } ReportFormat;
 
 typedef struct {
     const char *file;     /* the experiment file */
@@ -13,7 +14,7 @@ typedef struct {
     const char *db;       /* NULL: results/<experiment>.db */
     ReportFormat format;
     const char *db_label; /* how the text names the data (an archive); NULL: the database's path */
-    int heading;          /* Markdown level of the title: 1 for "# ", 2 for "## " inside a page */
+    int heading;          /* level of the title: 1 for "# " (<h1>), 2 for "## " (<h2>) inside a page */
 } ReportRequest;
 
 /* One row per grid cell (mean and spread over repeats, diverged cells marked) and, when the

@@ -168,7 +168,6 @@ static int write_experiment(Docs *d, const char *ini, FILE *missing, Error *err)
         fprintf(d->page, "\n");
         ReportRequest r = {file, scale, db, REPORT_MD, dump, 2};
         rc = report_write(d->page, &r, err);
-        if (rc == 0 && exp.findings[0]) fprintf(d->page, "\n**What it shows.** %s\n", exp.findings);
         if (rc == 0) rc = draw_figures(d, file, scale, db, exp.name, err);
         unlink(db);
     }
