@@ -2,6 +2,7 @@
  * run listing. */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../engine/backend.h"
@@ -9,6 +10,7 @@
 #include "../sweeps/claims.h"
 #include "../sweeps/experiment.h"
 #include "../sweeps/report.h"
+#include "../sweeps/report_html.h"
 #include "../sweeps/results_docs.h"
 #include "../sweeps/store.h"
 #include "../sweeps/sweep.h"
@@ -279,8 +281,8 @@ int cli_runs(int argc, char **argv)
 }
 
 static const char REPORT_USAGE[] =
-    "usage: bigbatch report FILE [--scale S] [--db PATH] [--format md|csv]\n"
-    "       bigbatch report --all [--experiments DIR] [--archive DIR] [--out DIR] [--plots DIR]\n"
+    "usage: bigbatch report FILE [--scale S] [--db PATH] [--format md|csv] [--html DIR [--plots DIR]]\n"
+    "       bigbatch report --all [--experiments DIR] [--archive DIR] [--out DIR] [--html DIR] [--plots DIR]\n"
     "The paper-style table of an experiment: one row per grid cell (mean and spread over\n"
     "repeats, diverged cells marked), the best over the file's tuned axes for each value of\n"
     "the other axes, and the paper's number beside ours. --scale [proxy], --db\n"
@@ -288,18 +290,22 @@ static const char REPORT_USAGE[] =
     "--all: the results pages from the archived results alone: OUT/results.md with every\n"
     "experiment of --experiments [experiments] that has an archive in --archive\n"
     "[results/archive] (its table, prose and figures), and the figures in OUT/figures/\n"
-    "[OUT: docs]. --plots: the gnuplot scripts (as bigbatch plot).\n";
+    "[OUT: docs]. --plots: the gnuplot scripts (as bigbatch plot).\n"
+    "--html DIR: a self-contained page DIR/<experiment>.html (FILE: instead of the Markdown;\n"
+    "--all: besides results.md, a page per archived experiment and DIR/index.html): the\n"
+    "tables, the figures as inline SVG, every run's state, final metrics, loss curve and layer\n"
+    "ratios; every table sorts by a click on a header.\n";
 
 /* `bigbatch report --all ...` (results_docs.h) */
 static int report_all(int argc, char **argv)
 {
-    ResultsDocsOptions o = {"experiments", "results/archive", "docs", NULL};
-    const ValueOption opts[] = {{"--experiments", &o.experiments}, {"--archive", &o.archive},
-                                {"--out", &o.out},                 {"--plots", &o.plots_dir}};
+    ResultsDocsOptions o = {"experiments", "results/archive", "docs", NULL, NULL};
+    const ValueOption opts[] = {{"--experiments", &o.experiments}, {"--archive", &o.archive}, {"--out", &o.out},
+                                {"--plots", &o.plots_dir},         {"--html", &o.html_dir}};
     int kept = 0; /* argv without --all */
     for (int i = 0; i < argc; i++)
         if (strcmp(argv[i], "--all")) argv[kept++] = argv[i];
-    int taken = take_value_options("report", kept, argv, opts, 4, NULL);
+    int taken = take_value_options("report", kept, argv, opts, 5, NULL);
     if (taken == 1) {
         fputs(REPORT_USAGE, stdout);
         return 0;
@@ -311,6 +317,7 @@ static int report_all(int argc, char **argv)
         return 1;
     }
     printf("%s/results.md and %s/figures/ written\n", o.out, o.out);
+    if (o.html_dir) printf("%s/index.html and a page per experiment written\n", o.html_dir);
     return 0;
 }
 
@@ -319,9 +326,10 @@ int cli_report(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--all")) return report_all(argc, argv);
-    const char *file = NULL, *scale = "proxy", *db = NULL, *format = "md";
-    const ValueOption opts[] = {{"--scale", &scale}, {"--db", &db}, {"--format", &format}};
-    int taken = take_value_options("report", argc, argv, opts, 3, &file);
+    const char *file = NULL, *scale = "proxy", *db = NULL, *format = "md", *html = NULL, *plots = NULL;
+    const ValueOption opts[] = {
+        {"--scale", &scale}, {"--db", &db}, {"--format", &format}, {"--html", &html}, {"--plots", &plots}};
+    int taken = take_value_options("report", argc, argv, opts, 5, &file);
     if (taken == 1) {
         fputs(REPORT_USAGE, stdout);
         return 0;
@@ -340,6 +348,17 @@ int cli_report(int argc, char **argv)
         return 2;
     }
     Error err = {{0}};
+    if (html) {
+        HtmlReportRequest h = {file, scale, db, NULL, plots, html};
+        char *page = NULL;
+        if (report_html_write(&h, &page, &err) != 0) {
+            fprintf(stderr, "bigbatch report: --html: %s\n", err.msg);
+            return 1;
+        }
+        printf("%s\n", page);
+        free(page);
+        return 0;
+    }
     ReportRequest r = {file, scale, db, !strcmp(format, "csv") ? REPORT_CSV : REPORT_MD, NULL, 1};
     if (report_write(stdout, &r, &err) != 0) {
         fprintf(stderr, "bigbatch report: %s\n", err.msg);

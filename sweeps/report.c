@@ -97,6 +97,28 @@ static void html_heading(FILE *out, int level, const char *text)
     fprintf(out, "</h%d>\n", h);
 }
 
+/* Text with `code` spans, as the Markdown has them. */
+static void html_text(FILE *out, const char *text)
+{
+    bool code = false;
+    for (const char *p = text; *p;) {
+        const char *tick = strchr(p, '`');
+        size_t n = tick ? (size_t)(tick - p) : strlen(p);
+        char *part = strndup(p, n);
+        if (!part) {
+            fprintf(stderr, "bigbatch: out of memory writing a report\n");
+            exit(3);
+        }
+        html_escape(out, part);
+        free(part);
+        if (!tick) break;
+        code = !code;
+        fputs(code ? "<code>" : "</code>", out);
+        p = tick + 1;
+    }
+    if (code) fputs("</code>", out);
+}
+
 static void html_para(FILE *out, const char *label, const char *text)
 {
     fprintf(out, "<p>");
@@ -105,7 +127,7 @@ static void html_para(FILE *out, const char *label, const char *text)
         html_escape(out, label);
         fprintf(out, "</b> ");
     }
-    html_escape(out, text);
+    html_text(out, text);
     fprintf(out, "</p>\n");
 }
 
@@ -143,7 +165,7 @@ static void html_list_item(FILE *out, const char *label, const char *text, bool 
         fprintf(out, "</p>\n<ul>\n");
     }
     fprintf(out, "<li>");
-    html_escape(out, text);
+    html_text(out, text);
     fprintf(out, "</li>\n");
 }
 

@@ -13,10 +13,12 @@
 #include <unistd.h>
 
 #include "archive.h"
+#include "html.h"
 #include "experiment.h"
 #include "plot.h"
 #include "plot_parts.h"
 #include "report.h"
+#include "report_html.h"
 
 /* The scale a page shows: the largest one the archive has runs of. */
 static const char *const SCALE_PREFERENCE[] = {"full", "proxy", "smoke"};
@@ -95,6 +97,7 @@ typedef struct {
     char *figures;   /* work/figures: the new figures, moved to out/figures at the end */
     FILE *page;      /* work/results.md */
     FILE *progress;
+    FILE *index;     /* the list items of html_dir/index.html (NULL: no HTML) */
 } Docs;
 
 /* Draws the experiment's figures into work/<name>/ and moves the images to
@@ -142,6 +145,42 @@ static int draw_figures(Docs *d, const char *file, const char *scale, const char
     return rc;
 }
 
+/* The experiment's HTML page, and its line in the index. */
+static int write_html_page(Docs *d, const char *file, const char *scale, const char *db, const char *dump,
+                           const Experiment *exp, Error *err)
+{
+    HtmlReportRequest h = {file, scale, db, dump, d->o->plots_dir, d->o->html_dir};
+    if (report_html_write(&h, NULL, err) != 0) return -1;
+    fprintf(d->index, "<li><a href=\"%s.html\">", exp->name);
+    html_escape(d->index, exp->title[0] ? exp->title : exp->name);
+    fprintf(d->index, "</a> (%s, %s scale)</li>\n", exp->name, scale);
+    return 0;
+}
+
+/* html_dir/index.html: a link to every page (written beside and renamed into place). */
+static int write_html_index(const ResultsDocsOptions *o, const char *items, Error *err)
+{
+    char *path = path_join(o->html_dir, "index.html"), *part = path_join(o->html_dir, ".index.html.part");
+    FILE *f = fopen(part, "w");
+    int rc = f ? 0 : -1;
+    if (f) {
+        fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>bigbatch results</title>"
+                   "</head>\n<body style=\"font-family:sans-serif;max-width:900px;margin:2em auto\">\n"
+                   "<h1>bigbatch results</h1>\n<p>One page per experiment with archived results (");
+        html_escape(f, o->archive);
+        fprintf(f, "), made by <code>bigbatch report --all --html</code>.</p>\n<ul>\n%s</ul>\n</body></html>\n", items);
+        rc = fclose(f) == 0 ? 0 : -1;
+    }
+    if (rc == 0 && rename(part, path) != 0) rc = -1;
+    if (rc != 0) {
+        error_set(err, "%s: cannot write: %s", path, strerror(errno));
+        unlink(part);
+    }
+    free(path);
+    free(part);
+    return rc;
+}
+
 /* One experiment's section of the page; 1 when it has no archive (noted in `missing`), 0, or -1. */
 static int write_experiment(Docs *d, const char *ini, FILE *missing, Error *err)
 {
@@ -169,6 +208,7 @@ static int write_experiment(Docs *d, const char *ini, FILE *missing, Error *err)
         ReportRequest r = {file, scale, db, REPORT_MD, dump, 2};
         rc = report_write(d->page, &r, err);
         if (rc == 0) rc = draw_figures(d, file, scale, db, exp.name, err);
+        if (rc == 0 && d->index) rc = write_html_page(d, file, scale, db, dump, &exp, err);
         unlink(db);
     }
     experiment_free(&exp);
@@ -247,10 +287,20 @@ int results_docs_write(const ResultsDocsOptions *o, FILE *progress, Error *err)
         names_free(&files);
         return -1;
     }
-    Docs d = {o, path_join(o->out, ".report-XXXXXX"), NULL, NULL, progress};
+    Docs d = {o, path_join(o->out, ".report-XXXXXX"), NULL, NULL, progress, NULL};
+    char *index_items = NULL;
+    size_t index_len = 0;
+    if (o->html_dir && (plot_mkdir_p(o->html_dir, err) != 0 || !(d.index = open_memstream(&index_items, &index_len)))) {
+        if (!err->msg[0]) error_set(err, "out of memory");
+        free(d.work);
+        names_free(&files);
+        return -1;
+    }
     int rc = -1;
     if (!mkdtemp(d.work)) {
         error_set(err, "%s: cannot create a scratch folder: %s", d.work, strerror(errno));
+        if (d.index) fclose(d.index);
+        free(index_items);
         free(d.work);
         names_free(&files);
         return -1;
@@ -286,6 +336,11 @@ int results_docs_write(const ResultsDocsOptions *o, FILE *progress, Error *err)
             rc = -1;
         }
         if (rc == 0) rc = publish(&d, err);
+    }
+    if (d.index) {
+        fclose(d.index);
+        if (rc == 0) rc = write_html_index(o, index_items ? index_items : "", err);
+        free(index_items);
     }
     remove_tree(d.work);
     free(page);

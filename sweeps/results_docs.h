@@ -13,6 +13,7 @@ typedef struct {
     const char *archive;     /* folder of <name>.sql.gz (sweeps/archive.sh save) */
     const char *out;         /* writes out/results.md and out/figures/<name>-<figure>.{png,svg} */
     const char *plots_dir;   /* gnuplot scripts; NULL: as `bigbatch plot` finds them */
+    const char *html_dir;    /* also html_dir/<name>.html per experiment and html_dir/index.html; NULL: not */
 } ResultsDocsOptions;
 
 /* 0, or -1 with err. Progress lines (one per experiment) go to `progress`. The page and the
