@@ -10,6 +10,7 @@
 #include "../engine/cli_args.h"
 #include "../engine/models.h"
 #include "../engine/optimizer.h"
+#include "../engine/published_runs.h"
 #include "../engine/scale.h"
 #include "cli.h"
 
@@ -25,6 +26,7 @@ typedef struct {
     long batch, images;
     double epochs, latency_us, bandwidth_gbps, overlap;
     const char *non_papers_flag; /* a flag that --papers does not take */
+    const char *published;       /* --published FILE; NULL: results/published-runs.ini */
 } ScaleConfig;
 
 static void scale_defaults(ScaleConfig *c)
@@ -51,7 +53,7 @@ static void scale_usage(FILE *f, const ScaleConfig *d)
 {
     fprintf(f,
             "usage: bigbatch scale [--model NAME | --grad-mb X] (--throughput IMG_S | --measure) [options]\n"
-            "       bigbatch scale --papers [--overlap F]\n"
+            "       bigbatch scale --papers [--overlap F] [--published FILE]\n"
             "\n"
             "Predicts time per epoch and time to train of synchronous data-parallel SGD on N nodes:\n"
             "  compute = (batch / N) / throughput          per-node throughput in images/s\n"
@@ -77,7 +79,9 @@ static void scale_usage(FILE *f, const ScaleConfig *d)
             "  --latency-us X         network latency per message in microseconds [%g]\n"
             "  --bandwidth-gbps X     network bandwidth per link in Gbit/s (10^9 bits/s) [%g]\n"
             "  --overlap F            fraction of the shorter of compute and comm hidden, 0..1 [%g]\n"
-            "  --papers               published runs: setup, assumptions, predicted vs reported time\n",
+            "  --papers               published runs: setup, assumptions, predicted vs reported time\n"
+            "  --published FILE       the published runs, each number with its source\n"
+            "                         [results/published-runs.ini, here or beside the binary's ../]\n",
             d->model, d->measure_batch, d->measure_steps, d->threads, d->batch, d->epochs, d->images,
             d->latency_us, d->bandwidth_gbps, d->overlap);
 }
@@ -85,7 +89,7 @@ static void scale_usage(FILE *f, const ScaleConfig *d)
 enum {
     OPT_MODEL = 256, OPT_GRAD_MB, OPT_THROUGHPUT, OPT_MEASURE, OPT_MEASURE_BATCH, OPT_MEASURE_STEPS,
     OPT_THREADS, OPT_NODES, OPT_BATCH, OPT_EPOCHS, OPT_IMAGES, OPT_LATENCY, OPT_BANDWIDTH,
-    OPT_OVERLAP, OPT_PAPERS, OPT_HELP
+    OPT_OVERLAP, OPT_PAPERS, OPT_PUBLISHED, OPT_HELP
 };
 
 static const struct option LONG_OPTS[] = {
@@ -104,6 +108,7 @@ static const struct option LONG_OPTS[] = {
     {"bandwidth-gbps", required_argument, 0, OPT_BANDWIDTH},
     {"overlap", required_argument, 0, OPT_OVERLAP},
     {"papers", no_argument, 0, OPT_PAPERS},
+    {"published", required_argument, 0, OPT_PUBLISHED},
     {"help", no_argument, 0, OPT_HELP},
     {0, 0, 0, 0},
 };
@@ -178,6 +183,7 @@ static int parse_scale_flags(int argc, char **argv, ScaleConfig *c)
         case OPT_BANDWIDTH: if (parse_number("--bandwidth-gbps", optarg, 0, true, -1, &c->bandwidth_gbps)) return -1; break;
         case OPT_OVERLAP: if (parse_number("--overlap", optarg, 0, false, 1, &c->overlap)) return -1; break;
         case OPT_PAPERS: c->papers = true; break;
+        case OPT_PUBLISHED: c->published = optarg; break;
         case OPT_HELP: return 1;
         case ':':
             fprintf(stderr, "bigbatch scale: %s needs a value\n", flag);
@@ -352,24 +358,45 @@ static int run_table(const ScaleConfig *c)
     return 0;
 }
 
+static int print_papers(const ScaleConfig *c, const ScalePaperRun *runs, int n);
+
 static int run_papers(const ScaleConfig *c)
 {
-    int n;
-    const ScalePaperRun *runs = scale_paper_runs(&n);
-    ScalePaperResult res[16];
+    char *path = c->published ? xstrdup(c->published) : find_project_file("results/published-runs.ini");
+    if (!path) {
+        fprintf(stderr, "bigbatch scale: --papers: results/published-runs.ini is neither here nor beside the "
+                        "binary (../results): give --published FILE\n");
+        return 1;
+    }
+    PublishedRuns published;
+    Error load_err = {{0}};
+    int loaded = published_runs_load(path, &published, &load_err);
+    free(path);
+    if (loaded != 0) {
+        fprintf(stderr, "bigbatch scale: --papers: %s\n", load_err.msg);
+        return 1;
+    }
+    int rc = print_papers(c, published.runs, published.count);
+    published_runs_free(&published);
+    return rc;
+}
+
+static int print_papers(const ScaleConfig *c, const ScalePaperRun *runs, int n)
+{
+    ScalePaperResult res[64];
     /* build each model once: the gradient is its parameter count */
-    const char *built[16];
-    double built_params[16];
+    const char *built[64];
+    double built_params[64];
     int n_built = 0;
     printf("The scaling model against published ImageNet runs (overlap %g)\n"
            "iteration = compute + comm - overlap x min(compute, comm); comm = ring allreduce\n"
            "2(N-1)/N x gradient / bandwidth + 2(N-1) x latency; a node is a server, its GPUs add up.\n"
            "Per-device throughput is calibrated on a smaller published run (the model solved for\n"
            "throughput at that run's size), so each prediction tests the scaling, not a benchmark.\n"
-           "Marks: [abstract] abstract page, [article] secondary article (papers.md), [recollection]\n"
-           "the paper's detail from memory, not in papers.md, [assumption] ours.\n",
+           "Marks: [abstract] abstract page, [article] secondary article (as recorded in papers.md),\n"
+           "[assumption] ours. Every run and its sources: results/published-runs.ini.\n",
            c->overlap);
-    for (int i = 0; i < n && i < 16; i++) {
+    for (int i = 0; i < n && i < 64; i++) {
         const ScalePaperRun *r = &runs[i];
         double params = -1;
         for (int k = 0; k < n_built; k++)
@@ -390,6 +417,7 @@ static int run_papers(const ScaleConfig *c)
         const ScalePaperResult *p = &res[i];
         char b1[64], b2[64];
         printf("\n[%d] %s\n", i + 1, r->title);
+        printf("    source      %s\n", r->source);
         printf("    hardware    %s\n", r->hardware);
         printf("    network     %s\n", r->network);
         printf("    gradient    %.1f MB: %s, %s parameters x %g bytes, %s\n", p->grad_bytes / 1e6,
@@ -411,7 +439,7 @@ static int run_papers(const ScaleConfig *c)
     }
     printf("\n%-36s %8s %7s %10s %10s %6s %9s\n", "run", "devices", "batch", "predicted", "reported",
            "ratio", "comm/iter");
-    for (int i = 0; i < n && i < 16; i++) {
+    for (int i = 0; i < n && i < 64; i++) {
         const ScalePaperRun *r = &runs[i];
         char pb[32], rb[32];
         printf("%-36s %8d %7d %10s %10s %6.2f %8.0f%%\n", r->label, r->nodes * r->devices_per_node,

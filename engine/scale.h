@@ -59,28 +59,31 @@ int scale_parse_nodes(const char *flag, const char *s, int *nodes, int max, Erro
  * (the gradient is that many numbers). 0 on success, -1 with err for an unknown name. */
 int scale_model_params(const char *model, double *params, Error *err);
 
-/* A published large-batch run and the assumptions needed to predict it. The
- * per-device throughput is calibrated: scale_solve_throughput on a smaller published
- * run of the same model (cal_*), on the same network, times device_factor when the
- * target run used a different device. All runs are ImageNet-1k (1,281,167 images). */
+/* A published large-batch run and the assumptions needed to predict it (published_runs.h
+ * reads them from results/published-runs.ini). The per-device throughput is calibrated:
+ * scale_solve_throughput on a smaller published run of the same model (cal_*), on the same
+ * network, times device_factor when the target run used a different device. All runs are
+ * ImageNet-1k (1,281,167 images). */
 typedef struct {
-    const char *label;    /* short, for the summary table */
-    const char *title;    /* who, model, epochs, batch */
-    const char *model;    /* a `bigbatch models` name: its parameter count is the gradient */
+    char *id;             /* the file's [section] */
+    char *label;          /* short, for the summary table */
+    char *title;          /* who, model, epochs, batch */
+    char *source;         /* the paper, its version and where in it */
+    char *model;          /* a `bigbatch models` name: its parameter count is the gradient */
     double grad_bytes_per_param; /* 4: fp32 gradients, 2: fp16 */
-    const char *grad_note;
-    const char *hardware; /* what the nodes are, and where that comes from */
+    char *grad_note;
+    char *hardware;       /* what the nodes are, and where that comes from */
     int nodes, devices_per_node, batch;
     double epochs;
     double latency_s, bandwidth_Bps;
-    const char *network;  /* what the network is, and how sure */
-    const char *calibration; /* where cal_* come from, and how sure */
+    char *network;        /* what the network is, and how sure */
+    char *calibration;    /* where cal_* come from, and how sure */
     int cal_nodes, cal_devices_per_node, cal_batch;
     double cal_epochs, cal_time_s;
     double device_factor;
-    const char *factor_note; /* NULL when device_factor is 1 */
+    char *factor_note;    /* NULL when device_factor is 1 */
     double reported_s;
-    const char *reported; /* the published time, its source and mark */
+    char *reported;       /* the published time, its source and mark */
 } ScalePaperRun;
 
 typedef struct {
@@ -91,7 +94,6 @@ typedef struct {
     double needed_device_img_s; /* per-device throughput that would give the reported time; -1 if none */
 } ScalePaperResult;
 
-const ScalePaperRun *scale_paper_runs(int *count);
 /* Predicts a run from its model's parameter count and an overlap. -1 with err when
  * the calibration has no solution. */
 int scale_paper_eval(const ScalePaperRun *run, double params, double overlap, ScalePaperResult *out,

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static void die_oom(size_t bytes, const char *what)
 {
@@ -38,6 +39,29 @@ char *xstrdup(const char *s)
     char *p = xmalloc(n, "string");
     memcpy(p, s, n);
     return p;
+}
+
+char *path_beside_binary(const char *rel)
+{
+    char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0) return NULL;
+    exe[len] = 0;
+    char *slash = strrchr(exe, '/');
+    if (!slash) return NULL;
+    *slash = 0;
+    char *up = path_join(exe, ".."), *path = path_join(up, rel);
+    free(up);
+    return path;
+}
+
+char *find_project_file(const char *rel)
+{
+    if (access(rel, F_OK) == 0) return xstrdup(rel);
+    char *path = path_beside_binary(rel);
+    if (path && access(path, F_OK) == 0) return path;
+    free(path);
+    return NULL;
 }
 
 char *path_join(const char *dir, const char *name)

@@ -12,6 +12,12 @@ void *xrealloc(void *p, size_t bytes, const char *what);
 char *xstrdup(const char *s);
 /* "dir/name", allocated (or die, as xmalloc). */
 char *path_join(const char *dir, const char *name);
+/* <directory of the running binary>/../rel (bin/bigbatch -> the checkout's rel), allocated;
+ * NULL when the binary's path is unknown. */
+char *path_beside_binary(const char *rel);
+/* `rel` (e.g. "results/published-runs.ini") as found for this program: ./rel when it exists,
+ * else path_beside_binary(rel) when that exists, else NULL. Allocated. */
+char *find_project_file(const char *rel);
 
 /* Errors are reported through a caller-owned buffer so that library code never
  * prints or exits on its own; the CLI decides what to do with them. */

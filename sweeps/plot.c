@@ -41,16 +41,11 @@ static int find_scripts(Plot *p, Error *err)
         error_set(err, "--plots %s: no gnuplot scripts there (accuracy-vs-batch.gp, ...)", p->o->plots_dir);
         return -1;
     }
-    char exe[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len > 0) {
-        exe[len] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = 0;
-            int n = snprintf(p->scripts, sizeof p->scripts, "%s/../plots", exe);
-            if (n > 0 && (size_t)n < sizeof p->scripts && dir_has_scripts(p->scripts)) return 0;
-        }
+    char *beside = path_beside_binary("plots");
+    if (beside) {
+        int n = snprintf(p->scripts, sizeof p->scripts, "%s", beside);
+        free(beside);
+        if (n > 0 && (size_t)n < sizeof p->scripts && dir_has_scripts(p->scripts)) return 0;
     }
     snprintf(p->scripts, sizeof p->scripts, "plots");
     if (dir_has_scripts(p->scripts)) return 0;

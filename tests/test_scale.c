@@ -2,8 +2,12 @@
  * runs it is checked against. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "../engine/published_runs.h"
 #include "../engine/scale.h"
 
 static ScaleInput base(void)
@@ -193,8 +197,11 @@ Test(scale, model_params_from_the_model_code)
 
 Test(scale, published_runs)
 {
-    int n;
-    const ScalePaperRun *runs = scale_paper_runs(&n);
+    PublishedRuns pub;
+    Error load_err;
+    cr_assert_eq(published_runs_load("results/published-runs.ini", &pub, &load_err), 0, "%s", load_err.msg);
+    const ScalePaperRun *runs = pub.runs;
+    int n = pub.count;
     cr_assert_geq(n, 3);
     bool goyal = false;
     for (int i = 0; i < n; i++) {
@@ -218,11 +225,85 @@ Test(scale, published_runs)
             goyal = true;
             /* 29 h for 90 epochs on 8 P100: 90 x 1281167 / (29 x 3600) / 8 images/s per GPU */
             cr_expect(close_to(res.device_img_s, 90.0 * 1281167 / (29 * 3600) / 8), "%g", res.device_img_s);
-            /* 32 servers of 8 GPUs, 256 images each; 102.2 MB over 50 Gbit/s */
+            /* 32 servers of 8 GPUs, 256 images each; 102.2 MB over the assumed 100 Gbit/s, 2 us */
             cr_expect(close_to(res.point.compute_s, 256 / (8 * res.device_img_s)));
-            cr_expect(close_to(res.point.comm_s, 2 * 31.0 / 32 * 25557032 * 4 / 6.25e9 + 62 * 5e-6));
+            cr_expect(close_to(res.point.comm_s, 2 * 31.0 / 32 * 25557032 * 4 / 12.5e9 + 62 * 2e-6));
             cr_expect(fabs(res.point.total_s - 3600) < 0.1 * 3600, "%g s", res.point.total_s);
         }
     }
     cr_expect(goyal);
+    published_runs_free(&pub);
+}
+
+/* A published-runs file written to a temporary path; returns the path (static buffer). */
+static const char *runs_file(const char *text)
+{
+    static char path[] = "/tmp/bb-published-XXXXXX";
+    strcpy(path, "/tmp/bb-published-XXXXXX");
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+#define ONE_RUN                                                                                       \
+    "[r]\nlabel = L\ntitle = T\nsource = S, arXiv 1\nmodel = resnet50\ngrad_bytes_per_param = 4\n"     \
+    "grad_note = fp32\nhardware = H\nnodes = 2\ndevices_per_node = 8\nbatch = 512\nepochs = 90\n"       \
+    "latency_us = 2\nbandwidth_gbit_s = 100\nnetwork = N\ncalibration = C\ncal_nodes = 1\n"             \
+    "cal_devices_per_node = 8\ncal_batch = 256\ncal_epochs = 90\ncal_time_min = 1740\ndevice_factor = 1\n" \
+    "reported_min = 60\nreported = 1 hour\n"
+
+/* Loads `text`; expects failure with every piece of `want` in the message (or success for NULL). */
+static void expect_load(const char *text, const char *want)
+{
+    const char *path = runs_file(text);
+    PublishedRuns pub;
+    Error err = {{0}};
+    int rc = published_runs_load(path, &pub, &err);
+    unlink(path);
+    if (!want) {
+        cr_assert_eq(rc, 0, "%s", err.msg);
+        cr_expect_eq(pub.count, 1);
+        cr_expect_str_eq(pub.runs[0].title, "T and more");
+        cr_expect(close_to(pub.runs[0].bandwidth_Bps, 12.5e9));
+        cr_expect(close_to(pub.runs[0].latency_s, 2e-6));
+        cr_expect(close_to(pub.runs[0].cal_time_s, 1740 * 60.0));
+        cr_expect_eq(pub.runs[0].factor_note, NULL);
+        published_runs_free(&pub);
+        return;
+    }
+    cr_expect_eq(rc, -1, "accepted: %s", text);
+    cr_expect(strstr(err.msg, "/tmp/bb-published-") != NULL, "no file in: %s", err.msg);
+    cr_expect(strstr(err.msg, want) != NULL, "'%s' not in: %s", want, err.msg);
+}
+
+Test(scale, published_runs_file_errors)
+{
+    char text[4096];
+    expect_load(ONE_RUN "title = again\n", "'title': is given twice");
+    snprintf(text, sizeof text, "%s", ONE_RUN);
+    *strstr(text, "title = T\n") = ';'; /* title commented out */
+    expect_load(text, "run [r] lacks key 'title'");
+    expect_load(ONE_RUN "cpus = 4\n", "'cpus': is not a key of a run");
+    expect_load("nodes = 2\n" ONE_RUN, "outside any [run] section");
+    snprintf(text, sizeof text, "%s", ONE_RUN);
+    memcpy(strstr(text, "nodes = 2"), "nodes = x", 9);
+    expect_load(text, "'nodes': 'x' is not a number above 0");
+    snprintf(text, sizeof text, "%s", ONE_RUN);
+    memcpy(strstr(text, "batch = 512"), "batch = 5.5", 11);
+    expect_load(text, "'batch': '5.5' is not a whole number");
+    expect_load(ONE_RUN "[r]\nlabel = M\n", "section [r] is given twice");
+    snprintf(text, sizeof text, "%s", ONE_RUN);
+    char *e = strstr(text, "epochs = 90\n");
+    memmove(e + 16, e + 12, strlen(e + 12) + 1);
+    memcpy(e, "epochs = 90\n  4\n", 16);
+    expect_load(text, "continues only a text key");
+    expect_load("", "no runs");
+    snprintf(text, sizeof text, "%s", ONE_RUN);
+    char *t = strstr(text, "title = T\n");
+    memmove(t + 21, t + 10, strlen(t + 10) + 1);
+    memcpy(t, "title = T\n  and more\n", 21);
+    expect_load(text, NULL);
 }

@@ -78,3 +78,18 @@ expect_exit 2 $BB scale --no-such-flag
 expect_output "unknown option '--no-such-flag'"
 expect_exit 0 $BB scale --help
 expect_output "\-\-bandwidth-gbps"
+# docs/cli.md shows the summary as the command prints it.
+expect_exit 0 $BB scale --papers
+sed -n '/^run  *devices/,$p' "$TMP/out" > "$TMP/summary"
+sed -n '/^run  *devices/,/^```/p' docs/cli.md | sed '$d' > "$TMP/documented"
+[ -s "$TMP/summary" ] || fail "no summary table in scale --papers"
+cmp -s "$TMP/summary" "$TMP/documented" || { diff "$TMP/documented" "$TMP/summary"; fail "docs/cli.md's scale --papers block differs from the command's output"; }
+# The published runs are data: another file, and a bad one named with its line and key.
+sed 's/^reported_min = 60$/reported_min = 30/' results/published-runs.ini > "$TMP/runs.ini"
+expect_exit 0 $BB scale --papers --published "$TMP/runs.ini"
+expect_output 'Goyal ResNet-50, 256 P100 .* 30.0 min   1.87'
+printf '[x]\nlabel = y\nbogus = 1\n' > "$TMP/bad.ini"
+expect_exit 1 $BB scale --papers --published "$TMP/bad.ini"
+expect_output "$TMP/bad.ini:3: key 'bogus'"
+expect_exit 1 $BB scale --papers --published "$TMP/none.ini"
+expect_output "$TMP/none.ini: cannot open"
