@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include "run_config.h"
 
@@ -153,19 +155,55 @@ int claims_retry_failed(Store *s, long long exp_id, int *n, Error *err)
                        exp_id, n, err);
 }
 
+int claims_owner_init(ClaimOwner *o, double lease_s, Error *err)
+{
+    memset(o, 0, sizeof *o);
+    unsigned char bytes[16];
+    if (getrandom(bytes, sizeof bytes, 0) != (ssize_t)sizeof bytes) {
+        error_set(err, "getrandom: %s", strerror(errno));
+        return -1;
+    }
+    for (int i = 0; i < 16; i++) snprintf(o->token + 2 * i, 3, "%02x", bytes[i]);
+    store_hostname(o->host, sizeof o->host);
+    ssize_t len = readlink("/proc/self/ns/pid", o->pid_ns, sizeof o->pid_ns - 1);
+    o->pid_ns[len > 0 ? len : 0] = 0;
+    o->pid = (int)getpid();
+    o->lease_s = lease_s;
+    return 0;
+}
+
 static bool process_gone(int pid)
 {
     return pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH);
 }
 
-int claims_mark_stale(Store *s, long long exp_id, double stale_after, int *n, Error *err)
+/* Why a running run's owner has lost it, into why; false while its claim holds. */
+static bool owner_lost(sqlite3_stmt *sel, const ClaimOwner *me, double stale_after, char *why, size_t len)
+{
+    const char *h = (const char *)sqlite3_column_text(sel, 2), *ns = (const char *)sqlite3_column_text(sel, 6);
+    int pid = sqlite3_column_int(sel, 3);
+    double silent = sqlite3_column_double(sel, 7); /* seconds since the heartbeat, database clock */
+    bool leased = sqlite3_column_type(sel, 5) != SQLITE_NULL;
+    double past_lease = leased ? sqlite3_column_double(sel, 8) : 0; /* seconds since the lease ended */
+    if (h && ns && me->pid_ns[0] && !strcmp(h, me->host) && !strcmp(ns, me->pid_ns) && process_gone(pid))
+        snprintf(why, len, "its sweep process %d on %s is gone", pid, h);
+    else if (leased && past_lease > 0)
+        snprintf(why, len, "its lease ran out %.0f s ago (process %d on %s)", past_lease, pid, h ? h : "?");
+    else if (!leased && silent > stale_after)
+        snprintf(why, len, "no heartbeat for %.0f s (process %d on %s)", silent, pid, h ? h : "?");
+    else
+        return false;
+    return true;
+}
+
+int claims_mark_stale(Store *s, long long exp_id, const ClaimOwner *me, double stale_after, int *n, Error *err)
 {
     *n = 0;
-    char host[256];
-    store_hostname(host, sizeof host);
     sqlite3_stmt *sel, *upd;
     if (store_prepare(s, &sel,
-                      "SELECT r.id, r.attempt, r.host, r.pid, r.heartbeat FROM runs r JOIN experiment_runs e"
+                      "SELECT r.id, r.attempt, r.host, r.pid, r.heartbeat, r.lease, r.owner_ns,"
+                      " " STORE_NOW_SQL " - r.heartbeat, " STORE_NOW_SQL " - r.lease"
+                      " FROM runs r JOIN experiment_runs e"
                       " ON e.run_id = r.id WHERE e.experiment_id=?1 AND r.status='running'",
                       err))
         return -1;
@@ -180,18 +218,9 @@ int claims_mark_stale(Store *s, long long exp_id, double stale_after, int *n, Er
     Stale found[64];
     int n_found = 0;
     sqlite3_bind_int64(sel, 1, exp_id);
-    double t = unix_time_seconds();
     while (sqlite3_step(sel) == SQLITE_ROW && n_found < 64) {
-        const char *h = (const char *)sqlite3_column_text(sel, 2);
-        int pid = sqlite3_column_int(sel, 3);
-        double beat = sqlite3_column_double(sel, 4);
         Stale *f = &found[n_found];
-        if (h && !strcmp(h, host) && process_gone(pid))
-            snprintf(f->why, sizeof f->why, "its sweep process %d on %s is gone", pid, host);
-        else if (t - beat > stale_after)
-            snprintf(f->why, sizeof f->why, "no heartbeat for %.0f s (process %d on %s)", t - beat, pid, h ? h : "?");
-        else
-            continue;
+        if (!owner_lost(sel, me, stale_after, f->why, sizeof f->why)) continue;
         snprintf(f->id, sizeof f->id, "%s", (const char *)sqlite3_column_text(sel, 0));
         f->attempt = sqlite3_column_int(sel, 1);
         n_found++;
@@ -210,16 +239,17 @@ int claims_mark_stale(Store *s, long long exp_id, double stale_after, int *n, Er
     return rc;
 }
 
-int claims_take(Store *s, long long exp_id, int pid, const char *log_dir, char run_id[65], int *attempt, Error *err)
+int claims_take(Store *s, long long exp_id, const ClaimOwner *me, const char *log_dir, char run_id[65],
+                int *attempt, Error *err)
 {
-    char host[256];
-    store_hostname(host, sizeof host);
     sqlite3_stmt *st;
     /* One statement: SQLite runs it under the write lock, so the chosen run cannot be
      * chosen by another process in between. */
     if (store_prepare(s, &st,
-                      "UPDATE runs SET status='running', attempt=attempt+1, started=?2, heartbeat=?2, finished=NULL,"
-                      " host=?3, pid=?4, exit_code=NULL, error=NULL, log=?5 || '/' || id || '.log'"
+                      "UPDATE runs SET status='running', attempt=attempt+1, started=?2, heartbeat=?2,"
+                      " finished=NULL, host=?3, pid=?4, claim=?6,"
+                      " lease=" STORE_NOW_SQL " + ?7, owner_ns=?8,"
+                      " exit_code=NULL, error=NULL, log=?5 || '/' || id || '.log'"
                       " WHERE id = (SELECT r.id FROM runs r JOIN experiment_runs e ON e.run_id = r.id"
                       "   WHERE e.experiment_id=?1 AND r.status IN ('pending','stale') ORDER BY e.seq LIMIT 1)"
                       " RETURNING id, attempt",
@@ -227,9 +257,12 @@ int claims_take(Store *s, long long exp_id, int pid, const char *log_dir, char r
         return -1;
     sqlite3_bind_int64(st, 1, exp_id);
     sqlite3_bind_double(st, 2, unix_time_seconds());
-    sqlite3_bind_text(st, 3, host, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(st, 4, pid);
+    sqlite3_bind_text(st, 3, me->host, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 4, me->pid);
     sqlite3_bind_text(st, 5, log_dir, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 6, me->token, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 7, me->lease_s);
+    sqlite3_bind_text(st, 8, me->pid_ns, -1, SQLITE_STATIC);
     int rc = sqlite3_step(st), got = 0;
     if (rc == SQLITE_ROW) {
         snprintf(run_id, 65, "%s", (const char *)sqlite3_column_text(st, 0));
@@ -245,14 +278,19 @@ int claims_take(Store *s, long long exp_id, int pid, const char *log_dir, char r
     return got;
 }
 
-int claims_heartbeat(Store *s, const char *run_id, int attempt, Error *err)
+int claims_heartbeat(Store *s, const ClaimOwner *me, const char *run_id, int attempt, Error *err)
 {
     sqlite3_stmt *st;
-    if (store_prepare(s, &st, "UPDATE runs SET heartbeat=?3 WHERE id=?1 AND attempt=?2 AND status='running'", err))
+    if (store_prepare(s, &st,
+                      "UPDATE runs SET heartbeat=?5, lease=" STORE_NOW_SQL " + ?4"
+                      " WHERE id=?1 AND attempt=?2 AND claim=?3 AND status='running'",
+                      err))
         return -1;
     sqlite3_bind_text(st, 1, run_id, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 2, attempt);
-    sqlite3_bind_double(st, 3, unix_time_seconds());
+    sqlite3_bind_text(st, 3, me->token, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 4, me->lease_s);
+    sqlite3_bind_double(st, 5, unix_time_seconds());
     int rc = store_step_done(s, st, "heartbeat", err);
     sqlite3_finalize(st);
     return rc;

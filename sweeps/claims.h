@@ -2,15 +2,30 @@
  * at a time so that no run executes twice (even with several sweep processes on one
  * database), re-queueing runs whose owner died, and closing runs whose process failed.
  *
- * A run's life: pending -> running (claimed: attempt+1, owner host and pid) -> complete |
- * diverged | failed (written by the run itself, or failed by its owner when the process
- * died without saying). A running run whose owner is gone (dead pid on this host, or no
- * heartbeat for stale_after seconds) becomes stale, and stale runs are claimed like pending
- * ones. */
+ * A run's life: pending -> running (claimed: attempt+1, the owner's random token and a lease)
+ * -> complete | diverged | failed (written by the run itself, or failed by its owner when the
+ * process died without saying). The owning sweep renews the lease with its heartbeat. A
+ * running run becomes stale, and is claimed again like a pending one, when its lease has
+ * expired by the database's clock, or at once when its owner is a dead process of this host
+ * and pid namespace (a process id means nothing in another namespace: two sweeps in separate
+ * containers on one database see each other only through their leases). */
 #ifndef BB_CLAIMS_H
 #define BB_CLAIMS_H
 #include "experiment.h"
 #include "store.h"
+
+/* Who holds claims: a random token (what a claim is recognised by), the lease it renews, and,
+ * to tell a dead owner at once, its host, pid namespace and pid. */
+typedef struct {
+    char token[33];
+    char host[256];
+    char pid_ns[64];  /* /proc/self/ns/pid, e.g. "pid:[4026531836]"; "" when unknown */
+    int pid;
+    double lease_s;   /* a claim not renewed for this long may be taken over */
+} ClaimOwner;
+
+/* This process as an owner: a fresh token from getrandom. 0, or -1 with err. */
+int claims_owner_init(ClaimOwner *o, double lease_s, Error *err);
 
 enum { RUN_PENDING, RUN_RUNNING, RUN_COMPLETE, RUN_DIVERGED, RUN_FAILED, RUN_STALE, RUN_N_STATUS };
 extern const char *const RUN_STATUS_NAMES[RUN_N_STATUS];
@@ -21,13 +36,16 @@ int claims_register(Store *s, const Experiment *exp, const RunSpec *runs, int n_
                     Error *err);
 /* failed -> pending for the experiment's runs; *n = how many. */
 int claims_retry_failed(Store *s, long long exp_id, int *n, Error *err);
-/* running -> stale where the owner is dead or silent for stale_after seconds. */
-int claims_mark_stale(Store *s, long long exp_id, double stale_after, int *n, Error *err);
-/* Claims the first pending or stale run (grid order): 1 with run_id and attempt, 0 when
- * none is left, -1 on error. `log` is recorded as the run's log file. */
-int claims_take(Store *s, long long exp_id, int pid, const char *log_dir, char run_id[65], int *attempt,
-                Error *err);
-int claims_heartbeat(Store *s, const char *run_id, int attempt, Error *err);
+/* running -> stale where the lease has expired (database clock), or the owner is a dead
+ * process in `me`'s host and pid namespace; runs claimed before leases (lease NULL) go stale
+ * after stale_after seconds without a heartbeat. */
+int claims_mark_stale(Store *s, long long exp_id, const ClaimOwner *me, double stale_after, int *n, Error *err);
+/* Claims the first pending or stale run (grid order) for `me`: 1 with run_id and attempt, 0
+ * when none is left, -1 on error. `log` is recorded as the run's log file. */
+int claims_take(Store *s, long long exp_id, const ClaimOwner *me, const char *log_dir, char run_id[65],
+                int *attempt, Error *err);
+/* Renews the lease of a run `me` holds (and its heartbeat). */
+int claims_heartbeat(Store *s, const ClaimOwner *me, const char *run_id, int attempt, Error *err);
 /* The run's process ended: unless the run recorded its own end, it becomes `status`
  * (failed, or stale when the sweep was interrupted) with `why`. */
 int claims_close(Store *s, const char *run_id, int attempt, int status, int exit_code, const char *why,

@@ -30,6 +30,7 @@ static const char SCHEMA[] =
     "  attempt INTEGER NOT NULL DEFAULT 0,\n"
     "  created REAL NOT NULL, started REAL, finished REAL, heartbeat REAL,\n"
     "  host TEXT, pid INTEGER, engine_version TEXT, device TEXT,\n"
+    "  claim TEXT, lease REAL, owner_ns TEXT,\n"  /* the owning sweep's token, lease end, pid namespace */
     "  exit_code INTEGER, error TEXT, log TEXT,\n"
     "  steps INTEGER, test_acc REAL, test_loss REAL, train_loss REAL,\n"
     "  diverged_step INTEGER, diverged_loss REAL, nonfinite TEXT);\n"
@@ -168,11 +169,19 @@ static int check_version(Store *s, bool read_only, Error *err)
         error_set(err, "%s: not a bigbatch results database (no schema_version)", s->path);
         return -1;
     }
-    if (have == 1 && !read_only && /* version 1 had no runs.device: added, NULL for its runs */
-        store_exec(s, "ALTER TABLE runs ADD COLUMN device TEXT", err))
-        return -1;
-    if ((have == 1 || have == 2) && !read_only) /* version 2 had no attempts table: SCHEMA made it */
-        return store_exec(s, "UPDATE meta SET value='3' WHERE key='schema_version'", err);
+    if (have >= 1 && have < STORE_SCHEMA_VERSION && !read_only) {
+        /* version 1 had no runs.device (NULL for its runs); version 2 no attempts table (SCHEMA
+         * made it); version 3 no claim token, lease or owner's pid namespace (NULL: claimed
+         * before leases, judged by heartbeat) */
+        if (have == 1 && store_exec(s, "ALTER TABLE runs ADD COLUMN device TEXT", err)) return -1;
+        if (have <= 3 && (store_exec(s, "ALTER TABLE runs ADD COLUMN claim TEXT", err) ||
+                          store_exec(s, "ALTER TABLE runs ADD COLUMN lease REAL", err) ||
+                          store_exec(s, "ALTER TABLE runs ADD COLUMN owner_ns TEXT", err)))
+            return -1;
+        char sql[128];
+        snprintf(sql, sizeof sql, "UPDATE meta SET value='%d' WHERE key='schema_version'", STORE_SCHEMA_VERSION);
+        return store_exec(s, sql, err);
+    }
     if (have < 0) {
         char sql[128];
         snprintf(sql, sizeof sql, "INSERT OR IGNORE INTO meta VALUES('schema_version','%d')",

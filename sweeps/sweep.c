@@ -62,6 +62,7 @@ typedef struct {
 typedef struct {
     const SweepOptions *o;
     Store store;
+    ClaimOwner owner;    /* this sweep's claims: token, lease, host, pid namespace */
     long long exp_id;
     const Experiment *exp;
     const RunSpec *runs;
@@ -188,7 +189,7 @@ static int fill_slots(Sweep *w, Error *err)
     int started = 0;
     while (w->n_children < w->o->workers && !interrupted) {
         Child c = {0};
-        int got = claims_take(&w->store, w->exp_id, (int)getpid(), w->log_dir, c.run_id, &c.attempt, err);
+        int got = claims_take(&w->store, w->exp_id, &w->owner, w->log_dir, c.run_id, &c.attempt, err);
         if (got < 0) return -1;
         if (got == 0) break;
         c.spec = spec_of(w, c.run_id);
@@ -374,7 +375,8 @@ static void report_running(Sweep *w)
 static int heartbeat_all(Sweep *w, Error *err)
 {
     for (int i = 0; i < w->n_children; i++)
-        if (claims_heartbeat(&w->store, w->children[i].run_id, w->children[i].attempt, err) != 0) return -1;
+        if (claims_heartbeat(&w->store, &w->owner, w->children[i].run_id, w->children[i].attempt, err) != 0)
+            return -1;
     return 0;
 }
 
@@ -432,7 +434,7 @@ static int run_loop(Sweep *w, Error *err)
     for (;;) {
         double t = now_seconds();
         if (t - last_stale > 5) {
-            if (claims_mark_stale(&w->store, w->exp_id, o->stale_after, &n, err)) return -1;
+            if (claims_mark_stale(&w->store, w->exp_id, &w->owner, o->stale_after, &n, err)) return -1;
             if (n) say(w, "%d run%s left by a dead or silent process re-queued", n, n == 1 ? "" : "s");
             last_stale = t;
         }
@@ -498,6 +500,8 @@ int sweep_run(const SweepOptions *o, Error *err)
     snprintf(w.log_dir, sizeof w.log_dir, "%.*s.logs", (int)(strlen(w.db) > 3 && !strcmp(w.db + strlen(w.db) - 3, ".db")
                                                               ? strlen(w.db) - 3 : strlen(w.db)), w.db);
     if (self_path(w.bin, sizeof w.bin, err)) goto out;
+    /* the lease is --stale-after: a claim not renewed for that long may be taken over */
+    if (claims_owner_init(&w.owner, o->stale_after, err)) goto out;
     if (store_open(&w.store, w.db, false, err) != 0) goto out;
     if (mkdir(w.log_dir, 0777) != 0 && errno != EEXIST) {
         error_set(err, "%s: %s", w.log_dir, strerror(errno));

@@ -47,14 +47,18 @@ expect_output "status=diverged"
 n=$(q 'select count(*) from runs')
 expect_exit 0 "$BB" train $args --device cpu --db "$DB"
 [ "$(q 'select count(*) from runs')" = "$n" ] || fail "--device cpu made a new run id"
-# a version-1 file (no runs.device, no attempts table) gains both, NULL for its runs, when
+# a version-1 file (no runs.device, claim, lease or owner_ns, no attempts table) gains them all,
+# NULL for its runs, when
 # opened to write; read-only commands read it as it is
 V1=$TMP/v1.db
 cp "$DB" "$V1"
-sqlite3 "$V1" "alter table runs drop column device; drop table attempts; update meta set value='1' where key='schema_version'"
+sqlite3 "$V1" "alter table runs drop column device; alter table runs drop column claim; alter table runs drop column lease;
+    alter table runs drop column owner_ns; drop table attempts; update meta set value='1' where key='schema_version'"
 expect_exit 0 "$BB" runs --db "$V1"
 expect_exit 0 "$BB" train $args --seed 77 --db "$V1"
-[ "$(sqlite3 "$V1" "select value from meta where key='schema_version'")" = 3 ] || fail "schema not migrated"
+[ "$(sqlite3 "$V1" "select value from meta where key='schema_version'")" = 4 ] || fail "schema not migrated"
+[ "$(sqlite3 "$V1" "select count(*) from runs where claim is null and lease is null and owner_ns is null")" -ge "$n" ] ||
+    fail "old runs' claim columns not NULL"
 [ "$(sqlite3 "$V1" "select count(*) from attempts")" = 0 ] || fail "no attempts table after migrating"
 [ "$(sqlite3 "$V1" "select count(*) from runs where device is null")" = "$n" ] || fail "old runs' device not NULL"
 [ "$(sqlite3 "$V1" "select device from runs where device is not null")" = cpu ] || fail "new run's device"
