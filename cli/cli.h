@@ -14,6 +14,8 @@ int cli_compare(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
 int cli_runs(int argc, char **argv);
 int cli_report(int argc, char **argv);
+/* cli_merge.c */
+int cli_merge(int argc, char **argv);
 /* cli_plot.c */
 int cli_plot(int argc, char **argv);
 

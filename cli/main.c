@@ -21,6 +21,7 @@ static void usage(FILE *f)
             "  report    the paper-style table of an experiment from its database\n"
             "  plot      draw an experiment's figures from its database with gnuplot (bigbatch plot --help)\n"
             "  runs      list the runs in a results database and their status\n"
+            "  merge     combine results databases of separate sweeps into one\n"
             "  bench     training throughput of one model, or the sgemm rate (bigbatch bench --help)\n"
             "  scale     predicted time to train on N nodes; --papers checks it on published runs\n"
             "  compare   the largest difference between the weights of two checkpoints\n"
@@ -44,6 +45,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "sweep")) return cli_sweep(argc - 1, argv + 1);
     if (!strcmp(cmd, "report")) return cli_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "runs")) return cli_runs(argc - 1, argv + 1);
+    if (!strcmp(cmd, "merge")) return cli_merge(argc - 1, argv + 1);
     if (!strcmp(cmd, "plot")) return cli_plot(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
 #ifdef BB_NO_MPI
