@@ -80,7 +80,7 @@ TEST_BIN   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 DEB_PACKAGES := build-essential pkg-config libopenblas-dev libopenblas0-openmp libsqlite3-dev \
 	zlib1g-dev libjpeg62-turbo-dev libinih-dev openmpi-bin libopenmpi-dev gnuplot-nox \
 	dataset-fashion-mnist libcriterion-dev libcjson-dev sqlite3 clang libclang-rt-14-dev libomp-14-dev \
-	chromium python3-pil
+	chromium python3-pil slurmctld slurmd slurm-client munge
 
 .PHONY: all deps test test-gpu gpu-bundle bench fuzz fuzz-build clean data demo figures results-save results-load
 all: $(BIN)

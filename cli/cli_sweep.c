@@ -42,6 +42,12 @@ static void sweep_usage(FILE *f, const SweepOptions *d)
             "  --stale-after SEC  a running run without a heartbeat for this long is re-queued [%g]\n"
             "  --progress-every SEC  a line per run in flight (epoch, step, test accuracy,\n"
             "                     time left) this often; 0: none [%g]\n"
+            "  --launcher L       local: runs are child processes here (mpirun for --ranks);\n"
+            "                     slurm: inside a SLURM allocation (salloc, sbatch), each run is a\n"
+            "                     job step (srun --ntasks K --cpus-per-task T --exclusive), as many at\n"
+            "                     once as the allocation's tasks hold unless --workers says [local]\n"
+            "  --print-sbatch     with --launcher slurm: write an sbatch script for the whole sweep\n"
+            "                     (tasks, CPUs, a time limit from the runs measured so far) and exit\n"
             "  --dry-run          list the runs (and their status in the database) and exit\n"
             "  --quiet            no progress lines\n",
             d->scale, d->workers, d->ranks, d->device, d->mpirun, d->max_attempts, d->stale_after,
@@ -50,7 +56,7 @@ static void sweep_usage(FILE *f, const SweepOptions *d)
 
 enum {
     S_SCALE = 256, S_DB, S_WORKERS, S_THREADS, S_RANKS, S_DEVICE, S_MPIRUN, S_ATTEMPTS, S_RETRY, S_STALE, S_PROGRESS,
-    S_DRY, S_QUIET, S_HELP
+    S_DRY, S_QUIET, S_LAUNCHER, S_SBATCH, S_HELP
 };
 
 static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
@@ -64,6 +70,7 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
         {"retry-failed", no_argument, 0, S_RETRY},    {"stale-after", required_argument, 0, S_STALE},
         {"progress-every", required_argument, 0, S_PROGRESS},
         {"dry-run", no_argument, 0, S_DRY},           {"quiet", no_argument, 0, S_QUIET},
+        {"launcher", required_argument, 0, S_LAUNCHER}, {"print-sbatch", no_argument, 0, S_SBATCH},
         {"help", no_argument, 0, S_HELP},             {0, 0, 0, 0},
     };
     optind = 1;
@@ -84,6 +91,7 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
         case S_WORKERS:
             if (cli_parse_long("--workers", optarg, 1, BB_MAX_PROCESSES, &v, err)) return -1;
             o->workers = (int)v;
+            o->workers_given = true;
             break;
         case S_THREADS:
             if (cli_parse_long("--threads", optarg, 1, BB_MAX_THREADS, &v, err)) return -1;
@@ -99,6 +107,7 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
                 return -1;
             }
             o->mpirun = optarg;
+            o->mpirun_given = true;
             break;
         case S_DEVICE:
             if (backend_device_check(optarg, err)) {
@@ -127,6 +136,14 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
             }
             break;
         case S_DRY: o->dry_run = true; break;
+        case S_LAUNCHER:
+            if (strcmp(optarg, "local") && strcmp(optarg, "slurm")) {
+                error_set(err, "--launcher: '%s' is not local or slurm", optarg);
+                return -1;
+            }
+            o->slurm = !strcmp(optarg, "slurm");
+            break;
+        case S_SBATCH: o->print_sbatch = true; break;
         case S_QUIET: o->quiet = true; break;
         case S_HELP: return 1;
         case ':': error_set(err, "%s needs a value", flag); return -1;
@@ -139,6 +156,14 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
         return -1;
     }
     o->file = argv[optind];
+    if (o->print_sbatch && !o->slurm) {
+        error_set(err, "--print-sbatch: give --launcher slurm too (the script runs the sweep with it)");
+        return -1;
+    }
+    if (o->slurm && o->mpirun_given) {
+        error_set(err, "--mpirun: --launcher slurm starts every rank with srun");
+        return -1;
+    }
     return 0;
 }
 

@@ -49,3 +49,27 @@ char **launcher_argv(const char *launcher, int ranks, char *const *run_argv, Err
     argv[k] = NULL;
     return argv;
 }
+
+char **slurm_step_argv(int ranks, int threads, const char *run_id, char *const *run_argv, Error *err)
+{
+    int run_args = 0;
+    while (run_argv[run_args]) run_args++;
+    enum { WORDS = 7, WORD_LEN = 96 };
+    char **argv = malloc((size_t)(WORDS + run_args + 1) * sizeof *argv + WORDS * WORD_LEN);
+    if (!argv) {
+        error_set(err, "out of memory for srun's arguments");
+        return NULL;
+    }
+    char *text = (char *)(argv + WORDS + run_args + 1);
+    for (int k = 0; k < WORDS; k++) argv[k] = text + k * WORD_LEN;
+    snprintf(argv[0], WORD_LEN, "srun");
+    snprintf(argv[1], WORD_LEN, "--ntasks=%d", ranks);
+    snprintf(argv[2], WORD_LEN, "--cpus-per-task=%d", threads);
+    snprintf(argv[3], WORD_LEN, "--exclusive");
+    snprintf(argv[4], WORD_LEN, "--kill-on-bad-exit=1");
+    snprintf(argv[5], WORD_LEN, "--mpi=%s", ranks > 1 ? "pmix" : "none");
+    snprintf(argv[6], WORD_LEN, "--job-name=bigbatch-%.64s", run_id);
+    for (int i = 0; i < run_args; i++) argv[WORDS + i] = run_argv[i];
+    argv[WORDS + run_args] = NULL;
+    return argv;
+}

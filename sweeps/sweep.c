@@ -18,9 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "input_limits.h"
 #include "claims.h"
 #include "experiment.h"
 #include "launcher.h"
+#include "sbatch.h"
 #include "store.h"
 
 void sweep_options_defaults(SweepOptions *o)
@@ -126,8 +128,11 @@ static int spawn(Sweep *w, Child *c, Error *err)
         return -1;
     }
     char **argv = child_argv(w, c);
-    /* mpirun -np K <bin> train ...: an argument vector, no shell (launcher.h) */
-    char **exec_argv = w->o->ranks > 1 ? launcher_argv(w->o->mpirun, w->o->ranks, argv, err) : argv;
+    /* srun ... <bin> train ... (a job step), or mpirun -np K <bin> train ...: an argument
+     * vector, no shell (launcher.h) */
+    char **exec_argv = w->o->slurm      ? slurm_step_argv(w->o->ranks, w->threads, c->run_id, argv, err)
+                       : w->o->ranks > 1 ? launcher_argv(w->o->mpirun, w->o->ranks, argv, err)
+                                         : argv;
     if (!exec_argv) {
         fclose(f);
         free(argv);
@@ -268,9 +273,12 @@ static int end_attempt(Sweep *w, const Child *c, int st, Error *err)
         e.outcome = RUN_STATUS_NAMES[status];
         return claims_end_attempt(&w->store, &e, err);
     }
-    const bool killed = WIFSIGNALED(st) && status == RUN_RUNNING;
+    /* srun reports a task killed by signal S (a cancelled step, a lost node) as exit 128 + S */
+    const int signal = WIFSIGNALED(st) ? WTERMSIG(st) : w->o->slurm && code > 128 && code < 160 ? code - 128 : 0;
+    const bool killed = signal && status == RUN_RUNNING;
     if (killed)
-        snprintf(why, sizeof why, "the run's process was killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+        snprintf(why, sizeof why, "the run's %s was killed by signal %d (%s)", w->o->slurm ? "job step" : "process",
+                 signal, strsignal(signal));
     else if (status == RUN_FAILED && recorded[0])
         snprintf(why, sizeof why, "%s", recorded);
     else
@@ -471,8 +479,27 @@ static int run_loop(Sweep *w, Error *err)
     return 0;
 }
 
-int sweep_run(const SweepOptions *o, Error *err)
+/* Inside a SLURM allocation: unless given, the workers are the allocation's tasks over the
+ * ranks, and the threads its CPUs per task. */
+static int slurm_allocation(SweepOptions *o, Error *err)
 {
+    if (!getenv("SLURM_JOB_ID")) {
+        error_set(err, "--launcher slurm: not inside a SLURM allocation (no SLURM_JOB_ID): run it under salloc, or "
+                       "in an sbatch script (--print-sbatch writes one)");
+        return -1;
+    }
+    const char *tasks = getenv("SLURM_NTASKS"), *cpus = getenv("SLURM_CPUS_PER_TASK");
+    long n = tasks ? strtol(tasks, NULL, 10) : 0;
+    if (!o->workers_given && n > 0) o->workers = n / o->ranks > 0 ? (int)(n / o->ranks) : 1;
+    long t = cpus ? strtol(cpus, NULL, 10) : 0;
+    if (o->threads == 0) o->threads = t > 0 && t <= BB_MAX_THREADS ? (int)t : 1;
+    return 0;
+}
+
+int sweep_run(const SweepOptions *given, Error *err)
+{
+    SweepOptions eff = *given;
+    const SweepOptions *o = &eff;
     Experiment exp;
     RunSpec *runs = NULL;
     int n_runs = 0, rc = -1;
@@ -493,6 +520,11 @@ int sweep_run(const SweepOptions *o, Error *err)
         rc = dry_run(&w);
         goto out;
     }
+    if (o->print_sbatch) {
+        rc = self_path(w.bin, sizeof w.bin, err) ? -1 : sbatch_write(stdout, o, w.bin, w.db, exp.name, exp.scale, n_runs, err);
+        goto out;
+    }
+    if (o->slurm && slurm_allocation(&eff, err) != 0) goto out;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     w.threads = o->threads > 0 ? o->threads : (int)(cpus / (o->workers * o->ranks));
     if (w.threads < 1) w.threads = 1;

@@ -18,7 +18,11 @@ typedef struct {
     bool retry_failed;
     bool dry_run;
     double stale_after;     /* seconds without a heartbeat before a running run is stale */
-    const char *mpirun;     /* launcher for ranks > 1 */
+    const char *mpirun;     /* launcher for ranks > 1 (local) */
+    bool slurm;             /* --launcher slurm: each run a job step of the allocation (srun) */
+    bool print_sbatch;      /* write an sbatch script for the whole sweep to stdout, run nothing */
+    bool workers_given;     /* --workers on the command line (else, under SLURM, the allocation's) */
+    bool mpirun_given;      /* --mpirun on the command line */
     int max_attempts;       /* a killed or failing run is tried again up to this many attempts */
     double progress_every;  /* seconds between the lines on runs in flight; 0: none */
     bool quiet;
