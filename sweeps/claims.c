@@ -185,6 +185,10 @@ static bool owner_lost(sqlite3_stmt *sel, const ClaimOwner *me, double stale_aft
     double silent = sqlite3_column_double(sel, 7); /* seconds since the heartbeat, database clock */
     bool leased = sqlite3_column_type(sel, 5) != SQLITE_NULL;
     double past_lease = leased ? sqlite3_column_double(sel, 8) : 0; /* seconds since the lease ended */
+    const char *claim = (const char *)sqlite3_column_text(sel, 9);
+    /* Our own claim is ours however long we were stopped (SIGSTOP, a suspended laptop): we
+     * renew it; re-queueing it would kill our own runs. */
+    if (claim && !strcmp(claim, me->token)) return false;
     if (h && ns && me->pid_ns[0] && !strcmp(h, me->host) && !strcmp(ns, me->pid_ns) && process_gone(pid))
         snprintf(why, len, "its sweep process %d on %s is gone", pid, h);
     else if (leased && past_lease > 0)
@@ -202,7 +206,7 @@ int claims_mark_stale(Store *s, long long exp_id, const ClaimOwner *me, double s
     sqlite3_stmt *sel, *upd;
     if (store_prepare(s, &sel,
                       "SELECT r.id, r.attempt, r.host, r.pid, r.heartbeat, r.lease, r.owner_ns,"
-                      " " STORE_NOW_SQL " - r.heartbeat, " STORE_NOW_SQL " - r.lease"
+                      " " STORE_NOW_SQL " - r.heartbeat, " STORE_NOW_SQL " - r.lease, r.claim"
                       " FROM runs r JOIN experiment_runs e"
                       " ON e.run_id = r.id WHERE e.experiment_id=?1 AND r.status='running'",
                       err))

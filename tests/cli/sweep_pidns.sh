@@ -56,4 +56,21 @@ sqlite3 "$DB" "update runs set status='running', owner_ns='pid:[1]', pid=1, clai
 start=$(date +%s)
 expect_exit 0 "$BB" sweep "$TMP/exp.ini" --db "$DB" --workers 1 --threads 1
 [ $(( $(date +%s) - start )) -ge 3 ] || fail "a live lease was taken over before it ran out"
+
+# A sweep stopped longer than its lease (SIGSTOP, a suspended laptop) keeps its own runs when it
+# goes on: its lease ran out, but the claim is its own token.
+# (one simple-cnn run of about 20 s, so it is still running when the sweep goes on)
+sed 's/^name = sweep-pidns/name = sweep-stopped/; s/^model = lenet/model = simple-cnn/; s/^epochs = 3/epochs = 25/;
+     s/^lr = .*/lr = 0.01/; /^momentum/d' "$TMP/exp.ini" > "$TMP/long.ini"
+"$BB" sweep "$TMP/long.ini" --db "$TMP/long.db" --threads 1 --stale-after 10 > "$TMP/long.log" 2>&1 &
+sweep=$!
+sleep 3
+kill -STOP $sweep
+sleep 13
+kill -CONT $sweep
+wait $sweep || { cat "$TMP/long.log"; fail "the stopped sweep failed"; }
+grep -q 're-queued' "$TMP/long.log" && { cat "$TMP/long.log"; fail "the sweep re-queued its own run after a stop"; }
+[ "$(sqlite3 "$TMP/long.db" "select finished - started > 17 from runs")" = 1 ] || fail "the run ended before the sweep went on: the test shows nothing"
+[ "$(sqlite3 "$TMP/long.db" "select status || ' ' || attempt from runs")" = "complete 1" ] ||
+    { cat "$TMP/long.log"; fail "the stopped sweep's run did not complete at its first attempt"; }
 exit 0
