@@ -7,26 +7,45 @@
 #include "../engine/version.h"
 #include "cli.h"
 
+static int cli_version(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+#ifdef BB_NO_MPI
+    const char *mpi = "without MPI";
+#else
+    const char *mpi = "MPI";
+#endif
+    printf("bigbatch %s (%s, %s, OpenBLAS kernels %s, backend %s; devices: %s)\n", bigbatch_version(), REAL_NAME, mpi,
+           blas_core_name(), backend_name(NULL), backend_devices());
+    return 0;
+}
+
+/* Every command: its name, its front end, and its line in the usage. */
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *help;
+} COMMANDS[] = {
+    {"train", cli_train, "train one model from flags (bigbatch train --help)"},
+    {"models", cli_models, "list the models with parameter counts and GFLOPs per image"},
+    {"sweep", cli_sweep, "run an experiment file's grid into a results database (bigbatch sweep --help)"},
+    {"report", cli_report, "the paper-style table of an experiment from its database; --all: docs/results.md"},
+    {"plot", cli_plot, "draw an experiment's figures from its database with gnuplot (bigbatch plot --help)"},
+    {"runs", cli_runs, "list the runs in a results database and their status"},
+    {"merge", cli_merge, "combine results databases of separate sweeps into one"},
+    {"bench", cli_bench, "training throughput of one model, or the sgemm rate (bigbatch bench --help)"},
+    {"scale", cli_scale, "predicted time to train on N nodes; --papers checks it on published runs"},
+    {"compare", cli_compare, "the largest difference between the weights of two checkpoints"},
+    {"version", cli_version, "print the engine version"},
+};
+enum { N_COMMANDS = (int)(sizeof COMMANDS / sizeof COMMANDS[0]) };
+
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "bigbatch %s: large-batch training experiments (LARS, LARC) on the CPU\n"
-            "\n"
-            "usage: bigbatch <command> [options]\n"
-            "\n"
-            "commands:\n"
-            "  train     train one model from flags (bigbatch train --help)\n"
-            "  models    list the models with parameter counts and GFLOPs per image\n"
-            "  sweep     run an experiment file's grid into a results database (bigbatch sweep --help)\n"
-            "  report    the paper-style table of an experiment from its database\n"
-            "  plot      draw an experiment's figures from its database with gnuplot (bigbatch plot --help)\n"
-            "  runs      list the runs in a results database and their status\n"
-            "  merge     combine results databases of separate sweeps into one\n"
-            "  bench     training throughput of one model, or the sgemm rate (bigbatch bench --help)\n"
-            "  scale     predicted time to train on N nodes; --papers checks it on published runs\n"
-            "  compare   the largest difference between the weights of two checkpoints\n"
-            "  version   print the engine version\n",
+    fprintf(f, "bigbatch %s: large-batch training experiments (LARS, LARC) on the CPU\n\nusage: bigbatch <command> "
+               "[options]\n\ncommands:\n",
             bigbatch_version());
+    for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-9s %s\n", COMMANDS[i].name, COMMANDS[i].help);
 }
 
 int main(int argc, char **argv)
@@ -36,27 +55,9 @@ int main(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
-    const char *cmd = argv[1];
-    if (!strcmp(cmd, "train")) return cli_train(argc - 1, argv + 1);
-    if (!strcmp(cmd, "models")) return cli_models(argc - 1, argv + 1);
-    if (!strcmp(cmd, "bench")) return cli_bench(argc - 1, argv + 1);
-    if (!strcmp(cmd, "scale")) return cli_scale(argc - 1, argv + 1);
-    if (!strcmp(cmd, "compare")) return cli_compare(argc - 1, argv + 1);
-    if (!strcmp(cmd, "sweep")) return cli_sweep(argc - 1, argv + 1);
-    if (!strcmp(cmd, "report")) return cli_report(argc - 1, argv + 1);
-    if (!strcmp(cmd, "runs")) return cli_runs(argc - 1, argv + 1);
-    if (!strcmp(cmd, "merge")) return cli_merge(argc - 1, argv + 1);
-    if (!strcmp(cmd, "plot")) return cli_plot(argc - 1, argv + 1);
-    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
-#ifdef BB_NO_MPI
-        const char *mpi = "without MPI";
-#else
-        const char *mpi = "MPI";
-#endif
-        printf("bigbatch %s (%s, %s, OpenBLAS kernels %s, backend %s; devices: %s)\n", bigbatch_version(), REAL_NAME,
-               mpi, blas_core_name(), backend_name(NULL), backend_devices());
-        return 0;
-    }
+    const char *cmd = !strcmp(argv[1], "--version") ? "version" : argv[1];
+    for (int i = 0; i < N_COMMANDS; i++)
+        if (!strcmp(cmd, COMMANDS[i].name)) return COMMANDS[i].run(argc - 1, argv + 1);
     fprintf(stderr, "bigbatch: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return 2;

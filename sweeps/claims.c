@@ -200,9 +200,11 @@ static bool owner_lost(sqlite3_stmt *sel, const ClaimOwner *me, double stale_aft
     return true;
 }
 
-int claims_mark_stale(Store *s, long long exp_id, const ClaimOwner *me, double stale_after, int *n, Error *err)
+int claims_mark_stale(Store *s, long long exp_id, const ClaimOwner *me, double stale_after, int *n, char *first,
+                      size_t len, Error *err)
 {
     *n = 0;
+    if (len) first[0] = 0;
     sqlite3_stmt *sel, *upd;
     if (store_prepare(s, &sel,
                       "SELECT r.id, r.attempt, r.host, r.pid, r.heartbeat, r.lease, r.owner_ns,"
@@ -236,6 +238,7 @@ int claims_mark_stale(Store *s, long long exp_id, const ClaimOwner *me, double s
         sqlite3_bind_int(upd, 2, found[i].attempt);
         sqlite3_bind_text(upd, 3, found[i].why, -1, SQLITE_STATIC);
         rc = store_step_done(s, upd, "marking a stale run", err);
+        if (rc == 0 && sqlite3_changes(s->db) && *n == 0 && len) snprintf(first, len, "%s: %s", found[i].id, found[i].why);
         *n += sqlite3_changes(s->db);
         sqlite3_reset(upd);
     }

@@ -39,7 +39,9 @@ int claims_retry_failed(Store *s, long long exp_id, int *n, Error *err);
 /* running -> stale where the lease has expired (database clock), or the owner is a dead
  * process in `me`'s host and pid namespace; runs claimed before leases (lease NULL) go stale
  * after stale_after seconds without a heartbeat. */
-int claims_mark_stale(Store *s, long long exp_id, const ClaimOwner *me, double stale_after, int *n, Error *err);
+/* *n: how many; `first` (len bytes) receives "<run>: <why>" of the first ("" when none). */
+int claims_mark_stale(Store *s, long long exp_id, const ClaimOwner *me, double stale_after, int *n, char *first,
+                      size_t len, Error *err);
 /* Claims the first pending or stale run (grid order) for `me`: 1 with run_id and attempt, 0
  * when none is left, -1 on error. `log` is recorded as the run's log file. */
 int claims_take(Store *s, long long exp_id, const ClaimOwner *me, const char *log_dir, char run_id[65],

@@ -442,8 +442,11 @@ static int run_loop(Sweep *w, Error *err)
     for (;;) {
         double t = now_seconds();
         if (t - last_stale > 5) {
-            if (claims_mark_stale(&w->store, w->exp_id, &w->owner, o->stale_after, &n, err)) return -1;
-            if (n) say(w, "%d run%s left by a dead or silent process re-queued", n, n == 1 ? "" : "s");
+            char why[700];
+            if (claims_mark_stale(&w->store, w->exp_id, &w->owner, o->stale_after, &n, why, sizeof why, err))
+                return -1;
+            if (n) say(w, "%d run%s left by a dead or silent process re-queued (%s%s)", n, n == 1 ? "" : "s",
+                       n > 1 ? "first " : "", why);
             last_stale = t;
         }
         if (interrupted) break;

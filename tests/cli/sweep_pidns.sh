@@ -46,7 +46,7 @@ starts=$(cat "$TMP"/p*.log | grep -c " start ")
 sqlite3 "$DB" "update runs set status='running', owner_ns='pid:[1]', pid=1, claim='feed',
     lease=(julianday('now') - 2440587.5) * 86400.0 - 1 where rowid = (select min(rowid) from runs)"
 expect_exit 0 "$BB" sweep "$TMP/exp.ini" --db "$DB" --workers 1 --threads 1
-expect_output "1 run left by a dead or silent process re-queued"
+expect_output "1 run left by a dead or silent process re-queued ([0-9a-f]*: its lease ran out [0-9]* s ago (process 1 on "
 [ "$(sqlite3 "$DB" "select count(*) from runs where status='complete'")" = 12 ] || fail "the run taken over did not complete"
 [ "$(sqlite3 "$DB" "select attempt from runs where rowid = (select min(rowid) from runs)")" = 2 ] ||
     fail "the run taken over was not run again"
