@@ -1,7 +1,8 @@
 /* `bigbatch report --all`: docs/results.md and docs/figures/ generated from the archived
  * results alone. Every experiment file with an archive gets its paper-style table (report.h),
  * the prose of its file (`description`, `findings`, the paper's notes) and its figures
- * (plot.h), so a number in the docs is always the archived data's. */
+ * (plot.h), so a number in the docs is always the archived data's. The dated outputs of
+ * `make bench` kept in bench/results/ become out/benchmarks.md, verbatim, newest first. */
 #ifndef BB_RESULTS_DOCS_H
 #define BB_RESULTS_DOCS_H
 #include <stdio.h>
@@ -14,6 +15,7 @@ typedef struct {
     const char *out;         /* writes out/results.md and out/figures/<name>-<figure>.{png,svg} */
     const char *plots_dir;   /* gnuplot scripts; NULL: as `bigbatch plot` finds them */
     const char *html_dir;    /* also html_dir/<name>.html per experiment and html_dir/index.html; NULL: not */
+    const char *bench;       /* folder of dated `make bench` outputs (*.txt): out/benchmarks.md; NULL: none */
 } ResultsDocsOptions;
 
 /* 0, or -1 with err. Progress lines (one per experiment) go to `progress`. The page and the

@@ -1,13 +1,16 @@
 #!/bin/sh
-# docs/results.md and docs/figures/ are what `bigbatch report --all` makes from the committed
-# archives and experiment files: regenerated into a scratch folder, every file must equal the
+# docs/results.md, docs/benchmarks.md and docs/figures/ are what `bigbatch report --all` makes
+# from the committed archives, experiment files and bench/results/: regenerated into a scratch folder, every file must equal the
 # committed one and no committed figure may be left over. Also: a corrupt archive fails naming
 # the file and leaves the previous pages in place.
 . tests/cli/lib.inc
 expect_exit 0 "$BB" report --all --out "$TMP/docs"
-expect_output "results.md and $TMP/docs/figures/ written"
-cmp -s "$TMP/docs/results.md" docs/results.md ||
-    { diff docs/results.md "$TMP/docs/results.md" | head -20; fail "docs/results.md is not what report --all makes (regenerate it: bigbatch report --all)"; }
+expect_output "results.md, $TMP/docs/benchmarks.md and $TMP/docs/figures/ written"
+for page in results.md benchmarks.md; do
+    cmp -s "$TMP/docs/$page" "docs/$page" ||
+        { diff "docs/$page" "$TMP/docs/$page" | head -20; fail "docs/$page is not what report --all makes (regenerate it: bigbatch report --all)"; }
+done
+grep -q '^## 2026-12-03-winograd.txt$' "$TMP/docs/benchmarks.md" || fail "benchmarks.md lacks a bench/results file"
 for f in "$TMP"/docs/figures/*; do
     name=$(basename "$f")
     cmp -s "$f" "docs/figures/$name" || fail "docs/figures/$name differs from report --all's or is missing"
