@@ -1,7 +1,7 @@
 #!/bin/sh
 # docs/results.md, docs/benchmarks.md and docs/figures/ are what `bigbatch report --all` makes
-# from the committed archives, experiment files and bench/results/: regenerated into a scratch folder, every file must equal the
-# committed one and no committed figure may be left over. Also: a corrupt archive fails naming
+# from the committed archives, experiment files and bench/results/: regenerated into a scratch
+# folder, every file must equal the committed one and no committed figure may be left over. Also: a corrupt archive fails naming
 # the file and leaves the previous pages in place.
 . tests/cli/lib.inc
 expect_exit 0 "$BB" report --all --out "$TMP/docs"
