@@ -172,34 +172,42 @@ static int train_rank(int argc, char **argv, const Comm *comm)
         if (lead) fprintf(stderr, "bigbatch train: %s\n", err.msg);
         return 2;
     }
-    if (flags.run_id && !flags.db) {
-        if (lead) fprintf(stderr, "bigbatch train: --run-id needs --db\n");
+    if (flags.run_id && !flags.db && !flags.record_stream) {
+        if (lead) fprintf(stderr, "bigbatch train: --run-id needs --db (or --record-stream)\n");
         return 2;
     }
-    if (!lead) flags.db = NULL;
+    if (flags.db && flags.record_stream) {
+        if (lead) fprintf(stderr, "bigbatch train: --db and --record-stream: the run writes the database or sends "
+                                  "its records, not both\n");
+        return 2;
+    }
+    if (!lead) flags.db = NULL, flags.record_stream = false;
+    const bool recorded = flags.db || flags.record_stream;
     RunRecord record;
-    if (flags.db && open_record(&record, &flags, argc, argv, &err) != 0) {
+    if (flags.record_stream) {
+        run_record_begin_stream(&record, stdout, flags.run_id);
+    } else if (flags.db && open_record(&record, &flags, argc, argv, &err) != 0) {
         fprintf(stderr, "bigbatch train: %s\n", err.msg);
         return 1;
     }
     if (flags.db) printf("run %s (attempt %d) in %s\n", record.run_id, record.attempt, flags.db);
     if (flags.preset_said[0] && lead) printf("%s\n", flags.preset_said);
-    Printer printer = {!cfg.quiet && isatty(STDERR_FILENO), 0, 0, 0, NULL, NULL, NULL, flags.db ? &record : NULL};
+    Printer printer = {!cfg.quiet && isatty(STDERR_FILENO), 0, 0, 0, NULL, NULL, NULL, recorded ? &record : NULL};
     Observer obs = {.on_start = print_start, .on_progress = print_progress, .on_epoch = print_epoch,
                     .on_step = record_step, .on_diverged = print_diverged, .on_eval = print_eval,
                     .on_layer_stats = keep_layer_stats, .ctx = &printer};
     TrainResult res;
     int status = 0;
     if (train_run(&cfg, &obs, &res, &err) != 0) {
-        if (flags.db && record.broken) err = record.err; /* the store's failure is the cause */
+        if (recorded && record.broken) err = record.err; /* the store's failure is the cause */
         if (comm->size > 1) fprintf(stderr, "bigbatch train: rank %d: %s\n", comm->rank, err.msg);
         else fprintf(stderr, "bigbatch train: %s\n", err.msg);
         status = 1;
         Error ferr = {{0}};
-        if (flags.db) run_record_finish(&record, NULL, err.msg, &ferr);
+        if (recorded) run_record_finish(&record, NULL, err.msg, &ferr);
     } else {
         Error ferr = {{0}};
-        if (flags.db && run_record_finish(&record, &res, NULL, &ferr) != 0) {
+        if (recorded && run_record_finish(&record, &res, NULL, &ferr) != 0) {
             fprintf(stderr, "bigbatch train: %s\n", ferr.msg);
             status = 1;
         }
@@ -209,7 +217,7 @@ static int train_rank(int argc, char **argv, const Comm *comm)
                    res.test_loss, res.train_loss, res.steps, res.diverged ? " status=diverged" : "",
                    res.reached_target ? " stopped=reached-target" : "");
     }
-    if (flags.db) run_record_close(&record);
+    if (recorded) run_record_close(&record);
     free(printer.names);
     free(printer.kinds);
     free(printer.stats);

@@ -343,8 +343,11 @@ static const Flag FLAGS[] = {
      "also store the run (epochs, step losses, layer statistics) in this\n"
      "SQLite results database (results/SCHEMA.md)",
      NULL, STR(AT(flags.db))},
-    {"run-id", "ID", "the run's row, claimed by `bigbatch sweep` [the hash of the flags]", NULL,
+    {"run-id", "ID", "the run's row, claimed for it by another program [the hash of\nthe flags]", NULL,
      STR(AT(flags.run_id))},
+    {"record-stream", NULL,
+     "send the rows to standard output as records instead (how\n`bigbatch sweep` starts its runs; docs/formats.md)",
+     NULL, SWITCH(AT(flags.record_stream))},
 
     HEADING("data parallelism (mpirun -np K bigbatch train ...: each rank trains on batch/K images):"),
     {"bucket-mb", "X",

@@ -11,7 +11,8 @@ typedef struct {
     TrainConfig cfg;          /* points into argv: keep argv alive */
     char preset_said[768];    /* what a LARS/LARC preset and the switches by hand set */
     const char *db;           /* --db: store the run in this SQLite database */
-    const char *run_id;       /* --run-id: the run's row (a sweep's claim); default: hash of the config */
+    const char *run_id;       /* --run-id: the run's row (claimed elsewhere); default: hash of the config */
+    bool record_stream;       /* --record-stream: the rows as records on stdout, for the sweep */
 } TrainFlags;
 
 /* Parses and checks argv (argv[0] is skipped): 0, 1 for --help, -1 with err. */

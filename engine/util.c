@@ -1,5 +1,6 @@
 #include "util.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,12 +42,21 @@ char *xstrdup(const char *s)
     return p;
 }
 
+int self_exe_path(char *out, size_t len)
+{
+    ssize_t n = readlink("/proc/self/exe", out, len - 1);
+    if (n <= 0 || (size_t)n >= len - 1) {
+        if (n > 0) errno = ENAMETOOLONG;
+        return -1;
+    }
+    out[n] = 0;
+    return 0;
+}
+
 char *path_beside_binary(const char *rel)
 {
     char exe[4096];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len <= 0) return NULL;
-    exe[len] = 0;
+    if (self_exe_path(exe, sizeof exe) != 0) return NULL;
     char *slash = strrchr(exe, '/');
     if (!slash) return NULL;
     *slash = 0;

@@ -12,6 +12,8 @@ void *xrealloc(void *p, size_t bytes, const char *what);
 char *xstrdup(const char *s);
 /* "dir/name", allocated (or die, as xmalloc). */
 char *path_join(const char *dir, const char *name);
+/* The running binary's path (/proc/self/exe) into out: 0, or -1 with errno. */
+int self_exe_path(char *out, size_t len);
 /* <directory of the running binary>/../rel (bin/bigbatch -> the checkout's rel), allocated;
  * NULL when the binary's path is unknown. */
 char *path_beside_binary(const char *rel);

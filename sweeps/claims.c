@@ -285,6 +285,22 @@ int claims_take(Store *s, long long exp_id, const ClaimOwner *me, const char *lo
     return got;
 }
 
+int claims_held(Store *s, const ClaimOwner *me, const char *run_id, int attempt, bool *held, Error *err)
+{
+    sqlite3_stmt *st;
+    if (store_prepare(s, &st, "SELECT 1 FROM runs WHERE id=?1 AND attempt=?2 AND claim=?3 AND status='running'", err))
+        return -1;
+    sqlite3_bind_text(st, 1, run_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, attempt);
+    sqlite3_bind_text(st, 3, me->token, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    *held = rc == SQLITE_ROW;
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        error_set(err, "%s: checking the claim of run %s: %s", s->path, run_id, sqlite3_errmsg(s->db));
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
 int claims_heartbeat(Store *s, const ClaimOwner *me, const char *run_id, int attempt, Error *err)
 {
     sqlite3_stmt *st;

@@ -46,6 +46,9 @@ int claims_mark_stale(Store *s, long long exp_id, const ClaimOwner *me, double s
  * when none is left, -1 on error. `log` is recorded as the run's log file. */
 int claims_take(Store *s, long long exp_id, const ClaimOwner *me, const char *log_dir, char run_id[65],
                 int *attempt, Error *err);
+/* *held: whether `me` still holds the run's attempt (running, with its token), so that what
+ * the run sends may be written. */
+int claims_held(Store *s, const ClaimOwner *me, const char *run_id, int attempt, bool *held, Error *err);
 /* Renews the lease of a run `me` holds (and its heartbeat). */
 int claims_heartbeat(Store *s, const ClaimOwner *me, const char *run_id, int attempt, Error *err);
 /* The run's process ended: unless the run recorded its own end, it becomes `status`

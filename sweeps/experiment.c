@@ -366,8 +366,8 @@ static void prescan(Loader *L)
 }
 
 /* Keys the sweep sets for every run itself. */
-static const char *const SWEEP_KEYS[] = {"db",     "run-id",     "help",   "threads", "quiet",
-                                         "save", "save-every", "resume", "device",  NULL};
+static const char *const SWEEP_KEYS[] = {"db",   "run-id",     "record-stream", "help",   "threads",
+                                         "quiet", "save", "save-every",    "resume", "device", NULL};
 
 static int key_kind(Loader *L, const char *name, int line, bool *is_flag, bool *is_switch)
 {

@@ -1,4 +1,5 @@
-/* `train --db`: one run's rows, written in short transactions that each re-check the claim. */
+/* `train --db`: one run's rows, written in short transactions that each re-check the claim;
+ * or, for a run its sweep started, the same rows sent to the sweep as records (run_stream.h). */
 #include "run_record.h"
 
 #include <cjson/cJSON.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "run_config.h"
+#include "run_stream.h"
 #include "version.h"
 
 /* The claim is ours while the row is running with our attempt; refreshes the heartbeat. */
@@ -105,20 +107,7 @@ int run_record_begin(RunRecord *rr, const char *db_path, const char *run_id, con
     if (store_begin(&rr->store, err)) goto fail;
     if ((run_id ? 0 : claim_by_hand(rr, config_json, args, err)) || read_attempt(rr, err)) goto fail_txn;
     /* Rows of an earlier attempt (a killed or failed run) go before this one writes any. */
-    static const char *const clear[] = {"DELETE FROM epochs WHERE run_id=?1", "DELETE FROM steps WHERE run_id=?1",
-                                        "DELETE FROM layer_stats WHERE run_id=?1", "DELETE FROM evals WHERE run_id=?1",
-                                        "UPDATE runs SET engine_version=?2, steps=NULL, test_acc=NULL,"
-                                        " test_loss=NULL, train_loss=NULL, diverged_step=NULL,"
-                                        " diverged_loss=NULL, nonfinite=NULL WHERE id=?1"};
-    for (size_t i = 0; i < sizeof clear / sizeof clear[0]; i++) {
-        sqlite3_stmt *st;
-        if (store_prepare(&rr->store, &st, clear[i], err)) goto fail_txn;
-        sqlite3_bind_text(st, 1, rr->run_id, -1, SQLITE_STATIC);
-        if (sqlite3_bind_parameter_count(st) == 2) sqlite3_bind_text(st, 2, bigbatch_version(), -1, SQLITE_STATIC);
-        int rc = store_step_done(&rr->store, st, "clearing an earlier attempt", err);
-        sqlite3_finalize(st);
-        if (rc) goto fail_txn;
-    }
+    if (run_rows_clear(&rr->store, rr->run_id, bigbatch_version(), err)) goto fail_txn;
     if (hold_claim(rr, err) || store_commit(&rr->store, err)) goto fail_txn;
     rr->last_flush = now_seconds();
     return 0;
@@ -129,33 +118,11 @@ fail:
     return -1;
 }
 
-static int insert_steps(RunRecord *rr, Error *err)
+void run_record_begin_stream(RunRecord *rr, FILE *stream, const char *run_id)
 {
-    if (rr->n_steps == 0) return 0;
-    sqlite3_stmt *st;
-    if (store_prepare(&rr->store, &st, "INSERT INTO steps(run_id, step, epoch, loss, lr, nonfinite) VALUES(?,?,?,?,?,?)",
-                      err))
-        return -1;
-    for (int i = 0; i < rr->n_steps; i++) {
-        const StepRow *r = &rr->steps[i];
-        char note[64] = "";
-        store_nonfinite_note(note, sizeof note, "loss", r->loss);
-        sqlite3_bind_text(st, 1, rr->run_id, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 2, r->step);
-        sqlite3_bind_int(st, 3, r->epoch);
-        store_bind_real(st, 4, r->loss);
-        store_bind_real(st, 5, r->lr);
-        if (note[0]) sqlite3_bind_text(st, 6, note, -1, SQLITE_TRANSIENT);
-        else sqlite3_bind_null(st, 6);
-        if (store_step_done(&rr->store, st, "writing step losses", err)) {
-            sqlite3_finalize(st);
-            return -1;
-        }
-        sqlite3_reset(st);
-    }
-    sqlite3_finalize(st);
-    rr->n_steps = 0;
-    return 0;
+    memset(rr, 0, sizeof *rr);
+    rr->stream = stream;
+    snprintf(rr->run_id, sizeof rr->run_id, "%s", run_id ? run_id : "");
 }
 
 /* Runs `write` inside one transaction that holds the claim and flushes the step losses. */
@@ -165,92 +132,57 @@ static int write_txn(RunRecord *rr, Observer *obs, WriteFn write, const void *ar
 {
     if (rr->broken) return -1;
     Error *err = &rr->err;
-    if (store_begin(&rr->store, err) || hold_claim(rr, err) || insert_steps(rr, err) ||
-        (write && write(rr, arg, err)) || store_commit(&rr->store, err)) {
+    if (store_begin(&rr->store, err) || hold_claim(rr, err) ||
+        run_rows_steps(&rr->store, rr->run_id, rr->steps, rr->n_steps, err) || (write && write(rr, arg, err)) ||
+        store_commit(&rr->store, err)) {
         store_rollback(&rr->store);
         rr->broken = true;
         if (obs) obs->stop = true;
         return -1;
     }
+    rr->n_steps = 0;
     rr->last_flush = now_seconds();
     return 0;
 }
 
 void run_record_on_step(RunRecord *rr, Observer *obs, int epoch, long step, double loss, double lr)
 {
+    StepRow row = {step, epoch, loss, lr};
+    if (rr->stream) {
+        run_stream_step(rr->stream, &row);
+        return;
+    }
     if (rr->broken) return;
     if (rr->n_steps == rr->cap_steps) {
         rr->cap_steps = rr->cap_steps ? 2 * rr->cap_steps : 1024;
         rr->steps = xrealloc(rr->steps, sizeof *rr->steps * (size_t)rr->cap_steps, "step rows");
     }
-    rr->steps[rr->n_steps++] = (StepRow){step, epoch, loss, lr};
+    rr->steps[rr->n_steps++] = row;
     /* A long epoch still heartbeats and loses little when killed. */
     if (now_seconds() - rr->last_flush > 10) write_txn(rr, obs, NULL, NULL);
 }
 
 static int write_epoch(RunRecord *rr, const void *arg, Error *err)
 {
-    const EpochMetrics *m = arg;
-    sqlite3_stmt *st;
-    if (store_prepare(&rr->store, &st,
-                      "INSERT INTO epochs(run_id, epoch, step, train_loss, train_acc, test_loss, test_acc, loss_gap,"
-                      " lr, images_per_sec, elapsed, noise_scale, nonfinite) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                      err))
-        return -1;
-    const double v[] = {m->train_loss, m->train_acc, m->test_loss, m->test_acc, m->loss_gap,
-                        m->lr, m->images_per_sec, m->elapsed, m->noise_scale};
-    static const char *const names[] = {"train_loss", "train_acc", "test_loss", "test_acc", "loss_gap",
-                                         "lr", "images_per_sec", "elapsed", NULL};
-    char note[256] = "";
-    sqlite3_bind_text(st, 1, rr->run_id, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 2, m->epoch);
-    sqlite3_bind_int64(st, 3, m->step);
-    for (int i = 0; i < 9; i++) {
-        store_bind_real(st, 4 + i, v[i]);
-        if (names[i]) store_nonfinite_note(note, sizeof note, names[i], v[i]); /* noise_scale: NULL = not measured */
-    }
-    if (note[0]) sqlite3_bind_text(st, 13, note, -1, SQLITE_TRANSIENT);
-    int rc = store_step_done(&rr->store, st, "writing an epoch", err);
-    sqlite3_finalize(st);
-    return rc;
+    return run_rows_epoch(&rr->store, rr->run_id, arg, err);
 }
 
 void run_record_on_epoch(RunRecord *rr, Observer *obs, const EpochMetrics *m)
 {
-    write_txn(rr, obs, write_epoch, m);
+    if (rr->stream) run_stream_epoch(rr->stream, m);
+    else write_txn(rr, obs, write_epoch, m);
 }
-
-typedef struct {
-    int epoch;
-    long step;
-    double test_loss, test_acc;
-} Eval;
 
 static int write_eval(RunRecord *rr, const void *arg, Error *err)
 {
-    const Eval *e = arg;
-    sqlite3_stmt *st;
-    if (store_prepare(&rr->store, &st,
-                      "INSERT INTO evals(run_id, step, epoch, test_loss, test_acc, nonfinite) VALUES(?,?,?,?,?,?)", err))
-        return -1;
-    char note[128] = "";
-    store_nonfinite_note(note, sizeof note, "test_loss", e->test_loss);
-    store_nonfinite_note(note, sizeof note, "test_acc", e->test_acc);
-    sqlite3_bind_text(st, 1, rr->run_id, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, e->step);
-    sqlite3_bind_int(st, 3, e->epoch);
-    store_bind_real(st, 4, e->test_loss);
-    store_bind_real(st, 5, e->test_acc);
-    if (note[0]) sqlite3_bind_text(st, 6, note, -1, SQLITE_TRANSIENT);
-    int rc = store_step_done(&rr->store, st, "writing an evaluation", err);
-    sqlite3_finalize(st);
-    return rc;
+    return run_rows_eval(&rr->store, rr->run_id, arg, err);
 }
 
 void run_record_on_eval(RunRecord *rr, Observer *obs, int epoch, long step, double test_loss, double test_acc)
 {
-    Eval e = {epoch, step, test_loss, test_acc};
-    write_txn(rr, obs, write_eval, &e);
+    EvalRow e = {epoch, step, test_loss, test_acc};
+    if (rr->stream) run_stream_eval(rr->stream, &e);
+    else write_txn(rr, obs, write_eval, &e);
 }
 
 typedef struct {
@@ -261,140 +193,71 @@ typedef struct {
 static int write_divergence(RunRecord *rr, const void *arg, Error *err)
 {
     const Divergence *d = arg;
-    sqlite3_stmt *st;
-    if (store_prepare(&rr->store, &st, "UPDATE runs SET diverged_step=?1, diverged_loss=?2, nonfinite=?3 WHERE id=?4",
-                      err))
-        return -1;
-    char note[64] = "";
-    store_nonfinite_note(note, sizeof note, "diverged_loss", d->loss);
-    sqlite3_bind_int64(st, 1, d->step);
-    store_bind_real(st, 2, d->loss);
-    if (note[0]) sqlite3_bind_text(st, 3, note, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 4, rr->run_id, -1, SQLITE_STATIC);
-    int rc = store_step_done(&rr->store, st, "recording the divergence", err);
-    sqlite3_finalize(st);
-    return rc;
-}
-
-static int write_device(RunRecord *rr, const void *arg, Error *err)
-{
-    sqlite3_stmt *st;
-    if (store_prepare(&rr->store, &st, "UPDATE runs SET device=?2 WHERE id=?1", err)) return -1;
-    sqlite3_bind_text(st, 1, rr->run_id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, arg, -1, SQLITE_STATIC);
-    int rc = store_step_done(&rr->store, st, "recording the device", err);
-    sqlite3_finalize(st);
-    return rc;
-}
-
-void run_record_on_start(RunRecord *rr, Observer *obs, const char *device)
-{
-    write_txn(rr, obs, write_device, device);
+    return run_rows_diverged(&rr->store, rr->run_id, d->step, d->loss, err);
 }
 
 void run_record_on_diverged(RunRecord *rr, Observer *obs, long step, double loss)
 {
     Divergence d = {step, loss};
-    write_txn(rr, obs, write_divergence, &d);
+    if (rr->stream) run_stream_diverged(rr->stream, step, loss);
+    else write_txn(rr, obs, write_divergence, &d);
+}
+
+static int write_device(RunRecord *rr, const void *arg, Error *err)
+{
+    return run_rows_device(&rr->store, rr->run_id, arg, err);
+}
+
+void run_record_on_start(RunRecord *rr, Observer *obs, const char *device)
+{
+    if (rr->stream) run_stream_start(rr->stream, device);
+    else write_txn(rr, obs, write_device, device);
 }
 
 typedef struct {
     long step;
-    const Net *net;
-    const OptStats *stats;
+    const LayerStatRow *rows;
+    int n;
 } LayerStats;
 
 static int write_layer_stats(RunRecord *rr, const void *arg, Error *err)
 {
     const LayerStats *ls = arg;
-    sqlite3_stmt *st;
-    if (store_prepare(&rr->store, &st,
-                      "INSERT INTO layer_stats(run_id, step, param, name, kind, w_norm, g_norm, ratio, local_rate,"
-                      " eff_rate, update_ratio, nonfinite) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
-                      err))
-        return -1;
-    static const char *const names[] = {"w_norm", "g_norm", "ratio", "local_rate", "eff_rate", "update_ratio"};
-    for (int p = 0; p < ls->net->n_params; p++) {
-        const OptStats *s = &ls->stats[p];
-        /* ||w||/||g|| is undefined for a zero gradient: NULL, and not noted as non-finite. */
-        double ratio = s->g_norm > 0 ? s->w_norm / s->g_norm : NAN;
-        const double v[] = {s->w_norm, s->g_norm, ratio, s->local_rate, s->eff_rate, s->update_ratio};
-        char note[256] = "";
-        sqlite3_bind_text(st, 1, rr->run_id, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 2, ls->step);
-        sqlite3_bind_int(st, 3, p);
-        sqlite3_bind_text(st, 4, ls->net->params[p].name, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 5, param_kind_name(ls->net->params[p].kind), -1, SQLITE_STATIC);
-        for (int i = 0; i < 6; i++) {
-            store_bind_real(st, 6 + i, v[i]);
-            if (i != 2 || s->g_norm > 0) store_nonfinite_note(note, sizeof note, names[i], v[i]);
-        }
-        if (note[0]) sqlite3_bind_text(st, 12, note, -1, SQLITE_TRANSIENT);
-        else sqlite3_bind_null(st, 12);
-        if (store_step_done(&rr->store, st, "writing layer statistics", err)) {
-            sqlite3_finalize(st);
-            return -1;
-        }
-        sqlite3_reset(st);
-    }
-    sqlite3_finalize(st);
-    return 0;
+    return run_rows_layer_stats(&rr->store, rr->run_id, ls->step, ls->rows, ls->n, err);
 }
 
 void run_record_on_layer_stats(RunRecord *rr, Observer *obs, long step, const Net *net, const OptStats *stats)
 {
-    LayerStats ls = {step, net, stats};
-    write_txn(rr, obs, write_layer_stats, &ls);
+    LayerStatRow *rows = xcalloc((size_t)net->n_params, sizeof *rows, "layer statistics");
+    for (int p = 0; p < net->n_params; p++)
+        rows[p] = (LayerStatRow){net->params[p].name, param_kind_name(net->params[p].kind), stats[p]};
+    LayerStats ls = {step, rows, net->n_params};
+    if (rr->stream) run_stream_layer_stats(rr->stream, step, rows, net->n_params);
+    else write_txn(rr, obs, write_layer_stats, &ls);
+    free(rows);
 }
-
-typedef struct {
-    const TrainResult *res;
-    const char *why;
-} Final;
 
 static int write_final(RunRecord *rr, const void *arg, Error *err)
 {
-    const Final *f = arg;
-    sqlite3_stmt *st;
-    if (store_prepare(&rr->store, &st,
-                      "UPDATE runs SET status=?1, finished=?2, steps=?3, test_acc=?4, test_loss=?5, train_loss=?6,"
-                      " error=?7, exit_code=?8, nonfinite=coalesce(nonfinite, ?9) WHERE id=?10",
-                      err))
-        return -1;
-    const TrainResult *r = f->res;
-    sqlite3_bind_text(st, 1, !r ? "failed" : r->diverged ? "diverged" : "complete", -1, SQLITE_STATIC);
-    sqlite3_bind_double(st, 2, unix_time_seconds());
-    char note[128] = "";
-    if (r) {
-        sqlite3_bind_int64(st, 3, r->steps);
-        store_bind_real(st, 4, r->test_acc);
-        store_bind_real(st, 5, r->test_loss);
-        store_bind_real(st, 6, r->train_loss);
-        if (!r->diverged) store_nonfinite_note(note, sizeof note, "test_loss", r->test_loss);
-        store_nonfinite_note(note, sizeof note, "train_loss", r->train_loss);
-    }
-    if (f->why) sqlite3_bind_text(st, 7, f->why, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 8, r ? 0 : 1);
-    if (note[0]) sqlite3_bind_text(st, 9, note, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 10, rr->run_id, -1, SQLITE_STATIC);
-    int rc = store_step_done(&rr->store, st, "finishing the run", err);
-    sqlite3_finalize(st);
-    return rc;
+    return run_rows_final(&rr->store, rr->run_id, arg, err);
 }
 
 int run_record_finish(RunRecord *rr, const TrainResult *res, const char *why, Error *err)
 {
+    FinalRow f = run_rows_final_of(res, why);
+    if (rr->stream) {
+        run_stream_end(rr->stream, &f);
+        return 0;
+    }
     if (rr->broken) {
         *err = rr->err;
         /* The claim may be gone; still try to say why the run failed, if it is ours. */
         if (!res) {
             rr->broken = false;
-            Final f = {NULL, why};
             write_txn(rr, NULL, write_final, &f);
         }
         return -1;
     }
-    Final f = {res, why};
     if (write_txn(rr, NULL, write_final, &f) != 0) {
         *err = rr->err;
         return -1;
@@ -404,7 +267,7 @@ int run_record_finish(RunRecord *rr, const TrainResult *res, const char *why, Er
 
 void run_record_close(RunRecord *rr)
 {
-    store_close(&rr->store);
+    if (!rr->stream) store_close(&rr->store);
     free(rr->steps);
     rr->steps = NULL;
 }

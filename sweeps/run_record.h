@@ -1,24 +1,22 @@
-/* One run's rows in the results store: what `bigbatch train --db` writes.
+/* One run's rows in the results store, as `bigbatch train` reports them to its observer.
  *
- * A run launched by a sweep already has its row, claimed (status running, attempt N);
- * a run started by hand gets one keyed by the hash of its configuration. Either way the
- * run first deletes the rows of earlier attempts, then writes epochs, step losses and
- * layer statistics in short transactions, each of which checks that the claim is still
- * its own; the last write sets the final status. */
+ * `train --db`: the run writes them itself. A run started by hand gets a row keyed by the
+ * hash of its configuration (with --run-id, a row some other program claimed for it). It
+ * first deletes the rows of earlier attempts, then writes epochs, step losses and layer
+ * statistics in short transactions, each of which checks that the claim is still its own;
+ * the last write sets the final status.
+ *
+ * `train --record-stream` (how a sweep starts its runs): the same rows go to standard output
+ * as records (run_stream.h), and the sweep, the only writer of its database, writes them. */
 #ifndef BB_RUN_RECORD_H
 #define BB_RUN_RECORD_H
 #include <stdbool.h>
+#include <stdio.h>
 
-#include "store.h"
-#include "train.h"
-
-typedef struct {
-    long step;
-    int epoch;
-    double loss, lr;
-} StepRow;
+#include "run_rows.h"
 
 typedef struct {
+    FILE *stream;        /* --record-stream: records go here, and store is not opened */
     Store store;
     char run_id[65];
     int attempt;
@@ -32,6 +30,8 @@ typedef struct {
 /* run_id NULL: the hash of config_json (run_config.h); the row is created or taken over. */
 int run_record_begin(RunRecord *rr, const char *db_path, const char *run_id, const char *config_json,
                      const char *args, Error *err);
+/* The run's records go to `stream` (its sweep writes them); run_id only names the run. */
+void run_record_begin_stream(RunRecord *rr, FILE *stream, const char *run_id);
 /* Observer callbacks; each may set obs->stop when the store fails or the claim is lost. */
 void run_record_on_start(RunRecord *rr, Observer *obs, const char *device);
 void run_record_on_step(RunRecord *rr, Observer *obs, int epoch, long step, double loss, double lr);

@@ -1,11 +1,12 @@
 /* The results store: one SQLite database per experiment (results/<name>.db), whose schema
  * (results/SCHEMA.md) is created and checked here and nowhere else. Used by `train --db`
- * (one run's metrics), by the sweep runner (claiming runs) and by the reports.
+ * (one run's metrics, by hand), by the sweep runner (claiming runs, and writing the records
+ * its runs send) and by the reports.
  *
  * Concurrency: WAL, a busy timeout and short write transactions, so several sweep
- * processes and their runs share one file. A run is claimed by one UPDATE that moves it
- * from pending/stale to running and bumps its attempt; every later write of that run
- * checks the attempt, so a process that lost its claim (declared stale) writes nothing. */
+ * processes (and runs started by hand) share one file on one host. A run is claimed by one
+ * UPDATE that moves it from pending/stale to running and bumps its attempt; every later
+ * write of that run checks the claim, so a process that lost it writes nothing. */
 #ifndef BB_STORE_H
 #define BB_STORE_H
 #include <stdbool.h>

@@ -1,12 +1,15 @@
 /* The sweep runner: claim a run, start `bigbatch train` for it as a child process, collect
- * it, repeat; up to `workers` children at once. The child writes its own metrics and final
- * status (train --db --run-id); the runner heartbeats its runs and closes those whose child
- * died without saying how it ended. */
+ * it, repeat; up to `workers` children at once. The sweep is the only writer of its
+ * database: a child sends its metrics and final status as records on its standard output
+ * (train --record-stream, run_stream.h), which the sweep reads through a pipe and writes
+ * (run_output.h). The runner renews the leases of its runs and closes those whose child died
+ * without saying how it ended. */
 #include "sweep.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,8 +25,11 @@
 #include "claims.h"
 #include "experiment.h"
 #include "launcher.h"
+#include "run_output.h"
+#include "run_rows.h"
 #include "sbatch.h"
 #include "store.h"
+#include "version.h"
 
 void sweep_options_defaults(SweepOptions *o)
 {
@@ -59,6 +65,7 @@ typedef struct {
     int attempt;
     int spec;          /* index into the expanded runs */
     double started;
+    RunOutput out;     /* its standard output: records and log lines */
 } Child;
 
 typedef struct {
@@ -73,6 +80,7 @@ typedef struct {
     int threads;
     char threads_arg[16];  /* the child's --threads value: its argv points here */
     Child *children;
+    struct pollfd *poll_fds;  /* one per worker: the children's output pipes */
     int n_children;
     int finished_here;
     double run_seconds;  /* summed over the runs finished here, for the ETA */
@@ -112,12 +120,30 @@ static void format_duration(double s, char *out, size_t len)
 
 static char **child_argv(const Sweep *w, const Child *c)
 {
-    const char *extra[] = {"--db",      w->db,          "--run-id", c->run_id, "--threads",
-                           w->threads_arg, "--device", w->o->device, "--quiet"};
+    const char *extra[] = {"--record-stream", "--run-id", c->run_id,    "--threads",
+                           w->threads_arg,    "--device", w->o->device, "--quiet"};
     return runspec_train_argv(&w->runs[c->spec], w->bin, extra, (int)(sizeof extra / sizeof extra[0]));
 }
 
-/* Forks and execs the run; its output goes to its log file, appended per attempt. */
+/* The run's ends of its stdout pipe and its log: pipe[0] for the sweep (non-blocking),
+ * pipe[1] for the run; log_fd appends to its log. Closed on exec, but for the dup2'd copies. */
+static int open_output(const char *log, int pipe_fds[2], int *log_fd, Error *err)
+{
+    *log_fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (*log_fd < 0) {
+        error_set(err, "%s: %s", log, strerror(errno));
+        return -1;
+    }
+    if (pipe2(pipe_fds, O_CLOEXEC) != 0 || fcntl(pipe_fds[0], F_SETFL, O_NONBLOCK) != 0) {
+        error_set(err, "a pipe for run output: %s", strerror(errno));
+        close(*log_fd);
+        return -1;
+    }
+    return 0;
+}
+
+/* Forks and execs the run: its stdout comes to the sweep (records; other lines go to its log
+ * file, appended per attempt), its stderr goes to the log file directly. */
 static int spawn(Sweep *w, Child *c, Error *err)
 {
     char log[1200];
@@ -125,6 +151,11 @@ static int spawn(Sweep *w, Child *c, Error *err)
     FILE *f = fopen(log, "a");
     if (!f) {
         error_set(err, "%s: %s", log, strerror(errno));
+        return -1;
+    }
+    int pipe_fds[2], log_fd;
+    if (open_output(log, pipe_fds, &log_fd, err)) {
+        fclose(f);
         return -1;
     }
     char **argv = child_argv(w, c);
@@ -136,6 +167,9 @@ static int spawn(Sweep *w, Child *c, Error *err)
     if (!exec_argv) {
         fclose(f);
         free(argv);
+        close(pipe_fds[0]);
+        close(pipe_fds[1]);
+        close(log_fd);
         return -1;
     }
     char host[256];
@@ -155,6 +189,9 @@ static int spawn(Sweep *w, Child *c, Error *err)
     if (pid < 0) {
         if (exec_argv != argv) free(exec_argv);
         free(argv);
+        close(pipe_fds[0]);
+        close(pipe_fds[1]);
+        close(log_fd);
         error_set(err, "fork: %s", strerror(errno));
         return -1;
     }
@@ -162,10 +199,8 @@ static int spawn(Sweep *w, Child *c, Error *err)
         /* The run dies with its sweep (even by kill -9), so a restarted sweep can take it over. */
         prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (getppid() != parent) _exit(1);
-        int fd = open(log, O_WRONLY | O_APPEND | O_CREAT, 0644);
         int in = open("/dev/null", O_RDONLY);
-        if (fd < 0 || in < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0 || dup2(in, 0) < 0) _exit(126);
-        close(fd);
+        if (in < 0 || dup2(pipe_fds[1], 1) < 0 || dup2(log_fd, 2) < 0 || dup2(in, 0) < 0) _exit(126);
         close(in);
         /* Runs side by side must not spin-wait for cores (docs/engine.md: "Engine layout"). */
         setenv("OMP_WAIT_POLICY", "passive", 0);
@@ -183,8 +218,49 @@ static int spawn(Sweep *w, Child *c, Error *err)
     }
     if (exec_argv != argv) free(exec_argv);
     free(argv);
+    close(pipe_fds[1]);
+    run_output_init(&c->out, pipe_fds[0], log_fd);
     c->pid = pid;
     c->started = now_seconds();
+    return 0;
+}
+
+/* The rows of the run's earlier attempts go before this one sends any. */
+static int clear_earlier_attempts(Sweep *w, const Child *c, Error *err)
+{
+    if (store_begin(&w->store, err)) return -1;
+    if (run_rows_clear(&w->store, c->run_id, bigbatch_version(), err) || store_commit(&w->store, err)) {
+        store_rollback(&w->store);
+        return -1;
+    }
+    return 0;
+}
+
+static RunClaim claim_of(Sweep *w, const Child *c)
+{
+    return (RunClaim){&w->store, &w->owner, c->run_id, c->attempt};
+}
+
+/* Writes what the child has sent; a child whose claim was lost, or that sent a record the sweep
+ * cannot read, is stopped. to_end: it has exited, read all it left. */
+static int read_child(Sweep *w, Child *c, bool to_end, Error *err)
+{
+    RunClaim claim = claim_of(w, c);
+    bool was_stopped = c->out.lost || c->out.refused;
+    if (run_output_read(&c->out, &claim, to_end, err)) return -1;
+    if (!to_end && !was_stopped && (c->out.lost || c->out.refused)) kill(c->pid, SIGTERM);
+    return 0;
+}
+
+/* Waits up to `seconds` for output of any child, and reads it. */
+static int wait_for_output(Sweep *w, double seconds, Error *err)
+{
+    struct pollfd *fds = w->poll_fds;
+    int n = w->n_children;
+    for (int i = 0; i < n; i++) fds[i] = (struct pollfd){.fd = w->children[i].out.fd, .events = POLLIN};
+    if (poll(fds, (nfds_t)n, (int)(seconds * 1000)) < 0) return 0; /* a signal: the loop looks at it */
+    for (int i = 0; i < n; i++)
+        if (fds[i].revents && read_child(w, &w->children[i], false, err)) return -1;
     return 0;
 }
 
@@ -202,7 +278,7 @@ static int fill_slots(Sweep *w, Error *err)
             error_set(err, "claimed run %s is not in the expanded grid", c.run_id);
             return -1;
         }
-        if (spawn(w, &c, err) != 0) {
+        if (clear_earlier_attempts(w, &c, err) || spawn(w, &c, err) != 0) {
             Error e2 = {{0}};
             claims_close(&w->store, c.run_id, c.attempt, RUN_FAILED, -1, err->msg, &e2);
             return -1;
@@ -308,6 +384,9 @@ static int reap(Sweep *w, Error *err)
             error_set(err, "waiting for run %s: %s", c->run_id, strerror(errno));
             return -1;
         }
+        int read_rc = read_child(w, c, true, err);
+        run_output_close(&c->out);
+        if (read_rc) return -1;
         if (interrupted) { /* back to the queue, for the next sweep */
             AttemptEnd e = {.run_id = c->run_id, .attempt = c->attempt, .exit_code = -1, .outcome = "interrupted",
                             .reason = "the sweep was interrupted", .next = RUN_STALE};
@@ -421,13 +500,9 @@ static int dry_run(const Sweep *w)
 
 static int self_path(char *out, size_t len, Error *err)
 {
-    ssize_t n = readlink("/proc/self/exe", out, len - 1);
-    if (n <= 0) {
-        error_set(err, "cannot find this program's path (/proc/self/exe): %s", strerror(errno));
-        return -1;
-    }
-    out[n] = 0;
-    return 0;
+    if (self_exe_path(out, len) == 0) return 0;
+    error_set(err, "cannot find this program's path (/proc/self/exe): %s", strerror(errno));
+    return -1;
 }
 
 static int run_loop(Sweep *w, Error *err)
@@ -468,15 +543,14 @@ static int run_loop(Sweep *w, Error *err)
             report_running(w);
             last_progress = now_seconds();
         }
-        sleep_seconds(0.1);
+        if (wait_for_output(w, 0.1, err)) return -1;
     }
     if (interrupted) {
         say(w, "interrupted (signal %d): stopping %d run%s; they stay queued", (int)interrupted, w->n_children,
             w->n_children == 1 ? "" : "s");
         for (int i = 0; i < w->n_children; i++) kill(w->children[i].pid, SIGTERM);
         while (w->n_children > 0) {
-            if (reap(w, err)) return -1;
-            sleep_seconds(0.05);
+            if (reap(w, err) || wait_for_output(w, 0.05, err)) return -1;
         }
     }
     return 0;
@@ -544,6 +618,7 @@ int sweep_run(const SweepOptions *given, Error *err)
     }
     if (claims_register(&w.store, &exp, runs, n_runs, &w.exp_id, err) != 0) goto out_store;
     w.children = xcalloc((size_t)o->workers, sizeof *w.children, "sweep workers");
+    w.poll_fds = xcalloc((size_t)o->workers, sizeof *w.poll_fds, "sweep workers");
     say(&w, "sweep %s (%s scale): %d runs, %d worker%s x %d thread%s; database %s, logs in %s/", exp.name, exp.scale,
         n_runs, o->workers, o->workers == 1 ? "" : "s", w.threads, w.threads == 1 ? "" : "s", w.db, w.log_dir);
     report_progress(&w);
@@ -567,9 +642,13 @@ int sweep_run(const SweepOptions *given, Error *err)
     } else {
         /* The store failed under us: stop our runs; they stay running until found stale. */
         for (int i = 0; i < w.n_children; i++) kill(w.children[i].pid, SIGTERM);
-        for (int i = 0; i < w.n_children; i++) waitpid(w.children[i].pid, NULL, 0);
+        for (int i = 0; i < w.n_children; i++) {
+            waitpid(w.children[i].pid, NULL, 0);
+            run_output_close(&w.children[i].out);
+        }
     }
     free(w.children);
+    free(w.poll_fds);
 out_store:
     store_close(&w.store);
 out:

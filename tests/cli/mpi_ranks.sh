@@ -86,6 +86,9 @@ INI
 expect_exit 0 "$BB" sweep "$TMP/exp.ini" --db "$TMP/m.db" --ranks 2 --threads 1
 expect_output "done: 2 complete"
 grep -q "x 2 ranks" "$TMP"/m.logs/*.log || fail "runs were not under mpirun"
+# their rows came back through mpirun as records (one writer: the sweep)
+[ "$(sqlite3 "$TMP/m.db" "select count(*) from runs r where exists (select 1 from epochs e where e.run_id = r.id)")" = 2 ] ||
+    fail "epochs of the 2-rank runs not recorded"
 cat > "$TMP/killed.ini" <<'INI'
 [experiment]
 name = mpi-killed
@@ -96,11 +99,11 @@ INI
 "$BB" sweep "$TMP/killed.ini" --db "$TMP/k.db" --ranks 2 --threads 1 --max-attempts 1 > "$TMP/sweep.out" 2>&1 &
 sweep=$!
 n=0
-until [ "$(pgrep -f -- "--db $TMP/k.db --run-id" | wc -l)" -ge 2 ]; do
+until [ "$(run_pids "$TMP/k.db" | wc -l)" -ge 2 ]; do
     n=$((n + 1)); [ $n -lt 150 ] || fail "sweep ranks did not start"; sleep 0.1
 done
 sleep 1
-kill -9 "$(pgrep -f -- "--db $TMP/k.db --run-id" | tail -n 1)"
+kill -9 "$(run_pids "$TMP/k.db" | tail -n 1)"
 wait $sweep; rc=$?
 [ $rc -eq 1 ] || { cat "$TMP/sweep.out"; fail "sweep exit $rc, expected 1"; }
 [ "$(sqlite3 "$TMP/k.db" "select status from runs")" = failed ] || fail "run not failed"

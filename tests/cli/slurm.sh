@@ -93,6 +93,8 @@ wait $sweep || { cat "$TMP/sweep.log"; fail "the sweep under salloc failed"; }
 grep -q " start " "$TMP/sweep.log" || fail "no run started"
 [ "$(sqlite3 "$DB" "select count(*) from runs where status='complete'")" = 4 ] ||
     { cat "$TMP/sweep.log"; sqlite3 "$DB" 'select id, status, attempt, error from runs'; fail "not every run complete"; }
+# the rows came back through srun as records: six epochs per run, each loss from rank 0
+[ "$(sqlite3 "$DB" "select count(*) from epochs")" = 24 ] || fail "epochs not recorded: $(sqlite3 "$DB" 'select count(*) from epochs')"
 [ "$(sqlite3 "$DB" "select attempt from runs where id='$run'")" = 2 ] || { cat "$TMP/sweep.log"; fail "the cancelled run $run was not tried again"; }
 [ "$(sqlite3 "$DB" "select outcome from attempts where run_id='$run' and attempt=1")" = killed ] ||
     { sqlite3 "$DB" "select * from attempts"; fail "the cancelled step is not recorded as killed"; }

@@ -46,7 +46,7 @@ epochs = 200
 INI
 kill_first_run() {  # database: kills the run's process once it has started
     n=0
-    until child=$(pgrep -f -- "--db $1 --run-id" | head -n 1) && [ -n "$child" ]; do
+    until child=$(run_pids "$1" | head -n 1) && [ -n "$child" ]; do
         n=$((n + 1)); [ $n -lt 100 ] || fail "the run never started"; sleep 0.1
     done
     sleep 0.3
