@@ -376,7 +376,7 @@ int cli_report(int argc, char **argv)
     }
     Error err = {{0}};
     if (html) {
-        HtmlReportRequest h = {file, scale, db, NULL, plots, html};
+        HtmlReportRequest h = {file, scale, db, NULL, plots, html, NULL};
         char *page = NULL;
         if (report_html_write(&h, &page, &err) != 0) {
             fprintf(stderr, "bigbatch report: --html: %s\n", err.msg);

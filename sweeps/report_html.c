@@ -15,6 +15,7 @@
 #include "cells.h"
 #include "html.h"
 #include "experiment.h"
+#include "figure_dir.h"
 #include "plot.h"
 #include "plot_parts.h"
 #include "report.h"
@@ -56,8 +57,6 @@ static const char SCRIPT[] =
 
 /* ---- the figures ---- */
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
 /* Copies an SVG file into the page without its XML declaration (not allowed inside HTML). */
 static int inline_svg(FILE *out, const char *path, Error *err)
 {
@@ -82,10 +81,30 @@ static int inline_svg(FILE *out, const char *path, Error *err)
     return bad ? -1 : 0;
 }
 
-/* Draws the experiment's figures as SVG into a scratch folder beside the page, inlines them,
- * and removes the folder. */
+/* The SVGs of `dir`, inlined in the page. */
+static int inline_figures(FILE *out, const char *dir, Error *err)
+{
+    static const char *const svg[] = {".svg", NULL};
+    Names names;
+    if (list_files(dir, svg, &names, err) != 0) return -1;
+    fprintf(out, "<h2>Figures</h2>\n");
+    int rc = 0;
+    for (int i = 0; i < names.n && rc == 0; i++) {
+        char *path = path_join(dir, names.items[i]);
+        fprintf(out, "<figure>\n");
+        rc = inline_svg(out, path, err);
+        fprintf(out, "<figcaption>%.*s</figcaption></figure>\n", (int)(strlen(names.items[i]) - 4), names.items[i]);
+        free(path);
+    }
+    names_free(&names);
+    return rc;
+}
+
+/* The experiment's figures: those already drawn into r->svg_dir, or drawn here as SVG into a
+ * scratch folder beside the page, which is removed. */
 static int write_figures(FILE *out, const HtmlReportRequest *r, const char *page, Error *err)
 {
+    if (r->svg_dir) return inline_figures(out, r->svg_dir, err);
     size_t len = strlen(page) + 16;
     char *dir = xmalloc(len, "scratch folder");
     snprintf(dir, len, "%s.fig-XXXXXX", page);
@@ -94,44 +113,22 @@ static int write_figures(FILE *out, const HtmlReportRequest *r, const char *page
         free(dir);
         return -1;
     }
-    PlotOptions po;
-    plot_options_defaults(&po);
-    po.file = r->file;
-    po.scale = r->scale;
-    po.db = r->db;
-    po.out = dir;
-    po.png = false;
-    po.plots_dir = r->plots_dir;
-    FILE *quiet = fopen("/dev/null", "w");
-    int rc = quiet ? plot_run(&po, quiet, stderr, err) : -1;
-    if (quiet) fclose(quiet);
-    else error_set(err, "/dev/null: %s", strerror(errno));
-    char **names = NULL;
-    int n = 0;
-    DIR *d = opendir(dir);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        names = xrealloc(names, sizeof *names * (size_t)(n + 1), "file names");
-        names[n++] = xstrdup(e->d_name);
-    }
-    if (d) closedir(d);
-    qsort(names, (size_t)n, sizeof *names, cmp_str);
-    if (rc >= 0) fprintf(out, "<h2>Figures</h2>\n");
-    for (int i = 0; i < n; i++) {
-        char *path = path_join(dir, names[i]);
-        size_t k = strlen(names[i]);
-        if (rc >= 0 && k > 4 && !strcmp(names[i] + k - 4, ".svg")) {
-            fprintf(out, "<figure>\n");
-            if (inline_svg(out, path, err) != 0) rc = -1;
-            fprintf(out, "<figcaption>%.*s</figcaption></figure>\n", (int)(k - 4), names[i]);
+    FigureDraw f = {r->file, r->scale, r->db, r->plots_dir, false};
+    int rc = figures_draw_into(&f, dir, stderr, err) < 0 ? -1 : inline_figures(out, dir, err);
+    static const char *const any[] = {"", NULL};
+    Names made;
+    Error ignored;
+    if (list_files(dir, any, &made, &ignored) == 0) {
+        for (int i = 0; i < made.n; i++) {
+            char *path = path_join(dir, made.items[i]);
+            unlink(path);
+            free(path);
         }
-        if (strcmp(names[i], ".") && strcmp(names[i], "..")) unlink(path);
-        free(path);
-        free(names[i]);
+        names_free(&made);
     }
-    free(names);
     rmdir(dir);
     free(dir);
-    return rc < 0 ? -1 : 0;
+    return rc;
 }
 
 /* ---- the runs ---- */

@@ -15,6 +15,8 @@ typedef struct {
     const char *db_label;  /* how the page names its data; NULL: the database's path */
     const char *plots_dir; /* gnuplot scripts; NULL: as `bigbatch plot` finds them */
     const char *dir;       /* the page is dir/<experiment>.html (dir is created) */
+    const char *svg_dir;   /* the figures already drawn there as SVG: inlined, not drawn again;
+                              NULL: drawn for the page */
 } HtmlReportRequest;
 
 /* Writes the page beside its name and renames it into place; *page (when not NULL) receives

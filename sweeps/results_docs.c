@@ -15,6 +15,7 @@
 #include "archive.h"
 #include "html.h"
 #include "experiment.h"
+#include "figure_dir.h"
 #include "plot.h"
 #include "plot_parts.h"
 #include "report.h"
@@ -23,48 +24,6 @@
 /* The scale a page shows: the largest one the archive has runs of. */
 static const char *const SCALE_PREFERENCE[] = {"full", "proxy", "smoke"};
 enum { N_SCALES = (int)(sizeof SCALE_PREFERENCE / sizeof SCALE_PREFERENCE[0]) };
-
-typedef struct {
-    char **items;
-    int n;
-} Names;
-
-static void names_free(Names *l)
-{
-    for (int i = 0; i < l->n; i++) free(l->items[i]);
-    free(l->items);
-    l->items = NULL;
-    l->n = 0;
-}
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-static bool ends_with(const char *s, const char *tail)
-{
-    size_t n = strlen(s), k = strlen(tail);
-    return n >= k && !strcmp(s + n - k, tail);
-}
-
-/* The files in `dir` whose names end with one of `tails` (NULL-terminated), sorted. */
-static int list_files(const char *dir, const char *const *tails, Names *out, Error *err)
-{
-    memset(out, 0, sizeof *out);
-    DIR *d = opendir(dir);
-    if (!d) {
-        error_set(err, "%s: cannot open: %s", dir, strerror(errno));
-        return -1;
-    }
-    for (struct dirent *e; (e = readdir(d));) {
-        bool match = false;
-        for (int i = 0; tails[i] && !match; i++) match = e->d_name[0] != '.' && ends_with(e->d_name, tails[i]);
-        if (!match) continue;
-        out->items = xrealloc(out->items, sizeof *out->items * (size_t)(out->n + 1), "file list");
-        out->items[out->n++] = xstrdup(e->d_name);
-    }
-    closedir(d);
-    qsort(out->items, (size_t)out->n, sizeof *out->items, cmp_str);
-    return 0;
-}
 
 /* Of the scales the database has runs of, the one SCALE_PREFERENCE puts first (NULL: none). */
 static const char *archived_scale(const char *db, const char *name, Error *err)
@@ -100,26 +59,13 @@ typedef struct {
     FILE *index;     /* the list items of html_dir/index.html (NULL: no HTML) */
 } Docs;
 
-/* Draws the experiment's figures into work/<name>/ and moves the images to
- * work/figures/<name>-<figure>.<ext>; links the PNGs from the page. */
-static int draw_figures(Docs *d, const char *file, const char *scale, const char *db, const char *name,
-                        Error *err)
+/* Moves the images drawn into `dir` to work/figures/<name>-<figure>.<ext>; links the PNGs
+ * from the page. */
+static int move_figures(Docs *d, const char *dir, const char *name, Error *err)
 {
-    char *dir = path_join(d->work, name);
-    PlotOptions po;
-    plot_options_defaults(&po);
-    po.file = file;
-    po.scale = scale;
-    po.db = db;
-    po.out = dir;
-    po.plots_dir = d->o->plots_dir;
-    FILE *quiet = fopen("/dev/null", "w");
-    int drawn = quiet ? plot_run(&po, quiet, d->progress, err) : -1;
-    if (!quiet) error_set(err, "/dev/null: cannot open: %s", strerror(errno));
-    else fclose(quiet);
     static const char *const images[] = {".png", ".svg", NULL};
     Names made = {0};
-    int rc = drawn < 0 ? -1 : list_files(dir, images, &made, err);
+    int rc = list_files(dir, images, &made, err);
     for (int i = 0; rc == 0 && i < made.n; i++) {
         char *from = path_join(dir, made.items[i]), *named = NULL, *to = NULL;
         size_t len = strlen(name) + strlen(made.items[i]) + 2, kind = strcspn(made.items[i], ".");
@@ -132,7 +78,7 @@ static int draw_figures(Docs *d, const char *file, const char *scale, const char
         if (rename(from, to) != 0) {
             error_set(err, "%s: cannot move to %s: %s", from, to, strerror(errno));
             rc = -1;
-        } else if (ends_with(named, ".png")) {
+        } else if (name_ends_with(named, ".png")) {
             fprintf(d->page, "\n![%s: %.*s](figures/%s)\n", name, (int)(strlen(made.items[i]) - 4), made.items[i],
                     named);
         }
@@ -141,19 +87,18 @@ static int draw_figures(Docs *d, const char *file, const char *scale, const char
         free(to);
     }
     names_free(&made);
-    free(dir);
     return rc;
 }
 
 /* The experiment's HTML page, and its line in the index. */
-static int write_html_page(Docs *d, const char *file, const char *scale, const char *db, const char *dump,
-                           const Experiment *exp, Error *err)
+static int write_html_page(Docs *d, const FigureDraw *f, const char *dump, const char *svg_dir, const Experiment *exp,
+                           Error *err)
 {
-    HtmlReportRequest h = {file, scale, db, dump, d->o->plots_dir, d->o->html_dir};
+    HtmlReportRequest h = {f->file, f->scale, f->db, dump, f->plots_dir, d->o->html_dir, svg_dir};
     if (report_html_write(&h, NULL, err) != 0) return -1;
     fprintf(d->index, "<li><a href=\"%s.html\">", exp->name);
     html_escape(d->index, exp->title[0] ? exp->title : exp->name);
-    fprintf(d->index, "</a> (%s, %s scale)</li>\n", exp->name, scale);
+    fprintf(d->index, "</a> (%s, %s scale)</li>\n", exp->name, f->scale);
     return 0;
 }
 
@@ -207,8 +152,13 @@ static int write_experiment(Docs *d, const char *ini, FILE *missing, Error *err)
         fprintf(d->page, "\n");
         ReportRequest r = {file, scale, db, REPORT_MD, dump, 2};
         rc = report_write(d->page, &r, err);
-        if (rc == 0) rc = draw_figures(d, file, scale, db, exp.name, err);
-        if (rc == 0 && d->index) rc = write_html_page(d, file, scale, db, dump, &exp, err);
+        /* drawn once into work/<name>/: inlined by the HTML page, then moved to the figures */
+        FigureDraw f = {file, scale, db, d->o->plots_dir, true};
+        char *dir = path_join(d->work, exp.name);
+        if (rc == 0 && figures_draw_into(&f, dir, d->progress, err) < 0) rc = -1;
+        if (rc == 0 && d->index) rc = write_html_page(d, &f, dump, dir, &exp, err);
+        if (rc == 0) rc = move_figures(d, dir, exp.name, err);
+        free(dir);
         unlink(db);
     }
     experiment_free(&exp);
@@ -232,7 +182,7 @@ static void write_header(Docs *d)
             d->o->archive, d->o->experiments);
 }
 
-static int cmp_str_desc(const void *a, const void *b) { return -cmp_str(a, b); }
+static int cmp_str_desc(const void *a, const void *b) { return strcmp(*(char *const *)b, *(char *const *)a); }
 
 /* work/benchmarks.md: each bench output, newest first (their names start with the date). */
 static int write_benchmarks(const Docs *d, Error *err)
