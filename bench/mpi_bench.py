@@ -5,8 +5,9 @@ uses it, against one plain MPI_Allreduce of the whole buffer) and training throu
 
 Settings (environment, as `make bench` passes them):
   BENCH_REPEATS  runs of each measurement [3]
-  BENCH_MPI_MB   allreduce sizes in MB, comma-separated [1,25,100]  (ResNet-50's gradient is
-                 102 MB, AlexNet's 244 MB)
+  BENCH_MPI_MB   allreduce sizes in MB, comma-separated [0.1,1,10,25,100]  (ResNet-50's
+                 gradient is 102 MB, AlexNet's 244 MB)
+  BENCH_MPI_RANKS  rank counts of the allreduce tables, comma-separated [2,4]
 """
 import os
 import re
@@ -50,21 +51,25 @@ def train_img_s(ranks, threads, model, batch):
 
 def main():
     repeats = int(os.environ.get("BENCH_REPEATS") or 3)
-    sizes = [float(x) for x in (os.environ.get("BENCH_MPI_MB") or "1,25,100").split(",")]
-    print("Gradient allreduce, 2 ranks on this machine (shared memory), bus bandwidth = 2(K-1)/K x bytes / time, "
-          "median of %d runs of 10:" % repeats)
-    print()
-    print("| MB | plain MPI_Allreduce ms | GB/s | bucketed (8 MB) Iallreduce ms | GB/s | bucketed / plain time |")
-    print("|---|---|---|---|---|---|")
-    for mb in sizes:
-        rows = [keyvals(run(MPIRUN + ["-np", "2", BB, "bench", "--allreduce", str(mb)]), "allreduce_mb=")
-                for _ in range(repeats)]
-        med = {k: statistics.median(float(r[k]) for r in rows)
-               for k in ("plain_ms", "plain_busbw_GBps", "bucketed_ms", "bucketed_busbw_GBps")}
-        print("| %g | %.2f | %.2f | %.2f | %.2f | %.2f |" % (mb, med["plain_ms"], med["plain_busbw_GBps"],
-                                                            med["bucketed_ms"], med["bucketed_busbw_GBps"],
-                                                            med["bucketed_ms"] / med["plain_ms"]))
-    print()
+    sizes = [float(x) for x in (os.environ.get("BENCH_MPI_MB") or "0.1,1,10,25,100").split(",")]
+    ranks = [int(x) for x in (os.environ.get("BENCH_MPI_RANKS") or "2,4").split(",")]
+    cores = os.cpu_count()
+    for k in ranks:
+        print("Gradient allreduce, %d ranks on this machine (shared memory%s), bus bandwidth = 2(K-1)/K x bytes / "
+              "time, median of %d runs of 10:" % (k, ", more ranks than its %d cores" % cores if k > cores else "",
+                                                   repeats))
+        print()
+        print("| MB | plain MPI_Allreduce ms | GB/s | bucketed (8 MB, allreduce thread) ms | GB/s | bucketed / plain time |")
+        print("|---|---|---|---|---|---|")
+        for mb in sizes:
+            rows = [keyvals(run(MPIRUN + ["-np", str(k), BB, "bench", "--allreduce", str(mb)]), "allreduce_mb=")
+                    for _ in range(repeats)]
+            med = {key: statistics.median(float(r[key]) for r in rows)
+                   for key in ("plain_ms", "plain_busbw_GBps", "bucketed_ms", "bucketed_busbw_GBps")}
+            print("| %g | %.3f | %.2f | %.3f | %.2f | %.2f |" % (mb, med["plain_ms"], med["plain_busbw_GBps"],
+                                                                med["bucketed_ms"], med["bucketed_busbw_GBps"],
+                                                                med["bucketed_ms"] / med["plain_ms"]))
+        print()
     print("Training throughput, Fashion-MNIST, one epoch, global batch 256, median of %d runs:" % repeats)
     print()
     print("| model | 1 rank x 1 thread | 1 rank x 2 threads | 2 ranks x 1 thread | 2 ranks / 1 rank (1 thread each) |")

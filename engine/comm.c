@@ -1,6 +1,8 @@
 /* MPI behind the Comm interface (comm.h); without MPI (BB_NO_MPI) every rank count is 1. */
 #include "comm.h"
 
+#include "reduce_thread.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +30,9 @@ int comm_init(Comm *c, int *argc, char ***argv, Error *err)
     return -1;
 #else
     int provided;
-    /* FUNNELED: only the main thread calls MPI (OpenMP threads compute). */
-    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+    /* MULTIPLE: gradient buckets are summed by a thread of their own (reduce_thread.h) while
+     * the main thread may call MPI too; with less, they are polled nonblocking requests. */
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
         error_set(err, "MPI_Init_thread failed");
         return -1;
     }
@@ -137,11 +140,15 @@ void grad_reducer_init(GradReducer *g, const Comm *c, Backend *bk, size_t bucket
 #ifndef BB_NO_MPI
     if (c && c->size > 1) g->req = xcalloc(GRAD_MAX_BUCKETS, sizeof(MPI_Request), "allreduce requests");
 #endif
+    /* the same on every rank (the same flags and library): the thread's start is collective */
+    if (c && c->size > 1 && !plain) g->thread = reduce_thread_start();
     if (c && c->size > 1) g->written = bk_event_create(bk);
 }
 
 void grad_reducer_free(GradReducer *g)
 {
+    reduce_thread_stop(g->thread);
+    g->thread = NULL;
     free(g->req);
     g->req = NULL;
     free(g->staging);
@@ -184,6 +191,10 @@ static void send_bucket(GradReducer *g, size_t from, size_t to)
     MPI_Request *req = g->req;
     bk_event_wait(g->written);
     if (g->staged) bk_download(g->bk, g->buf + from, g->dev + from, (to - from) * sizeof(real));
+    if (g->thread) {
+        reduce_thread_submit(g->thread, g->buf + from, to - from);
+        return;
+    }
     MPI_Iallreduce(MPI_IN_PLACE, g->buf + from, (int)(to - from), MPI_REAL_T, MPI_SUM, MPI_COMM_WORLD,
                    &req[g->n_req++]);
 }
@@ -201,7 +212,7 @@ void grad_reducer_ready(GradReducer *g, size_t from)
     }
     /* Let MPI progress the buckets in flight (no progress thread in Open MPI by default). */
     int done;
-    if (!g->device && g->n_req) MPI_Testall(g->n_req, g->req, &done, MPI_STATUSES_IGNORE);
+    if (!g->device && !g->thread && g->n_req) MPI_Testall(g->n_req, g->req, &done, MPI_STATUSES_IGNORE);
 #else
     (void)g, (void)from;
 #endif
@@ -220,6 +231,20 @@ void grad_reducer_finish(GradReducer *g)
     if (g->plain) {
         if (g->staged) bk_download(g->bk, g->buf, g->dev, g->n * sizeof(real));
         comm_allreduce_sum_real(g->comm, g->buf, g->n);
+    } else if (g->thread) {
+        /* The rest: after the thread's buckets when it has any (two allreduces at once spin
+         * on the same cores), else here, which spares a gradient smaller than one bucket the
+         * hand-over: it costs what the plain call does. */
+        bk_event_record(g->bk, g->written);
+        if (g->sent_from > 0 && g->sent_from < g->n) {
+            send_bucket(g, 0, g->sent_from);
+        } else if (g->sent_from > 0) {
+            bk_event_wait(g->written);
+            if (g->staged) bk_download(g->bk, g->buf, g->dev, g->n * sizeof(real));
+            comm_allreduce_sum_real(g->comm, g->buf, g->n);
+        }
+        g->sent_from = 0;
+        reduce_thread_wait(g->thread);
     } else {
         bk_event_record(g->bk, g->written);
         MPI_Waitall(g->n_req, g->req, MPI_STATUSES_IGNORE);

@@ -6,9 +6,10 @@
  * behaviour at one rank.
  *
  * Gradients are averaged in buckets: as backward finishes layers (from the last to the
- * first), the finished tail of the gradient block is sent with MPI_Iallreduce in buckets
- * of `bucket_bytes`, so communication overlaps the backward pass of earlier layers, as in
- * PyTorch DDP and Horovod. The gradients live in backend memory: where the host may use it
+ * first), the finished tail of the gradient block is handed in buckets of `bucket_bytes` to a
+ * thread that sums each with MPI_Allreduce (reduce_thread.h; polled MPI_Iallreduce requests
+ * where MPI lacks MPI_THREAD_MULTIPLE), so communication overlaps the backward pass of
+ * earlier layers, as in PyTorch DDP and Horovod. The gradients live in backend memory: where the host may use it
  * in place (bk_host_address: the CPU backend) MPI reduces it there; otherwise each bucket is
  * downloaded into a host staging buffer once the backward that wrote it has finished (an
  * event), reduced there, and the sums are uploaded back in one copy at the end. Where the
@@ -62,6 +63,7 @@ typedef struct {
     int n_req;
     void *req;              /* MPI_Request[GRAD_MAX_BUCKETS] (opaque here) */
     bool plain;             /* one blocking MPI_Allreduce of the whole buffer instead */
+    struct ReduceThread *thread; /* sums the buckets (reduce_thread.h), or NULL: requests */
     BkCollective *device;   /* sums on the devices instead of MPI (not owned), or NULL */
 } GradReducer;
 

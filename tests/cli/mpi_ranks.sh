@@ -27,6 +27,11 @@ for k in 2 4; do
     # 32 steps of momentum SGD: only the order of float sums differs
     expect_exit 0 "$BB" compare "$TMP/one.st" "$TMP/k$k.st" --model lenet --tol 1e-3
 done
+# buckets small enough that several are summed by the allreduce thread while backward goes
+# on (engine/reduce_thread.c): the same model
+expect_exit 0 $MPIRUN -np 2 "$BB" train $lenet --bucket-mb 0.02 --save "$TMP/b2.st"
+[ "$(sed -n 's/^final test_acc=\([0-9.]*\).*/\1/p' "$TMP/out")" = "$acc1" ] || fail "small buckets: another test_acc"
+expect_exit 0 "$BB" compare "$TMP/one.st" "$TMP/b2.st" --model lenet --tol 1e-3
 # with dropout too: each mask element is a Philox draw of its place in the global batch, so
 # 2 ranks draw the masks of one process (with per-rank streams they differed by 1.2 relative)
 ax="--model alexnet-cifar --data synthetic --steps 4 --batch 32 --lr 0.05 --momentum 0.9 --threads 1 --quiet"
@@ -49,6 +54,9 @@ for k in 2 4; do
     expect_exit 0 $MPIRUN -np $k "$BB" train $rn --sync-bn --save "$TMP/sync$k.st"
     expect_exit 0 "$BB" compare "$TMP/full.st" "$TMP/sync$k.st" --model resnet8 --tol 1e-4
 done
+# BN statistics summed by the main thread while the allreduce thread sums buckets
+expect_exit 0 $MPIRUN -np 2 "$BB" train $rn --sync-bn --bucket-mb 0.01 --save "$TMP/syncb.st"
+expect_exit 0 "$BB" compare "$TMP/full.st" "$TMP/syncb.st" --model resnet8 --tol 1e-4
 
 # a batch that does not split over the ranks is an error, and every rank exits
 expect_exit 2 $MPIRUN -np 3 "$BB" train $lenet
