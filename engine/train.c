@@ -225,10 +225,12 @@ static double train_step(Run *r, const TrainConfig *cfg, const uint32_t *idx, co
             if (comm->size == 1) break; /* alone: no peer waits for this rank's gradients */
         }
         if (cfg->noise_scale) bk_copy(bk, net->n_weights, net->grad_block.data, r->grad_before.data);
-        /* The last micro-batch's backward hands finished layers to the allreduce. */
+        /* The last micro-batch's backward hands finished layers to the allreduce, which sums
+         * them in place while backward goes on; not with --noise-scale, which reads this
+         * micro-batch's own gradient after backward: then all of it is summed after. */
         bool last = j == parts - 1 && comm->size > 1;
         if (last) grad_reducer_begin(&r->reducer, net->grad_block.data, net->n_weights);
-        net->after_layer_backward = last ? reduce_finished : NULL;
+        net->after_layer_backward = last && !cfg->noise_scale ? reduce_finished : NULL;
         net->after_layer_ctx = r;
         net_backward(net, m);
         net->after_layer_backward = NULL;

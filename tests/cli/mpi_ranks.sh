@@ -32,6 +32,14 @@ done
 expect_exit 0 $MPIRUN -np 2 "$BB" train $lenet --bucket-mb 0.02 --save "$TMP/b2.st"
 [ "$(sed -n 's/^final test_acc=\([0-9.]*\).*/\1/p' "$TMP/out")" = "$acc1" ] || fail "small buckets: another test_acc"
 expect_exit 0 "$BB" compare "$TMP/one.st" "$TMP/b2.st" --model lenet --tol 1e-3
+# --noise-scale reads each micro-batch's own gradient after backward: summed only after it, the
+# estimate of 2 ranks is one process's (summed while backward ran, it was 3221 instead of 165)
+ns="--model lenet --train-subset 2048 --test-subset 200 --epochs 1 --batch 256 --micro-batch 64 --noise-scale --lr 0.05 --threads 1 --quiet --bucket-mb 0.02"
+expect_exit 0 "$BB" train $ns
+b1=$(awk '$1 == 1 && NF == 11 {print $11}' "$TMP/out")
+expect_exit 0 $MPIRUN -np 2 "$BB" train $ns
+b2=$(awk '$1 == 1 && NF == 11 {print $11}' "$TMP/out")
+[ -n "$b1" ] && [ "$b1" = "$b2" ] || fail "noise scale: one process '$b1', 2 ranks '$b2'"
 # with dropout too: each mask element is a Philox draw of its place in the global batch, so
 # 2 ranks draw the masks of one process (with per-rank streams they differed by 1.2 relative)
 ax="--model alexnet-cifar --data synthetic --steps 4 --batch 32 --lr 0.05 --momentum 0.9 --threads 1 --quiet"
