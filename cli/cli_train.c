@@ -216,6 +216,13 @@ static int train_rank(int argc, char **argv, const Comm *comm)
             printf("final test_acc=%.4f test_loss=%.4f train_loss=%.4f steps=%ld%s%s\n", res.test_acc,
                    res.test_loss, res.train_loss, res.steps, res.diverged ? " status=diverged" : "",
                    res.reached_target ? " stopped=reached-target" : "");
+        if (lead && res.allreduce_s > 0 && res.steps > 0) {
+            double hidden = res.allreduce_s > res.allreduce_exposed_s ? res.allreduce_s - res.allreduce_exposed_s : 0;
+            printf("allreduce: each step waited %.3g ms for the gradients' sum, in flight for %.3g ms, %.0f%% of "
+                   "that hidden behind backward\n",
+                   1e3 * res.allreduce_exposed_s / (double)res.steps, 1e3 * res.allreduce_s / (double)res.steps,
+                   100 * hidden / res.allreduce_s);
+        }
     }
     if (recorded) run_record_close(&record);
     free(printer.names);

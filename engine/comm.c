@@ -218,7 +218,7 @@ void grad_reducer_ready(GradReducer *g, size_t from)
 #endif
 }
 
-void grad_reducer_finish(GradReducer *g)
+static void finish(GradReducer *g)
 {
 #ifndef BB_NO_MPI
     if (!g->comm || g->comm->size == 1) return;
@@ -230,7 +230,9 @@ void grad_reducer_finish(GradReducer *g)
     }
     if (g->plain) {
         if (g->staged) bk_download(g->bk, g->buf, g->dev, g->n * sizeof(real));
+        double t0 = now_seconds();
         comm_allreduce_sum_real(g->comm, g->buf, g->n);
+        g->inline_s += now_seconds() - t0;
     } else if (g->thread) {
         /* The rest: after the thread's buckets when it has any (two allreduces at once spin
          * on the same cores), else here, which spares a gradient smaller than one bucket the
@@ -241,7 +243,9 @@ void grad_reducer_finish(GradReducer *g)
         } else if (g->sent_from > 0) {
             bk_event_wait(g->written);
             if (g->staged) bk_download(g->bk, g->buf, g->dev, g->n * sizeof(real));
+            double t0 = now_seconds();
             comm_allreduce_sum_real(g->comm, g->buf, g->n);
+            g->inline_s += now_seconds() - t0;
         }
         g->sent_from = 0;
         reduce_thread_wait(g->thread);
@@ -263,4 +267,18 @@ void grad_reducer_finish(GradReducer *g)
 #else
     (void)g;
 #endif
+}
+
+void grad_reducer_finish(GradReducer *g)
+{
+    double t0 = now_seconds();
+    finish(g);
+    g->exposed_s += now_seconds() - t0;
+}
+
+void grad_reducer_times(const GradReducer *g, double *total_s, double *exposed_s)
+{
+    bool measured = !g->device && (g->plain || g->thread);
+    *total_s = measured ? g->inline_s + (g->thread ? reduce_thread_busy_seconds(g->thread) : 0) : 0;
+    *exposed_s = measured ? g->exposed_s : 0;
 }

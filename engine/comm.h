@@ -64,6 +64,8 @@ typedef struct {
     void *req;              /* MPI_Request[GRAD_MAX_BUCKETS] (opaque here) */
     bool plain;             /* one blocking MPI_Allreduce of the whole buffer instead */
     struct ReduceThread *thread; /* sums the buckets (reduce_thread.h), or NULL: requests */
+    double exposed_s;       /* seconds the step waited in grad_reducer_finish, all steps */
+    double inline_s;        /* of which spent summing on the calling thread */
     BkCollective *device;   /* sums on the devices instead of MPI (not owned), or NULL */
 } GradReducer;
 
@@ -77,5 +79,9 @@ void grad_reducer_begin(GradReducer *g, real *dev, size_t n);
 void grad_reducer_ready(GradReducer *g, size_t from);
 /* Everything is final: send the rest and wait for all buckets. */
 void grad_reducer_finish(GradReducer *g);
+/* Seconds spent summing gradients over all steps so far, and how many of them the steps waited
+ * for (the rest was hidden behind backward); both 0 where not measured (a device collective,
+ * polled requests). */
+void grad_reducer_times(const GradReducer *g, double *total_s, double *exposed_s);
 
 #endif

@@ -6,6 +6,7 @@ ReduceThread *reduce_thread_start(void) { return NULL; }
 void reduce_thread_submit(ReduceThread *t, real *buf, size_t n) { (void)t, (void)buf, (void)n; }
 void reduce_thread_wait(ReduceThread *t) { (void)t; }
 void reduce_thread_stop(ReduceThread *t) { (void)t; }
+double reduce_thread_busy_seconds(ReduceThread *t) { (void)t; return 0; }
 #else
 #include <mpi.h>
 #include <pthread.h>
@@ -29,6 +30,7 @@ struct ReduceThread {
     Bucket *queue;
     size_t cap, head, tail;     /* [head, tail) waits; head == tail: idle */
     bool stop;
+    double busy;                /* seconds in sum_bucket */
 };
 
 /* MPI counts are int: a bucket larger than 2^30 values goes in parts. */
@@ -50,8 +52,11 @@ static void *run(void *arg)
         if (t->head == t->tail) break; /* stopped, and nothing is left */
         Bucket b = t->queue[t->head];
         pthread_mutex_unlock(&t->lock);
+        double t0 = now_seconds();
         sum_bucket(t->comm, b);
+        double took = now_seconds() - t0;
         pthread_mutex_lock(&t->lock);
+        t->busy += took;
         t->head++;
         pthread_cond_broadcast(&t->done);
     }
@@ -100,6 +105,14 @@ void reduce_thread_wait(ReduceThread *t)
     pthread_mutex_lock(&t->lock);
     while (t->head != t->tail) pthread_cond_wait(&t->done, &t->lock);
     pthread_mutex_unlock(&t->lock);
+}
+
+double reduce_thread_busy_seconds(ReduceThread *t)
+{
+    pthread_mutex_lock(&t->lock);
+    double s = t->busy;
+    pthread_mutex_unlock(&t->lock);
+    return s;
 }
 
 void reduce_thread_stop(ReduceThread *t)

@@ -24,6 +24,8 @@ ReduceThread *reduce_thread_start(void);
 void reduce_thread_submit(ReduceThread *t, real *buf, size_t n);
 /* Returns when every bucket submitted so far is summed. */
 void reduce_thread_wait(ReduceThread *t);
+/* Seconds the thread has spent summing buckets, since it started. */
+double reduce_thread_busy_seconds(ReduceThread *t);
 /* Stops the thread (after the queued buckets) and frees its communicator. */
 void reduce_thread_stop(ReduceThread *t);
 

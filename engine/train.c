@@ -686,6 +686,8 @@ static int run_finish(Run *r, int status, TrainResult *res, Error *err)
     }
     res->train_loss = r->last_train_loss;
     res->steps = r->pos.step;
+    res->allreduce_s = res->allreduce_exposed_s = 0;
+    if (r->comm->size > 1) grad_reducer_times(&r->reducer, &res->allreduce_s, &res->allreduce_exposed_s);
     if (res->diverged) {
         res->test_acc = NAN;
         res->test_loss = NAN;

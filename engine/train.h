@@ -85,6 +85,10 @@ typedef struct {
     long steps;
     bool diverged;
     bool reached_target;    /* ended early: test accuracy reached stop_at_acc */
+    double allreduce_s;     /* ranks > 1: seconds gradient sums were in flight on this rank,
+                               waits for the peers included (0: not measured) */
+    double allreduce_exposed_s; /* of the steps' time, waiting for them: the rest was hidden
+                                   behind backward */
 } TrainResult;
 
 void train_config_defaults(TrainConfig *cfg);
