@@ -218,6 +218,15 @@ void grad_reducer_ready(GradReducer *g, size_t from)
 #endif
 }
 
+/* Sums [0, n) here, on the calling thread, with the blocking call (timed: inline_s). */
+static void sum_here(GradReducer *g, size_t n)
+{
+    if (g->staged) bk_download(g->bk, g->buf, g->dev, n * sizeof(real));
+    double t0 = now_seconds();
+    comm_allreduce_sum_real(g->comm, g->buf, n);
+    g->inline_s += now_seconds() - t0;
+}
+
 static void finish(GradReducer *g)
 {
 #ifndef BB_NO_MPI
@@ -229,10 +238,7 @@ static void finish(GradReducer *g)
         return;
     }
     if (g->plain) {
-        if (g->staged) bk_download(g->bk, g->buf, g->dev, g->n * sizeof(real));
-        double t0 = now_seconds();
-        comm_allreduce_sum_real(g->comm, g->buf, g->n);
-        g->inline_s += now_seconds() - t0;
+        sum_here(g, g->n);
     } else if (g->thread) {
         /* The rest: after the thread's buckets when it has any (two allreduces at once spin
          * on the same cores), else here, which spares a gradient smaller than one bucket the
@@ -242,10 +248,7 @@ static void finish(GradReducer *g)
             send_bucket(g, 0, g->sent_from);
         } else if (g->sent_from > 0) {
             bk_event_wait(g->written);
-            if (g->staged) bk_download(g->bk, g->buf, g->dev, g->n * sizeof(real));
-            double t0 = now_seconds();
-            comm_allreduce_sum_real(g->comm, g->buf, g->n);
-            g->inline_s += now_seconds() - t0;
+            sum_here(g, g->n);
         }
         g->sent_from = 0;
         reduce_thread_wait(g->thread);
@@ -258,8 +261,7 @@ static void finish(GradReducer *g)
          * bucket 1.5x slower than plain. */
         if (g->sent_from > 0) {
             bk_event_wait(g->written);
-            if (g->staged) bk_download(g->bk, g->buf, g->dev, g->sent_from * sizeof(real));
-            comm_allreduce_sum_real(g->comm, g->buf, g->sent_from);
+            sum_here(g, g->sent_from);
         }
         g->sent_from = 0;
     }

@@ -148,16 +148,8 @@ static int spawn(Sweep *w, Child *c, Error *err)
 {
     char log[1200];
     snprintf(log, sizeof log, "%s/%s.log", w->log_dir, c->run_id);
-    FILE *f = fopen(log, "a");
-    if (!f) {
-        error_set(err, "%s: %s", log, strerror(errno));
-        return -1;
-    }
     int pipe_fds[2], log_fd;
-    if (open_output(log, pipe_fds, &log_fd, err)) {
-        fclose(f);
-        return -1;
-    }
+    if (open_output(log, pipe_fds, &log_fd, err)) return -1;
     char **argv = child_argv(w, c);
     /* srun ... <bin> train ... (a job step), or mpirun -np K <bin> train ...: an argument
      * vector, no shell (launcher.h) */
@@ -165,7 +157,6 @@ static int spawn(Sweep *w, Child *c, Error *err)
                        : w->o->ranks > 1 ? launcher_argv(w->o->mpirun, w->o->ranks, argv, err)
                                          : argv;
     if (!exec_argv) {
-        fclose(f);
         free(argv);
         close(pipe_fds[0]);
         close(pipe_fds[1]);
@@ -177,11 +168,10 @@ static int spawn(Sweep *w, Child *c, Error *err)
     char when[64];
     struct tm tm;
     strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
-    fprintf(f, "=== run %s attempt %d on %s, %s, sweep pid %d\n===", c->run_id, c->attempt,
+    dprintf(log_fd, "=== run %s attempt %d on %s, %s, sweep pid %d\n===", c->run_id, c->attempt,
             store_hostname(host, sizeof host), when, (int)getpid());
-    for (char **a = exec_argv; *a; a++) fprintf(f, " %s", *a);
-    fprintf(f, "\n");
-    fclose(f);
+    for (char **a = exec_argv; *a; a++) dprintf(log_fd, " %s", *a);
+    dprintf(log_fd, "\n");
     fflush(stdout);
     fflush(stderr);
     pid_t parent = getpid();
@@ -236,16 +226,11 @@ static int clear_earlier_attempts(Sweep *w, const Child *c, Error *err)
     return 0;
 }
 
-static RunClaim claim_of(Sweep *w, const Child *c)
-{
-    return (RunClaim){&w->store, &w->owner, c->run_id, c->attempt};
-}
-
 /* Writes what the child has sent; a child whose claim was lost, or that sent a record the sweep
  * cannot read, is stopped. to_end: it has exited, read all it left. */
 static int read_child(Sweep *w, Child *c, bool to_end, Error *err)
 {
-    RunClaim claim = claim_of(w, c);
+    RunClaim claim = {&w->store, &w->owner, c->run_id, c->attempt};
     bool was_stopped = c->out.lost || c->out.refused;
     if (run_output_read(&c->out, &claim, to_end, err)) return -1;
     if (!to_end && !was_stopped && (c->out.lost || c->out.refused)) kill(c->pid, SIGTERM);
