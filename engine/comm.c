@@ -218,6 +218,7 @@ void grad_reducer_ready(GradReducer *g, size_t from)
 #endif
 }
 
+#ifndef BB_NO_MPI
 /* Sums [0, n) here, on the calling thread, with the blocking call (timed: inline_s). */
 static void sum_here(GradReducer *g, size_t n)
 {
@@ -226,6 +227,7 @@ static void sum_here(GradReducer *g, size_t n)
     comm_allreduce_sum_real(g->comm, g->buf, n);
     g->inline_s += now_seconds() - t0;
 }
+#endif
 
 static void finish(GradReducer *g)
 {
