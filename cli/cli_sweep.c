@@ -308,7 +308,7 @@ int cli_runs(int argc, char **argv)
 static const char REPORT_USAGE[] =
     "usage: bigbatch report FILE [--scale S] [--db PATH] [--format md|csv] [--html DIR [--plots DIR]]\n"
     "       bigbatch report --all [--experiments DIR] [--archive DIR] [--out DIR] [--html DIR] [--plots DIR]\n"
-    "                             [--bench DIR]\n"
+    "                             [--bench DIR] [--performance TEMPLATE]\n"
     "The paper-style table of an experiment: one row per grid cell (mean and spread over\n"
     "repeats, diverged cells marked), the best over the file's tuned axes for each value of\n"
     "the other axes, and the paper's number beside ours. --scale [proxy], --db\n"
@@ -316,8 +316,10 @@ static const char REPORT_USAGE[] =
     "--all: the results pages from the archived results alone: OUT/results.md with every\n"
     "experiment of --experiments [experiments] that has an archive in --archive\n"
     "[results/archive] (its table, prose and figures), and the figures in OUT/figures/\n"
-    "[OUT: docs], and OUT/benchmarks.md: the dated make bench outputs of --bench\n"
-    "[bench/results], verbatim. --plots: the gnuplot scripts (as bigbatch plot).\n"
+    "[OUT: docs], OUT/benchmarks.md: the dated make bench outputs of --bench\n"
+    "[bench/results], verbatim, and OUT/performance.md: --performance\n"
+    "[bench/performance.md.in] with its {{table|line|block FILE \"TEXT\"}} lines filled from\n"
+    "them. --plots: the gnuplot scripts (as bigbatch plot).\n"
     "--html DIR: a self-contained page DIR/<experiment>.html (FILE: instead of the Markdown;\n"
     "--all: besides results.md, a page per archived experiment and DIR/index.html): the\n"
     "tables, the figures as inline SVG, every run's state, final metrics, loss curve and layer\n"
@@ -326,13 +328,16 @@ static const char REPORT_USAGE[] =
 /* `bigbatch report --all ...` (results_docs.h) */
 static int report_all(int argc, char **argv)
 {
-    ResultsDocsOptions o = {"experiments", "results/archive", "docs", NULL, NULL, "bench/results"};
-    const ValueOption opts[] = {{"--experiments", &o.experiments}, {"--archive", &o.archive}, {"--out", &o.out},
-                                {"--plots", &o.plots_dir},         {"--html", &o.html_dir},  {"--bench", &o.bench}};
+    ResultsDocsOptions o = {"experiments", "results/archive", "docs", NULL, NULL, "bench/results",
+                            "bench/performance.md.in"};
+    const ValueOption opts[] = {{"--experiments", &o.experiments}, {"--archive", &o.archive},
+                                {"--out", &o.out},                 {"--plots", &o.plots_dir},
+                                {"--html", &o.html_dir},           {"--bench", &o.bench},
+                                {"--performance", &o.performance}};
     int kept = 0; /* argv without --all */
     for (int i = 0; i < argc; i++)
         if (strcmp(argv[i], "--all")) argv[kept++] = argv[i];
-    int taken = take_value_options("report", kept, argv, opts, 6, NULL);
+    int taken = take_value_options("report", kept, argv, opts, (int)(sizeof opts / sizeof opts[0]), NULL);
     if (taken == 1) {
         fputs(REPORT_USAGE, stdout);
         return 0;
@@ -343,7 +348,8 @@ static int report_all(int argc, char **argv)
         fprintf(stderr, "bigbatch report --all: %s\n", err.msg);
         return 1;
     }
-    printf("%s/results.md, %s/benchmarks.md and %s/figures/ written\n", o.out, o.out, o.out);
+    printf("%s/results.md, %s/benchmarks.md, %s/performance.md and %s/figures/ written\n", o.out, o.out, o.out,
+           o.out);
     if (o.html_dir) printf("%s/index.html and a page per experiment written\n", o.html_dir);
     return 0;
 }

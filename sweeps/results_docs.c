@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "archive.h"
+#include "bench_page.h"
 #include "html.h"
 #include "experiment.h"
 #include "figure_dir.h"
@@ -233,6 +234,21 @@ static int write_benchmarks(const Docs *d, Error *err)
     return rc;
 }
 
+/* work/performance.md: the template with its directives filled from the bench outputs. */
+static int write_performance(const Docs *d, Error *err)
+{
+    char *path = path_join(d->work, "performance.md");
+    FILE *out = fopen(path, "w");
+    int rc = out ? bench_page_write(d->o->performance, d->o->bench, out, err) : -1;
+    if (!out) error_set(err, "%s: cannot create: %s", path, strerror(errno));
+    if (out && fclose(out) != 0 && rc == 0) {
+        error_set(err, "%s: write error: %s", path, strerror(errno));
+        rc = -1;
+    }
+    free(path);
+    return rc;
+}
+
 /* Moves a file of the scratch folder to out/. */
 static int publish_file(const Docs *d, const char *name, Error *err)
 {
@@ -264,6 +280,7 @@ static int publish(Docs *d, Error *err)
     free(figures);
     if (rc != 0) return -1;
     if (d->o->bench && publish_file(d, "benchmarks.md", err) != 0) return -1;
+    if (d->o->bench && d->o->performance && publish_file(d, "performance.md", err) != 0) return -1;
     return publish_file(d, "results.md", err);
 }
 
@@ -318,10 +335,13 @@ int results_docs_write(const ResultsDocsOptions *o, FILE *progress, Error *err)
     if (d.page) {
         write_header(&d);
         rc = 0;
+        /* the bench pages first: a bad template fails before the minutes of figures */
+        if (o->bench) rc = write_benchmarks(&d, err);
+        if (rc == 0 && o->bench && o->performance) rc = write_performance(&d, err);
         char *missing_text = NULL;
         size_t missing_len = 0;
         FILE *missing = open_memstream(&missing_text, &missing_len);
-        if (!missing) {
+        if (!missing && rc == 0) {
             error_set(err, "out of memory");
             rc = -1;
         }
@@ -341,7 +361,6 @@ int results_docs_write(const ResultsDocsOptions *o, FILE *progress, Error *err)
             error_set(err, "%s: write error: %s", page, strerror(errno));
             rc = -1;
         }
-        if (rc == 0 && o->bench) rc = write_benchmarks(&d, err);
         if (rc == 0) rc = publish(&d, err);
     }
     if (d.index) {

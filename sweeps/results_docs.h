@@ -2,7 +2,8 @@
  * results alone. Every experiment file with an archive gets its paper-style table (report.h),
  * the prose of its file (`description`, `findings`, the paper's notes) and its figures
  * (plot.h), so a number in the docs is always the archived data's. The dated outputs of
- * `make bench` kept in bench/results/ become out/benchmarks.md, verbatim, newest first. */
+ * `make bench` kept in bench/results/ become out/benchmarks.md, verbatim, newest first, and
+ * out/performance.md is its template with tables and lines of those files filled in (bench_page.h). */
 #ifndef BB_RESULTS_DOCS_H
 #define BB_RESULTS_DOCS_H
 #include <stdio.h>
@@ -16,9 +17,10 @@ typedef struct {
     const char *plots_dir;   /* gnuplot scripts; NULL: as `bigbatch plot` finds them */
     const char *html_dir;    /* also html_dir/<name>.html per experiment and html_dir/index.html; NULL: not */
     const char *bench;       /* folder of dated `make bench` outputs (*.txt): out/benchmarks.md; NULL: none */
+    const char *performance; /* with bench: the template of out/performance.md (bench_page.h); NULL: none */
 } ResultsDocsOptions;
 
-/* 0, or -1 with err. Progress lines (one per experiment) go to `progress`. The page and the
+/* 0, or -1 with err. Progress lines (one per experiment) go to `progress`. The pages and the
  * figures are written beside their final names and renamed into place at the end, so a
  * failure leaves the previous ones. */
 int results_docs_write(const ResultsDocsOptions *o, FILE *progress, Error *err);

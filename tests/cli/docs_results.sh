@@ -1,16 +1,20 @@
 #!/bin/sh
-# docs/results.md, docs/benchmarks.md and docs/figures/ are what `bigbatch report --all` makes
-# from the committed archives, experiment files and bench/results/: regenerated into a scratch
-# folder, every file must equal the committed one and no committed figure may be left over. Also: a corrupt archive fails naming
-# the file and leaves the previous pages in place.
+# docs/results.md, docs/benchmarks.md, docs/performance.md and docs/figures/ are what
+# `bigbatch report --all` makes from the committed archives, experiment files, bench/results/ and
+# bench/performance.md.in: regenerated into a scratch folder, every file must equal the committed
+# one and no committed figure may be left over. Also: a corrupt archive fails naming the file and
+# leaves the previous pages in place; a bad template line fails naming the template and line and
+# writes no performance.md.
 . tests/cli/lib.inc
 expect_exit 0 "$BB" report --all --out "$TMP/docs"
-expect_output "results.md, $TMP/docs/benchmarks.md and $TMP/docs/figures/ written"
-for page in results.md benchmarks.md; do
+expect_output "results.md, $TMP/docs/benchmarks.md, $TMP/docs/performance.md and $TMP/docs/figures/ written"
+for page in results.md benchmarks.md performance.md; do
     cmp -s "$TMP/docs/$page" "docs/$page" ||
         { diff "docs/$page" "$TMP/docs/$page" | head -20; fail "docs/$page is not what report --all makes (regenerate it: bigbatch report --all)"; }
 done
 grep -q '^## 2026-12-03-winograd.txt$' "$TMP/docs/benchmarks.md" || fail "benchmarks.md lacks a bench/results file"
+grep -q '^| lenet | 32 | 8656.7 | 3079.8 | 2.81x |' "$TMP/docs/performance.md" || fail "performance.md lacks the throughput table"
+! grep -q '{{' "$TMP/docs/performance.md" || fail "performance.md kept a directive of its template"
 for f in "$TMP"/docs/figures/*; do
     name=$(basename "$f")
     cmp -s "$f" "docs/figures/$name" || fail "docs/figures/$name differs from report --all's or is missing"
@@ -31,6 +35,25 @@ expect_exit 1 "$BB" report --all --archive "$TMP/arch" --out "$TMP/docs"
 expect_output "loss-gap.sql.gz"
 cmp -s "$TMP/docs/results.md" "$TMP/before.md" || fail "a failed report --all changed results.md"
 [ -z "$(ls -A "$TMP/docs" | grep '^\.report')" ] || fail "a failed report --all left its scratch folder"
+# A bad line of the performance template (line 3 here): an error naming the template and the
+# line, and no performance.md. No experiments, so no figures: each run takes a moment.
+mkdir -p "$TMP/noexp"
+for bad in '{{tabel 2026-12-03-winograd.txt "OpenBLAS"}}|unknown directive' \
+    '{{table no-such-run.txt "OpenBLAS"}}|no-such-run.txt: cannot open' \
+    '{{line 2026-12-03-winograd.txt "No such heading"}}|no line starts with' \
+    '{{table 2026-12-03-winograd.txt "OpenBLAS sgemm"}}|no table follows' \
+    '{{line 2026-12-03-winograd.txt OpenBLAS}}|malformed directive' \
+    '{{table ../2026-12-03-winograd.txt "OpenBLAS"}}|not a path' \
+    '{{line 2026-12-03-winograd.txt "OpenBLAS"|must end with'; do
+    printf '# A page\n\n%s\n' "${bad%%|*}" > "$TMP/bad.md.in"
+    expect_exit 1 "$BB" report --all --experiments "$TMP/noexp" --performance "$TMP/bad.md.in" --out "$TMP/bad"
+    expect_output "$TMP/bad.md.in:3: .*${bad#*|}"
+    [ ! -e "$TMP/bad/performance.md" ] || fail "a bad template line left $TMP/bad/performance.md"
+done
+printf '# A page\n{{# a comment}}\n{{line 2026-12-03-winograd.txt "OpenBLAS sgemm"}}\n' > "$TMP/good.md.in"
+expect_exit 0 "$BB" report --all --experiments "$TMP/noexp" --performance "$TMP/good.md.in" --out "$TMP/bad"
+grep -q '^OpenBLAS sgemm (1024x1024x1024, median): ' "$TMP/bad/performance.md" || fail "{{line}} was not filled"
+! grep -q 'a comment' "$TMP/bad/performance.md" || fail "a {{# comment}} reached the page"
 expect_exit 2 "$BB" report --all --bogus x
 expect_output "unknown option"
 exit 0
