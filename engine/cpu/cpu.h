@@ -104,7 +104,10 @@ void cpu_softmax_xent_backward(Backend *bk, int n, int classes, const real *prob
 void cpu_param_norms(Backend *bk, const BkParamList *pl, double *norms);
 void cpu_optimizer_update(Backend *bk, const OptConfig *cfg, const BkParamList *pl, double lr,
                           long updates, const double *norms, OptStats *stats);
-/* vector.c */
+/* vector.c. Loops over a parameter tensor split across threads only from this many elements:
+ * below it, waking the threads costs more than the pass. Elementwise arithmetic is the same
+ * on any number of threads, and sums use blocks that depend on the count alone. */
+enum { CPU_PARALLEL_MIN = 1 << 15 };
 double cpu_sum_squares(Backend *bk, size_t count, const real *x);
 void cpu_copy(Backend *bk, size_t count, const real *x, real *y);
 void cpu_fill(Backend *bk, size_t count, real value, real *x);

@@ -5,12 +5,38 @@
 #include "cpu.h"
 #include "guard.h"
 
+/* A sum of squares is taken over SUM_BLOCKS equal blocks, each over SUM_LANES interleaved
+ * lanes, added up in order: the blocks depend on the count alone, so the result is the
+ * same on any number of threads, and the lanes break the chain of dependent adds that
+ * kept a single running sum from vectorizing. */
+enum { SUM_BLOCKS = 64, SUM_LANES = 8 };
+
+static double block_sum_squares(size_t count, const real *x)
+{
+    double lane[SUM_LANES] = {0};
+    size_t i = 0;
+    for (; i + SUM_LANES <= count; i += SUM_LANES)
+        for (int k = 0; k < SUM_LANES; k++) lane[k] += (double)x[i + k] * (double)x[i + k];
+    for (; i < count; i++) lane[i % SUM_LANES] += (double)x[i] * (double)x[i];
+    double total = 0;
+    for (int k = 0; k < SUM_LANES; k++) total += lane[k];
+    return total;
+}
+
 double cpu_sum_squares(Backend *bk, size_t count, const real *x)
 {
     BK_GUARD(bk);
-    double acc = 0;
-    for (size_t i = 0; i < count; i++) acc += (double)x[i] * (double)x[i];
-    return acc;
+    if (count < CPU_PARALLEL_MIN) return block_sum_squares(count, x);
+    double part[SUM_BLOCKS];
+    const size_t per = (count + SUM_BLOCKS - 1) / SUM_BLOCKS;
+#pragma omp parallel for schedule(static) num_threads(bk->threads)
+    for (int b = 0; b < SUM_BLOCKS; b++) {
+        size_t lo = (size_t)b * per, hi = lo + per < count ? lo + per : count;
+        part[b] = lo < hi ? block_sum_squares(hi - lo, x + lo) : 0;
+    }
+    double total = 0;
+    for (int b = 0; b < SUM_BLOCKS; b++) total += part[b];
+    return total;
 }
 
 void cpu_copy(Backend *bk, size_t count, const real *x, real *y)
@@ -32,11 +58,13 @@ void cpu_fill(Backend *bk, size_t count, real value, real *x)
 void cpu_scale(Backend *bk, size_t count, real alpha, real *x)
 {
     BK_GUARD(bk);
+#pragma omp parallel for schedule(static) num_threads(bk->threads) if (count >= CPU_PARALLEL_MIN)
     for (size_t i = 0; i < count; i++) x[i] *= alpha;
 }
 
 void cpu_axpy(Backend *bk, size_t count, real alpha, const real *x, real *y)
 {
     BK_GUARD(bk);
+#pragma omp parallel for schedule(static) num_threads(bk->threads) if (count >= CPU_PARALLEL_MIN)
     for (size_t i = 0; i < count; i++) y[i] += alpha * x[i];
 }
