@@ -113,6 +113,13 @@ static void b_conv_winograd(Net *net)
     int y = nb_conv(net, "conv", NET_INPUT, 16, 3, 1, 1, 1, true, GAUSS, GAUSS);
     head(net, nb_batchnorm(net, "bn", y, true, 1e-5, 0.1));
 }
+/* 8 -> 8 channels on 5 x 8 planes: the direct path (engine/cpu/conv_direct.c), whose vectors
+ * run across row ends, two whole ones and the last eight pixels. BN after it as above. */
+static void b_conv_direct(Net *net)
+{
+    int y = nb_conv(net, "conv", NET_INPUT, 8, 3, 1, 1, 1, true, GAUSS, GAUSS);
+    head(net, nb_batchnorm(net, "bn", y, true, 1e-5, 0.1));
+}
 static void b_conv_pointwise(Net *net) { head(net, nb_conv(net, "conv", NET_INPUT, 5, 1, 1, 0, 1, false, GAUSS, GAUSS)); }
 static void b_conv_pointwise_s2(Net *net) { head(net, nb_conv(net, "conv", NET_INPUT, 5, 1, 2, 0, 1, false, GAUSS, GAUSS)); }
 static void b_linear(Net *net) { head(net, nb_linear(net, "fc", NET_INPUT, 7, true, GAUSS, GAUSS)); }
@@ -149,6 +156,7 @@ static void b_smoothing(Net *net)
 Test(gradcheck, conv_3x3_padded) { run_check(3, 6, 6, 2, b_conv3); }
 Test(gradcheck, conv_5x5_stride2_pad2) { run_check(2, 9, 7, 2, b_conv_strided); }
 Test(gradcheck, conv_3x3_winograd) { run_check(16, 7, 5, 2, b_conv_winograd); }
+Test(gradcheck, conv_3x3_direct) { run_check(8, 5, 8, 2, b_conv_direct); }
 Test(gradcheck, conv_grouped) { run_check(4, 5, 5, 3, b_conv_grouped); }
 Test(gradcheck, conv_pointwise) { run_check(3, 4, 4, 2, b_conv_pointwise); }
 Test(gradcheck, conv_pointwise_stride2) { run_check(3, 5, 5, 2, b_conv_pointwise_s2); }

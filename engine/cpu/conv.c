@@ -1,8 +1,8 @@
 /* Convolution as im2col + gemm, one image per OpenMP iteration. Each thread owns a
  * column buffer and a private weight-gradient accumulator, summed in thread order
  * afterwards so results are identical run to run at a fixed thread count. This is the
- * reference path; stride-1 3x3 layers with enough channels take Winograd's instead
- * (conv_winograd.c), which is tested against this one. */
+ * reference path; stride-1 3x3 layers with few channels take the direct path
+ * (conv_direct.c), those with more Winograd's (conv_winograd.c), each tested against this one. */
 #include <string.h>
 
 #include "cpu.h"
@@ -26,6 +26,7 @@ Workspace conv_im2col_workspace(const ConvShape *s, size_t weight_elems)
 /* Sized for the path the layer takes, not the largest of them. */
 Workspace conv_workspace(const ConvShape *s, size_t weight_elems)
 {
+    if (direct_applies(s)) return direct_workspace(s, weight_elems);
     return winograd_applies(s) ? winograd_workspace(s) : conv_im2col_workspace(s, weight_elems);
 }
 
@@ -201,7 +202,9 @@ static void conv_bias_backward(Backend *bk, const ConvShape *s, int n, const rea
 void cpu_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                         const real *b, real *y)
 {
-    if (winograd_applies(s))
+    if (direct_applies(s))
+        direct_conv_forward(bk, s, n, x, w, b, y);
+    else if (winograd_applies(s))
         winograd_conv_forward(bk, s, n, x, w, b, y);
     else
         conv_im2col_forward(bk, s, n, x, w, b, y);
@@ -211,7 +214,9 @@ void cpu_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x, 
                          const real *dy, real *dx, real *dw, real *db)
 {
     BK_GUARD(bk);
-    if (winograd_applies(s))
+    if (direct_applies(s))
+        direct_conv_backward(bk, s, n, x, w, dy, dx, dw);
+    else if (winograd_applies(s))
         winograd_conv_backward(bk, s, n, x, w, dy, dx, dw);
     else
         conv_im2col_backward(bk, s, n, x, w, dy, dx, dw);

@@ -9,7 +9,7 @@
  * the tiles of the chunk. Backward uses the adjoints of the same transforms. Threads take
  * whole chunks of images, each with private buffers and a private dU summed in thread order,
  * so results are identical run to run at a fixed thread count. engine/cpu/conv.c keeps the
- * im2col path as the reference this one is tested against (tests/test_conv_winograd.c). */
+ * im2col path as the reference this one is tested against (tests/test_conv_paths.c). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,0 +1,325 @@
+/* Direct 3x3 convolution for stride-1, padding-1 layers with channels in eights, up to 64
+ * (ResNet-20's and ResNet-8's layers, ResNet-50's first stage), whose planes hold a multiple
+ * of 8 pixels. Each input plane is copied three times, shifted by one column each, with a
+ * zero row above and below and zeros where the shift leaves the image: then the input under
+ * tap (kh, kw) of output pixels p .. p + 15 is the 16 consecutive values of copy kw from
+ * p + kh * width, across row ends too, so a whole plane is one run of vectors whatever its
+ * width. A register block holds OCB output channels of a run chunk, and every input channel
+ * and tap adds a weight times an input vector to each: the products never leave the
+ * registers, with no im2col matrix and no Winograd transforms, which is what costs most at
+ * these channel counts. The data gradient is the same computation on dy with the filters
+ * transposed and flipped. The weight gradient keeps 2 x 9 vector sums (two output channels,
+ * nine taps of one input channel) in registers over a group of images. Threads take whole
+ * images: the output and the data gradient do not depend on their number; the weight
+ * gradient is summed from private copies in thread order, so it is the same run to run at a
+ * fixed thread count. conv.c keeps the im2col path as the reference this one is tested
+ * against (tests/test_conv_paths.c). The kernels are chains of multiply-adds, compiled with
+ * contraction on (Makefile). */
+#include <string.h>
+
+#include "cpu.h"
+#include "guard.h"
+
+/* Output channels per register block; the vector width: 16 floats with AVX-512, else 8. */
+enum { OCB = 8, HALF = 8 };
+#ifdef __AVX512F__
+enum { VLEN = 16 };
+#else
+enum { VLEN = 8 };
+#endif
+typedef real Vec __attribute__((vector_size(VLEN * sizeof(real))));
+typedef real HalfVec __attribute__((vector_size(HALF * sizeof(real))));
+
+int direct_applies(const ConvShape *s)
+{
+    return s->k_h == 3 && s->k_w == 3 && s->stride == 1 && s->pad == 1 && s->groups == 1 &&
+           s->in_c % OCB == 0 && s->out_c % OCB == 0 && s->in_c <= 64 && s->out_c <= 64 &&
+           s->out_h * s->out_w % HALF == 0;
+}
+
+/* A plane's three shifted copies: copy kw, row r (0 .. h + 1), column c holds the input at
+ * row r - 1, column c + kw - 1, or zero outside the image. */
+static size_t shifted_elems(int h, int w) { return 3 * (size_t)(h + 2) * w; }
+
+static void shift_image(int channels, int h, int w, const real *x, real *sx)
+{
+    const size_t copy = (size_t)(h + 2) * w;
+    for (int c = 0; c < channels; c++)
+        for (int kw = 0; kw < 3; kw++) {
+            real *d = sx + ((size_t)c * 3 + kw) * copy;
+            memset(d, 0, sizeof(real) * w);
+            memset(d + (size_t)(h + 1) * w, 0, sizeof(real) * w);
+            for (int r = 0; r < h; r++) {
+                const real *src = x + ((size_t)c * h + r) * w;
+                real *row = d + (size_t)(r + 1) * w;
+                if (kw == 0) {
+                    row[0] = 0;
+                    memcpy(row + 1, src, sizeof(real) * (w - 1));
+                } else if (kw == 1) {
+                    memcpy(row, src, sizeof(real) * w);
+                } else {
+                    memcpy(row, src + 1, sizeof(real) * (w - 1));
+                    row[w - 1] = 0;
+                }
+            }
+        }
+}
+
+/* The weight gradient sums over a group of images at a time, about DW_RUNS vectors of
+ * output pixels, before its accumulators go back to memory. */
+enum { DW_RUNS = 64 };
+
+static int dw_group(const ConvShape *s)
+{
+    int per_image = s->out_h * s->out_w / VLEN;
+    if (per_image < 1) per_image = 1;
+    return (DW_RUNS + per_image - 1) / per_image;
+}
+
+/* Per thread: the shifted dy of one image (data gradient), the shifted input of one image
+ * (forward), or a private weight gradient, its lane sums and a group's shifted images
+ * (weight gradient). Shared: the arranged filters. */
+Workspace direct_workspace(const ConvShape *s, size_t weight_elems)
+{
+    const size_t image = shifted_elems(s->in_h, s->in_w);
+    size_t data = (size_t)(s->in_c > s->out_c ? s->in_c : s->out_c) * image;
+    size_t weights = weight_elems * (1 + VLEN) + (size_t)dw_group(s) * s->in_c * image;
+    return (Workspace){data > weights ? data : weights, weight_elems};
+}
+
+/* One chunk of a plane's run of pixels in one register block: OCB output channels. */
+typedef struct {
+    const real *in;    /* copy 0 of input channel 0's shifted planes, at the chunk's first pixel */
+    size_t copy;       /* one shifted copy: (h + 2) x w */
+    int w;             /* plane width: tap row kh is kh * w further on */
+    int channels;      /* input channels summed */
+    const real *filt;  /* the block's filters: [channel][tap][OCB] */
+    real *out;         /* output channel 0 of the block, at the chunk */
+    size_t out_plane;
+    const real *bias;  /* OCB values, or NULL */
+    int accumulate;    /* add to out rather than overwrite it */
+} Chunk;
+
+/* The kernel for vectors of type VT, NV of them: the accumulators stay in registers for
+ * the whole sum over channels and taps (OCB x NV of them). */
+#define DIRECT_CHUNK_KERNEL(NAME, VT, NV)                                                          \
+    static void NAME(const Chunk *k)                                                               \
+    {                                                                                              \
+        enum { L = sizeof(VT) / sizeof(real) };                                                    \
+        VT acc[OCB][NV];                                                                           \
+        memset(acc, 0, sizeof acc);                                                                \
+        for (int c = 0; c < k->channels; c++) {                                                    \
+            const real *x = k->in + 3 * c * k->copy, *f = k->filt + (size_t)c * 9 * OCB;           \
+            for (int kh = 0; kh < 3; kh++)                                                         \
+                for (int kw = 0; kw < 3; kw++, f += OCB) {                                         \
+                    const real *p = x + kw * k->copy + (size_t)kh * k->w;                          \
+                    VT in[NV];                                                                     \
+                    for (int v = 0; v < NV; v++) memcpy(&in[v], p + v * L, sizeof(VT));            \
+                    for (int o = 0; o < OCB; o++)                                                  \
+                        for (int v = 0; v < NV; v++) acc[o][v] += f[o] * in[v];                    \
+                }                                                                                  \
+        }                                                                                          \
+        for (int o = 0; o < OCB; o++)                                                              \
+            for (int v = 0; v < NV; v++) {                                                         \
+                real *q = k->out + o * k->out_plane + v * L;                                       \
+                VT r = acc[o][v];                                                                  \
+                if (k->bias) r += k->bias[o];                                                      \
+                if (k->accumulate) {                                                               \
+                    VT old;                                                                        \
+                    memcpy(&old, q, sizeof old);                                                   \
+                    r += old;                                                                      \
+                }                                                                                  \
+                memcpy(q, &r, sizeof r);                                                           \
+            }                                                                                      \
+    }
+
+DIRECT_CHUNK_KERNEL(chunk_two, Vec, 2)
+DIRECT_CHUNK_KERNEL(chunk_one, Vec, 1)
+DIRECT_CHUNK_KERNEL(chunk_half, HalfVec, 1)
+
+/* out (channels_out planes of h x w) = or += the convolution of the shifted input with the
+ * arranged filters, block by block, chunk by chunk along each plane's run of pixels. */
+static void convolve_image(const real *sx, int channels_in, const real *arranged, int channels_out, int h,
+                           int w, const real *bias, int accumulate, real *out)
+{
+    const int pixels = h * w;
+    Chunk k = {.copy = (size_t)(h + 2) * w, .w = w, .channels = channels_in, .out_plane = (size_t)pixels,
+               .accumulate = accumulate};
+    for (int ob = 0; ob < channels_out; ob += OCB) {
+        k.filt = arranged + (size_t)ob * channels_in * 9;
+        k.bias = bias ? bias + ob : NULL;
+        for (int p = 0; p < pixels;) {
+            k.in = sx + p;
+            k.out = out + (size_t)ob * pixels + p;
+            if (pixels - p >= 2 * VLEN) {
+                chunk_two(&k);
+                p += 2 * VLEN;
+            } else if (pixels - p >= VLEN) {
+                chunk_one(&k);
+                p += VLEN;
+            } else {
+                chunk_half(&k);
+                p += HALF;
+            }
+        }
+    }
+}
+
+/* Forward filters as the kernels read them: [out block][in channel][tap][OCB]. */
+static void arrange_forward(const ConvShape *s, const real *w, real *a)
+{
+    for (int ob = 0; ob < s->out_c; ob += OCB)
+        for (int c = 0; c < s->in_c; c++)
+            for (int t = 0; t < 9; t++)
+                for (int o = 0; o < OCB; o++)
+                    a[(((size_t)ob * s->in_c + (size_t)c * OCB) * 9) + (size_t)t * OCB + o] =
+                        w[((size_t)(ob + o) * s->in_c + c) * 9 + t];
+}
+
+/* The data gradient's filters: in and out channels swapped, each 3x3 turned half a circle. */
+static void arrange_backward(const ConvShape *s, const real *w, real *a)
+{
+    for (int ib = 0; ib < s->in_c; ib += OCB)
+        for (int c = 0; c < s->out_c; c++)
+            for (int t = 0; t < 9; t++)
+                for (int i = 0; i < OCB; i++)
+                    a[(((size_t)ib * s->out_c + (size_t)c * OCB) * 9) + (size_t)t * OCB + i] =
+                        w[((size_t)c * s->in_c + ib + i) * 9 + (8 - t)];
+}
+
+void direct_conv_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *b,
+                         real *y)
+{
+    BK_GUARD(bk);
+    real *arranged = cpu_shared_workspace(bk);
+    arrange_forward(s, w, arranged);
+    const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w, out_item = (size_t)s->out_c * s->out_h * s->out_w;
+#pragma omp parallel for schedule(static) num_threads(bk->threads)
+    for (int i = 0; i < n; i++) {
+        real *sx = cpu_workspace(bk, omp_get_thread_num());
+        shift_image(s->in_c, s->in_h, s->in_w, x + i * in_item, sx);
+        convolve_image(sx, s->in_c, arranged, s->out_c, s->out_h, s->out_w, b, 0, y + i * out_item);
+    }
+}
+
+/* One group of images, as the weight-gradient kernel reads it. */
+typedef struct {
+    const real *sx;        /* the group's shifted images: [image][in_c][3 copies] */
+    size_t sx_item, copy;  /* in_c x 3 copies; one copy */
+    const real *dy;        /* dy of the group's first image */
+    size_t dy_item, pixels;
+    int images, w, in_c;
+} DwGroup;
+
+/* A whole vector at p, and a plane's last eight pixels when it holds an odd number of
+ * eights (zeros after them). */
+static inline Vec load_whole(const real *p)
+{
+    Vec v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline Vec load_last(const real *p)
+{
+    Vec v = {0};
+    memcpy(&v, p, sizeof(real) * HALF);
+    return v;
+}
+
+/* acc[o][tap] += dy of output channel oc + o times the input under the tap, for the pixels
+ * from p of one image, read by LOAD. */
+#define DW_RUN(acc, x, d0, d1, g, p, LOAD)                                                         \
+    do {                                                                                           \
+        Vec a_ = LOAD((d0) + (p)), b_ = LOAD((d1) + (p));                                          \
+        for (int kh = 0; kh < 3; kh++)                                                             \
+            for (int kw = 0; kw < 3; kw++) {                                                       \
+                Vec in_ = LOAD((x) + kw * (g)->copy + (size_t)kh * (g)->w + (p));                  \
+                acc[0][kh * 3 + kw] += a_ * in_;                                                   \
+                acc[1][kh * 3 + kw] += b_ * in_;                                                   \
+            }                                                                                      \
+    } while (0)
+
+/* lanes (this thread's, a vector per [out][in][tap]) += the gradient of output channels oc,
+ * oc + 1 and input channel ic over the group: 18 vector sums held in registers meanwhile.
+ * Their lanes are added up once, at the end of the call (lane_totals). */
+static void dw_pair(const DwGroup *g, int oc, int ic, real *lanes)
+{
+    Vec acc[2][9];
+    for (int o = 0; o < 2; o++) memcpy(acc[o], lanes + ((size_t)(oc + o) * g->in_c + ic) * 9 * VLEN, sizeof acc[o]);
+    const size_t whole = g->pixels / VLEN * VLEN;
+    for (int i = 0; i < g->images; i++) {
+        const real *x = g->sx + i * g->sx_item + 3 * ic * g->copy;
+        const real *d0 = g->dy + i * g->dy_item + oc * g->pixels, *d1 = d0 + g->pixels;
+        for (size_t p = 0; p < whole; p += VLEN) DW_RUN(acc, x, d0, d1, g, p, load_whole);
+        if (whole < g->pixels) DW_RUN(acc, x, d0, d1, g, whole, load_last);
+    }
+    for (int o = 0; o < 2; o++) memcpy(lanes + ((size_t)(oc + o) * g->in_c + ic) * 9 * VLEN, acc[o], sizeof acc[o]);
+}
+
+/* total[j] = the sum of the lanes of vector j, in lane order. */
+static void lane_totals(size_t count, int lanes, const real *v, real *total)
+{
+    for (size_t j = 0; j < count; j++) {
+        real sum = 0;
+        for (int l = 0; l < lanes; l++) sum += v[j * lanes + l];
+        total[j] = sum;
+    }
+}
+
+static void weight_gradient(Backend *bk, const ConvShape *s, int n, const real *x, const real *dy, real *dw)
+{
+    const size_t w_elems = (size_t)s->out_c * s->in_c * 9;
+    const int group = dw_group(s), groups = (n + group - 1) / group;
+    const DwGroup shape = {.sx_item = (size_t)s->in_c * shifted_elems(s->in_h, s->in_w),
+                           .copy = (size_t)(s->in_h + 2) * s->in_w,
+                           .dy_item = (size_t)s->out_c * s->out_h * s->out_w,
+                           .pixels = (size_t)s->out_h * s->out_w, .w = s->out_w, .in_c = s->in_c};
+    const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w;
+#pragma omp parallel num_threads(bk->threads)
+    {
+        real *dw_t = cpu_workspace(bk, omp_get_thread_num()), *lane_sums = dw_t + w_elems;
+        real *sx = lane_sums + w_elems * VLEN;
+        memset(lane_sums, 0, sizeof(real) * w_elems * VLEN);
+#pragma omp for schedule(static)
+        for (int k = 0; k < groups; k++) {
+            DwGroup g = shape;
+            int first = k * group;
+            g.images = n - first < group ? n - first : group;
+            for (int i = 0; i < g.images; i++)
+                shift_image(s->in_c, s->in_h, s->in_w, x + (first + i) * in_item, sx + i * g.sx_item);
+            g.sx = sx;
+            g.dy = dy + first * g.dy_item;
+            /* one input channel's shifted planes stay in cache while dy's channels pass by */
+            for (int ic = 0; ic < s->in_c; ic++)
+                for (int oc = 0; oc < s->out_c; oc += 2) dw_pair(&g, oc, ic, lane_sums);
+        }
+        lane_totals(w_elems, VLEN, lane_sums, dw_t);
+#pragma omp barrier
+        /* Sum the private gradients in thread order: deterministic. */
+#pragma omp for schedule(static)
+        for (size_t j = 0; j < w_elems; j++) {
+            real acc = 0;
+            for (int u = 0; u < bk->threads; u++) acc += cpu_workspace(bk, u)[j];
+            dw[j] += acc;
+        }
+    }
+}
+
+/* dw += the weight gradient; dx (may be NULL) += the data gradient. */
+void direct_conv_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *dy,
+                          real *dx, real *dw)
+{
+    BK_GUARD(bk);
+    weight_gradient(bk, s, n, x, dy, dw);
+    if (!dx) return;
+    real *arranged = cpu_shared_workspace(bk);
+    arrange_backward(s, w, arranged);
+    const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w, out_item = (size_t)s->out_c * s->out_h * s->out_w;
+#pragma omp parallel for schedule(static) num_threads(bk->threads)
+    for (int i = 0; i < n; i++) {
+        real *sdy = cpu_workspace(bk, omp_get_thread_num());
+        shift_image(s->out_c, s->out_h, s->out_w, dy + i * out_item, sdy);
+        convolve_image(sdy, s->out_c, arranged, s->in_c, s->in_h, s->in_w, NULL, 1, dx + i * in_item);
+    }
+}

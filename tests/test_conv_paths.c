@@ -1,0 +1,208 @@
+/* The fast convolutions against the im2col reference (engine/cpu/conv.c): Winograd F(2x2, 3x3)
+ * (conv_winograd.c) at even and odd sizes (partial tiles), padding 0, 1 and 2, channel counts
+ * that are not multiples of anything, a batch that does not fill the last chunk; the direct
+ * path (conv_direct.c) at every row width its vector chunks cut differently (8, 16, 24, 32,
+ * 40), channels from 8 to 64, bias and no bias. One and two threads. Forward output, data
+ * gradient, weight gradient, each as max |fast - im2col| / max |im2col|. The same inputs go
+ * through both paths; dx and dw start from the same nonzero values, since both paths
+ * accumulate into them. Every tensor is read and written across the backend boundary. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../engine/cpu/cpu.h"
+
+/* F(2x2, 3x3)'s transforms only add, subtract and halve, and the direct path sums the same
+ * products in another order: the error is that of a reordered sum, a few units in the last
+ * place of single precision. */
+#define TOL 2e-5
+
+typedef struct {
+    const char *name;
+    int (*applies)(const ConvShape *s);
+    Workspace (*workspace)(const ConvShape *s, size_t weight_elems);
+    void (*forward)(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *b, real *y);
+    void (*backward)(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *dy,
+                     real *dx, real *dw);
+} FastPath;
+
+static Workspace winograd_workspace_of(const ConvShape *s, size_t weight_elems)
+{
+    (void)weight_elems;
+    return winograd_workspace(s);
+}
+
+static const FastPath WINOGRAD = {"winograd", winograd_applies, winograd_workspace_of, winograd_conv_forward,
+                                  winograd_conv_backward};
+static const FastPath DIRECT = {"direct", direct_applies, direct_workspace, direct_conv_forward,
+                                direct_conv_backward};
+
+typedef struct {
+    Backend *bk;
+    BkBuffer *buf;
+    real *dev;
+    size_t count;
+} DevArray;
+
+static DevArray dev_array(Backend *bk, size_t count, const real *host)
+{
+    DevArray a = {bk, bk_buffer_alloc(bk, count * sizeof(real)), NULL, count};
+    a.dev = bk_buffer_address(a.buf);
+    if (host) bk_upload(bk, a.dev, host, count * sizeof(real));
+    return a;
+}
+
+static real *download(const DevArray *a)
+{
+    real *h = malloc(a->count * sizeof(real));
+    cr_assert(h);
+    bk_download(a->bk, h, a->dev, a->count * sizeof(real));
+    return h;
+}
+
+static real *random_values(size_t count, unsigned *state)
+{
+    real *v = malloc(count * sizeof(real));
+    cr_assert(v);
+    for (size_t i = 0; i < count; i++) {
+        *state = *state * 1664525u + 1013904223u;
+        v[i] = (real)((*state >> 8) * (1.0 / 16777216.0) * 2 - 1);
+    }
+    return v;
+}
+
+static double relative_difference(const real *want, const real *got, size_t n)
+{
+    double diff = 0, scale = 0;
+    for (size_t i = 0; i < n; i++) {
+        diff = fmax(diff, fabs((double)got[i] - (double)want[i]));
+        scale = fmax(scale, fabs((double)want[i]));
+        if (isnan((double)got[i])) return INFINITY;
+    }
+    return scale > 0 ? diff / scale : diff;
+}
+
+typedef struct {
+    int n, in_c, out_c, h, w, pad;
+    bool bias;
+} Case;
+
+/* Runs both paths on one shape; returns the largest of the three differences. */
+static double compare_paths(const FastPath *fast, Case c, int threads)
+{
+    ConvShape s = {c.in_c, c.h, c.w, c.out_c, c.h + 2 * c.pad - 2, c.w + 2 * c.pad - 2, 3, 3, 1, c.pad, 1};
+    cr_assert(fast->applies(&s), "shape %dx%d c%d->%d pad %d should take the %s path", c.h, c.w, c.in_c,
+              c.out_c, c.pad, fast->name);
+    const size_t nx = (size_t)c.n * c.in_c * c.h * c.w, ny = (size_t)c.n * c.out_c * s.out_h * s.out_w;
+    const size_t nw = (size_t)c.out_c * c.in_c * 9;
+    unsigned seed = 12345u + (unsigned)(c.in_c * 7 + c.h);
+    real *x = random_values(nx, &seed), *w = random_values(nw, &seed), *b = random_values(c.out_c, &seed);
+    real *dy = random_values(ny, &seed), *dx0 = random_values(nx, &seed), *dw0 = random_values(nw, &seed);
+
+    Backend *bk = backend_create(threads);
+    backend_reserve(bk, conv_im2col_workspace(&s, nw)); /* a reservation only grows */
+    backend_reserve(bk, fast->workspace(&s, nw));
+    DevArray dx_, dw_, dy_ = dev_array(bk, ny, dy), x_ = dev_array(bk, nx, x), w_ = dev_array(bk, nw, w);
+    DevArray b_ = dev_array(bk, (size_t)c.out_c, b);
+    double worst = 0;
+    real *out[2][3];
+    for (int path = 0; path < 2; path++) {
+        DevArray y_ = dev_array(bk, ny, NULL);
+        dx_ = dev_array(bk, nx, dx0);
+        dw_ = dev_array(bk, nw, dw0);
+        const real *bias = c.bias ? b_.dev : NULL;
+        if (path == 0) {
+            conv_im2col_forward(bk, &s, c.n, x_.dev, w_.dev, bias, y_.dev);
+            conv_im2col_backward(bk, &s, c.n, x_.dev, w_.dev, dy_.dev, dx_.dev, dw_.dev);
+        } else {
+            fast->forward(bk, &s, c.n, x_.dev, w_.dev, bias, y_.dev);
+            fast->backward(bk, &s, c.n, x_.dev, w_.dev, dy_.dev, dx_.dev, dw_.dev);
+        }
+        out[path][0] = download(&y_);
+        out[path][1] = download(&dx_);
+        out[path][2] = download(&dw_);
+        bk_buffer_free(y_.buf);
+        bk_buffer_free(dx_.buf);
+        bk_buffer_free(dw_.buf);
+    }
+    const size_t counts[3] = {ny, nx, nw};
+    const char *names[3] = {"y", "dx", "dw"};
+    for (int k = 0; k < 3; k++) {
+        double d = relative_difference(out[0][k], out[1][k], counts[k]);
+        printf("%s n=%d c%d->%d %dx%d pad=%d threads=%d %s difference %.2e (tolerance %.0e)\n", fast->name,
+               c.n, c.in_c, c.out_c, c.h, c.w, c.pad, threads, names[k], d, TOL);
+        worst = fmax(worst, d);
+        free(out[0][k]);
+        free(out[1][k]);
+    }
+    bk_buffer_free(x_.buf);
+    bk_buffer_free(w_.buf);
+    bk_buffer_free(b_.buf);
+    bk_buffer_free(dy_.buf);
+    backend_destroy(bk);
+    free(x); free(w); free(b); free(dy); free(dx0); free(dw0);
+    return worst;
+}
+
+static const Case WINOGRAD_CASES[] = {
+    {4, 16, 16, 8, 8, 1, true},     /* resnet20's layer3 shape, small */
+    {3, 16, 24, 9, 7, 1, true},     /* odd sizes: partial tiles in both directions */
+    {2, 17, 19, 8, 7, 0, true},     /* no padding, odd channel counts */
+    {1, 20, 16, 5, 6, 2, true},     /* padding 2 */
+    {37, 16, 32, 10, 10, 1, true},  /* a last chunk that is not full */
+    {2, 72, 80, 8, 8, 1, true},     /* more channels than the direct path takes */
+};
+
+/* Planes of 24 to 1,024 pixels: every mix of the direct path's two-vector, one-vector and
+ * half-vector chunks, rows that are not multiples of 8, heights that are not multiples of
+ * anything. */
+static const Case DIRECT_CASES[] = {
+    {3, 16, 16, 8, 8, 1, true},      /* resnet20's layer3 width, few channels */
+    {2, 16, 32, 5, 16, 1, false},    /* more outputs than inputs, no bias */
+    {2, 32, 8, 7, 24, 1, true},      /* fewer outputs than inputs */
+    {5, 8, 16, 3, 32, 1, true},      /* resnet20's layer1 width */
+    {1, 64, 64, 4, 40, 1, true},     /* the widest channels it takes */
+    {3, 24, 40, 6, 8, 1, false},
+    {37, 16, 16, 8, 8, 1, true},     /* weight gradient in groups of 16 images, the last short */
+    {5, 16, 16, 32, 32, 1, false},   /* groups of 2 images of resnet20's layer1 size */
+    {2, 16, 8, 4, 6, 1, true},       /* rows of 6: vectors run across row ends */
+};
+
+static void expect_path_matches(const FastPath *fast, const Case *cases, size_t count, int threads)
+{
+    for (size_t i = 0; i < count; i++)
+        cr_expect_leq(compare_paths(fast, cases[i], threads), TOL, "%s case %zu", fast->name, i);
+}
+
+#define CASE_COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+Test(winograd, matches_im2col_one_thread) { expect_path_matches(&WINOGRAD, WINOGRAD_CASES, CASE_COUNT(WINOGRAD_CASES), 1); }
+
+Test(winograd, matches_im2col_two_threads) { expect_path_matches(&WINOGRAD, WINOGRAD_CASES, CASE_COUNT(WINOGRAD_CASES), 2); }
+
+Test(direct, matches_im2col_one_thread) { expect_path_matches(&DIRECT, DIRECT_CASES, CASE_COUNT(DIRECT_CASES), 1); }
+
+Test(direct, matches_im2col_two_threads) { expect_path_matches(&DIRECT, DIRECT_CASES, CASE_COUNT(DIRECT_CASES), 2); }
+
+/* The layers the models have: which take the direct path, which Winograd, which keep im2col. */
+Test(conv_paths, each_layer_shape_takes_its_path)
+{
+    ConvShape r20 = {16, 32, 32, 16, 32, 32, 3, 3, 1, 1, 1};
+    ConvShape first = {3, 32, 32, 16, 32, 32, 3, 3, 1, 1, 1};
+    ConvShape strided = {16, 32, 32, 32, 16, 16, 3, 3, 2, 1, 1};
+    ConvShape grouped = {96, 13, 13, 128, 13, 13, 3, 3, 1, 1, 2};
+    ConvShape pointwise = {64, 56, 56, 256, 56, 56, 1, 1, 1, 0, 1};
+    ConvShape r20_layer3 = {64, 8, 8, 64, 8, 8, 3, 3, 1, 1, 1};
+    ConvShape r50_conv2 = {64, 56, 56, 64, 56, 56, 3, 3, 1, 1, 1};
+    ConvShape r50_conv3 = {128, 28, 28, 128, 28, 28, 3, 3, 1, 1, 1};
+    cr_expect(direct_applies(&r20) && direct_applies(&r20_layer3) && direct_applies(&r50_conv2));
+    cr_expect(!direct_applies(&r50_conv3) && winograd_applies(&r50_conv3));
+    cr_expect(!direct_applies(&first) && !direct_applies(&strided) && !direct_applies(&grouped) &&
+              !direct_applies(&pointwise));
+    cr_expect(winograd_applies(&r20));
+    cr_expect(!winograd_applies(&first));
+    cr_expect(!winograd_applies(&strided));
+    cr_expect(!winograd_applies(&grouped));
+    cr_expect(!winograd_applies(&pointwise));
+}
