@@ -151,12 +151,11 @@ static const Case WINOGRAD_CASES[] = {
     {2, 17, 19, 8, 7, 0, true},     /* no padding, odd channel counts */
     {1, 20, 16, 5, 6, 2, true},     /* padding 2 */
     {37, 16, 32, 10, 10, 1, true},  /* a last chunk that is not full */
-    {2, 72, 80, 8, 8, 1, true},     /* more channels than the direct path takes */
+    {2, 72, 80, 8, 8, 1, true},     /* more channels */
 };
 
-/* Planes of 24 to 1,024 pixels: every mix of the direct path's two-vector, one-vector and
- * half-vector chunks, rows that are not multiples of 8, heights that are not multiples of
- * anything. */
+/* Planes of 15 to 1,024 pixels: whole and partial chunks of one and two vectors, rows that
+ * are not multiples of 8, sizes that are not multiples of anything. */
 static const Case DIRECT_CASES[] = {
     {3, 16, 16, 8, 8, 1, true},      /* resnet20's layer3 width, few channels */
     {2, 16, 32, 5, 16, 1, false},    /* more outputs than inputs, no bias */
@@ -167,6 +166,11 @@ static const Case DIRECT_CASES[] = {
     {37, 16, 16, 8, 8, 1, true},     /* weight gradient in groups of 16 images, the last short */
     {5, 16, 16, 32, 32, 1, false},   /* groups of 2 images of resnet20's layer1 size */
     {2, 16, 8, 4, 6, 1, true},       /* rows of 6: vectors run across row ends */
+    {3, 64, 96, 7, 7, 1, true},      /* the CIFAR AlexNets' conv3: 49 pixels, a partial last chunk */
+    {2, 32, 64, 15, 15, 1, false},   /* their conv2: 225 pixels */
+    {2, 8, 16, 3, 5, 1, true},       /* fewer pixels than one vector */
+    {2, 16, 8, 5, 5, 1, true},       /* a partial second vector */
+    {1, 128, 128, 6, 6, 1, false},   /* the most channels it takes */
 };
 
 static void expect_path_matches(const FastPath *fast, const Case *cases, size_t count, int threads)
@@ -197,7 +201,7 @@ Test(conv_paths, each_layer_shape_takes_its_path)
     ConvShape r50_conv2 = {64, 56, 56, 64, 56, 56, 3, 3, 1, 1, 1};
     ConvShape r50_conv3 = {128, 28, 28, 128, 28, 28, 3, 3, 1, 1, 1};
     cr_expect(direct_applies(&r20) && direct_applies(&r20_layer3) && direct_applies(&r50_conv2));
-    cr_expect(!direct_applies(&r50_conv3) && winograd_applies(&r50_conv3));
+    cr_expect(direct_applies(&r50_conv3) && winograd_applies(&r50_conv3));
     cr_expect(!direct_applies(&first) && !direct_applies(&strided) && !direct_applies(&grouped) &&
               !direct_applies(&pointwise));
     cr_expect(winograd_applies(&r20));

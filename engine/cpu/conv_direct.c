@@ -1,44 +1,67 @@
-/* Direct 3x3 convolution for stride-1, padding-1 layers with channels in eights, up to 64
- * (ResNet-20's and ResNet-8's layers, ResNet-50's first stage), whose planes hold a multiple
- * of 8 pixels. Each input plane is copied three times, shifted by one column each, with a
- * zero row above and below and zeros where the shift leaves the image: then the input under
- * tap (kh, kw) of output pixels p .. p + 15 is the 16 consecutive values of copy kw from
- * p + kh * width, across row ends too, so a whole plane is one run of vectors whatever its
+/* Direct 3x3 convolution for stride-1, padding-1 layers with channels in eights, up to
+ * DIRECT_MAX_CHANNELS (ResNet-20's and ResNet-8's layers, the CIFAR AlexNets' conv2-5,
+ * ResNet-50's first stage). Each input plane is copied three times, shifted by one column
+ * each, with a zero row above and below and zeros where the shift leaves the image: then the
+ * input under tap (kh, kw) of output pixels p .. p + 15 is the 16 consecutive values of copy kw
+ * from p + kh * width, across row ends too, so a whole plane is one run of vectors whatever its
  * width. A register block holds OCB output channels of a run chunk, and every input channel
  * and tap adds a weight times an input vector to each: the products never leave the
  * registers, with no im2col matrix and no Winograd transforms, which is what costs most at
  * these channel counts. The data gradient is the same computation on dy with the filters
  * transposed and flipped. The weight gradient keeps 2 x 9 vector sums (two output channels,
- * nine taps of one input channel) in registers over a group of images. Threads take whole
- * images: the output and the data gradient do not depend on their number; the weight
- * gradient is summed from private copies in thread order, so it is the same run to run at a
- * fixed thread count. conv.c keeps the im2col path as the reference this one is tested
- * against (tests/test_conv_paths.c). The kernels are chains of multiply-adds, compiled with
- * contraction on (Makefile). */
+ * nine taps of one input channel) in registers over a group of images.
+ *
+ * A plane whose pixels are not a multiple of the vector ends in a partial chunk: it reads
+ * whole vectors (the lanes past the plane read the next copy, or a zeroed slack after the
+ * last), computes them, and stores only the plane's lanes; the weight gradient reads dy from
+ * planes padded with zeros to whole vectors, so those lanes add nothing.
+ *
+ * Threads take whole images: the output and the data gradient do not depend on their number;
+ * the weight gradient is summed from private copies in thread order, so it is the same run to
+ * run at a fixed thread count. conv.c keeps the im2col path as the reference this one is
+ * tested against (tests/test_conv_paths.c). The kernels are chains of multiply-adds, compiled
+ * with contraction on (Makefile). */
 #include <string.h>
 
 #include "cpu.h"
 #include "guard.h"
 
 /* Output channels per register block; the vector width: 16 floats with AVX-512, else 8. */
-enum { OCB = 8, HALF = 8 };
+enum { OCB = 8, DIRECT_MAX_CHANNELS = 128 };
 #ifdef __AVX512F__
 enum { VLEN = 16 };
 #else
 enum { VLEN = 8 };
 #endif
 typedef real Vec __attribute__((vector_size(VLEN * sizeof(real))));
-typedef real HalfVec __attribute__((vector_size(HALF * sizeof(real))));
 
 int direct_applies(const ConvShape *s)
 {
     return s->k_h == 3 && s->k_w == 3 && s->stride == 1 && s->pad == 1 && s->groups == 1 &&
-           s->in_c % OCB == 0 && s->out_c % OCB == 0 && s->in_c <= 64 && s->out_c <= 64 &&
-           s->out_h * s->out_w % HALF == 0;
+           s->in_c % OCB == 0 && s->out_c % OCB == 0 && s->in_c <= DIRECT_MAX_CHANNELS &&
+           s->out_c <= DIRECT_MAX_CHANNELS;
 }
 
+static inline Vec load_vec(const real *p)
+{
+    Vec v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* The first `count` lanes of v from p (zeros after them), and back. */
+static inline Vec load_lanes(const real *p, int count)
+{
+    Vec v = {0};
+    memcpy(&v, p, sizeof(real) * count);
+    return v;
+}
+
+static inline void store_lanes(real *p, Vec v, int count) { memcpy(p, &v, sizeof(real) * count); }
+
 /* A plane's three shifted copies: copy kw, row r (0 .. h + 1), column c holds the input at
- * row r - 1, column c + kw - 1, or zero outside the image. */
+ * row r - 1, column c + kw - 1, or zero outside the image. An image's copies are followed by
+ * VLEN zeros, which a partial chunk's last lanes read. */
 static size_t shifted_elems(int h, int w) { return 3 * (size_t)(h + 2) * w; }
 
 static void shift_image(int channels, int h, int w, const real *x, real *sx)
@@ -47,23 +70,21 @@ static void shift_image(int channels, int h, int w, const real *x, real *sx)
     for (int c = 0; c < channels; c++)
         for (int kw = 0; kw < 3; kw++) {
             real *d = sx + ((size_t)c * 3 + kw) * copy;
-            memset(d, 0, sizeof(real) * w);
-            memset(d + (size_t)(h + 1) * w, 0, sizeof(real) * w);
+            for (int j = 0; j < w; j++) d[j] = d[(size_t)(h + 1) * w + j] = 0;
             for (int r = 0; r < h; r++) {
-                const real *src = x + ((size_t)c * h + r) * w;
+                const real *src = x + ((size_t)c * h + r) * w + kw - 1; /* src[j]: column j + kw - 1 */
                 real *row = d + (size_t)(r + 1) * w;
-                if (kw == 0) {
-                    row[0] = 0;
-                    memcpy(row + 1, src, sizeof(real) * (w - 1));
-                } else if (kw == 1) {
-                    memcpy(row, src, sizeof(real) * w);
-                } else {
-                    memcpy(row, src + 1, sizeof(real) * (w - 1));
-                    row[w - 1] = 0;
-                }
+                int lo = kw == 0 ? 1 : 0, hi = kw == 2 ? w - 1 : w;
+                row[0] = 0;
+                row[w - 1] = 0;
+                for (int j = lo; j < hi; j++) row[j] = src[j];
             }
         }
+    memset(sx + channels * shifted_elems(h, w), 0, sizeof(real) * VLEN);
 }
+
+/* A plane's pixels rounded up to whole vectors. */
+static size_t padded_pixels(const ConvShape *s) { return ((size_t)s->out_h * s->out_w + VLEN - 1) / VLEN * VLEN; }
 
 /* The weight gradient sums over a group of images at a time, about DW_RUNS vectors of
  * output pixels, before its accumulators go back to memory. */
@@ -71,19 +92,19 @@ enum { DW_RUNS = 64 };
 
 static int dw_group(const ConvShape *s)
 {
-    int per_image = s->out_h * s->out_w / VLEN;
-    if (per_image < 1) per_image = 1;
+    int per_image = (int)(padded_pixels(s) / VLEN);
     return (DW_RUNS + per_image - 1) / per_image;
 }
 
-/* Per thread: the shifted dy of one image (data gradient), the shifted input of one image
- * (forward), or a private weight gradient, its lane sums and a group's shifted images
- * (weight gradient). Shared: the arranged filters. */
+/* Per thread: the shifted input of one image (forward) or dy of one image (data gradient);
+ * or a private weight gradient, its lane sums, a group's shifted images and its dy padded to
+ * whole vectors (weight gradient). Shared: the arranged filters. */
 Workspace direct_workspace(const ConvShape *s, size_t weight_elems)
 {
     const size_t image = shifted_elems(s->in_h, s->in_w);
-    size_t data = (size_t)(s->in_c > s->out_c ? s->in_c : s->out_c) * image;
-    size_t weights = weight_elems * (1 + VLEN) + (size_t)dw_group(s) * s->in_c * image;
+    const size_t group = (size_t)dw_group(s);
+    size_t data = (size_t)(s->in_c > s->out_c ? s->in_c : s->out_c) * image + VLEN;
+    size_t weights = weight_elems * (1 + VLEN) + group * s->in_c * image + VLEN + group * s->out_c * padded_pixels(s);
     return (Workspace){data > weights ? data : weights, weight_elems};
 }
 
@@ -98,44 +119,44 @@ typedef struct {
     size_t out_plane;
     const real *bias;  /* OCB values, or NULL */
     int accumulate;    /* add to out rather than overwrite it */
+    int count;         /* the pixels stored of the last vector: VLEN but in a partial chunk */
 } Chunk;
 
-/* The kernel for vectors of type VT, NV of them: the accumulators stay in registers for
- * the whole sum over channels and taps (OCB x NV of them). */
-#define DIRECT_CHUNK_KERNEL(NAME, VT, NV)                                                          \
+/* The kernel for NV vectors: the accumulators stay in registers for the whole sum over
+ * channels and taps (OCB x NV of them). */
+#define DIRECT_CHUNK_KERNEL(NAME, NV)                                                              \
     static void NAME(const Chunk *k)                                                               \
     {                                                                                              \
-        enum { L = sizeof(VT) / sizeof(real) };                                                    \
-        VT acc[OCB][NV];                                                                           \
+        Vec acc[OCB][NV];                                                                          \
         memset(acc, 0, sizeof acc);                                                                \
         for (int c = 0; c < k->channels; c++) {                                                    \
             const real *x = k->in + 3 * c * k->copy, *f = k->filt + (size_t)c * 9 * OCB;           \
             for (int kh = 0; kh < 3; kh++)                                                         \
                 for (int kw = 0; kw < 3; kw++, f += OCB) {                                         \
                     const real *p = x + kw * k->copy + (size_t)kh * k->w;                          \
-                    VT in[NV];                                                                     \
-                    for (int v = 0; v < NV; v++) memcpy(&in[v], p + v * L, sizeof(VT));            \
+                    Vec in[NV];                                                                    \
+                    for (int v = 0; v < NV; v++) in[v] = load_vec(p + v * VLEN);                   \
                     for (int o = 0; o < OCB; o++)                                                  \
                         for (int v = 0; v < NV; v++) acc[o][v] += f[o] * in[v];                    \
                 }                                                                                  \
         }                                                                                          \
         for (int o = 0; o < OCB; o++)                                                              \
             for (int v = 0; v < NV; v++) {                                                         \
-                real *q = k->out + o * k->out_plane + v * L;                                       \
-                VT r = acc[o][v];                                                                  \
+                real *q = k->out + o * k->out_plane + v * VLEN;                                    \
+                Vec r = acc[o][v];                                                                 \
                 if (k->bias) r += k->bias[o];                                                      \
-                if (k->accumulate) {                                                               \
-                    VT old;                                                                        \
-                    memcpy(&old, q, sizeof old);                                                   \
-                    r += old;                                                                      \
+                if (v < NV - 1 || k->count == VLEN) {                                              \
+                    if (k->accumulate) r += load_vec(q);                                           \
+                    memcpy(q, &r, sizeof r);                                                       \
+                } else {                                                                           \
+                    if (k->accumulate) r += load_lanes(q, k->count);                               \
+                    store_lanes(q, r, k->count);                                                   \
                 }                                                                                  \
-                memcpy(q, &r, sizeof r);                                                           \
             }                                                                                      \
     }
 
-DIRECT_CHUNK_KERNEL(chunk_two, Vec, 2)
-DIRECT_CHUNK_KERNEL(chunk_one, Vec, 1)
-DIRECT_CHUNK_KERNEL(chunk_half, HalfVec, 1)
+DIRECT_CHUNK_KERNEL(chunk_two, 2)
+DIRECT_CHUNK_KERNEL(chunk_one, 1)
 
 /* out (channels_out planes of h x w) = or += the convolution of the shifted input with the
  * arranged filters, block by block, chunk by chunk along each plane's run of pixels. */
@@ -149,17 +170,21 @@ static void convolve_image(const real *sx, int channels_in, const real *arranged
         k.filt = arranged + (size_t)ob * channels_in * 9;
         k.bias = bias ? bias + ob : NULL;
         for (int p = 0; p < pixels;) {
+            int left = pixels - p;
             k.in = sx + p;
             k.out = out + (size_t)ob * pixels + p;
-            if (pixels - p >= 2 * VLEN) {
+            k.count = VLEN;
+            if (left >= 2 * VLEN) {
                 chunk_two(&k);
                 p += 2 * VLEN;
-            } else if (pixels - p >= VLEN) {
-                chunk_one(&k);
-                p += VLEN;
+            } else if (left > VLEN) {
+                k.count = left - VLEN;
+                chunk_two(&k);
+                p = pixels;
             } else {
-                chunk_half(&k);
-                p += HALF;
+                k.count = left;
+                chunk_one(&k);
+                p = pixels;
             }
         }
     }
@@ -205,40 +230,11 @@ void direct_conv_forward(Backend *bk, const ConvShape *s, int n, const real *x, 
 /* One group of images, as the weight-gradient kernel reads it. */
 typedef struct {
     const real *sx;        /* the group's shifted images: [image][in_c][3 copies] */
-    size_t sx_item, copy;  /* in_c x 3 copies; one copy */
-    const real *dy;        /* dy of the group's first image */
-    size_t dy_item, pixels;
+    size_t sx_item, copy;  /* in_c x 3 copies (and the slack); one copy */
+    const real *dy;        /* the group's dy, each plane padded with zeros to whole vectors */
+    size_t dy_item, plane; /* out_c padded planes; one */
     int images, w, in_c;
 } DwGroup;
-
-/* A whole vector at p, and a plane's last eight pixels when it holds an odd number of
- * eights (zeros after them). */
-static inline Vec load_whole(const real *p)
-{
-    Vec v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static inline Vec load_last(const real *p)
-{
-    Vec v = {0};
-    memcpy(&v, p, sizeof(real) * HALF);
-    return v;
-}
-
-/* acc[o][tap] += dy of output channel oc + o times the input under the tap, for the pixels
- * from p of one image, read by LOAD. */
-#define DW_RUN(acc, x, d0, d1, g, p, LOAD)                                                         \
-    do {                                                                                           \
-        Vec a_ = LOAD((d0) + (p)), b_ = LOAD((d1) + (p));                                          \
-        for (int kh = 0; kh < 3; kh++)                                                             \
-            for (int kw = 0; kw < 3; kw++) {                                                       \
-                Vec in_ = LOAD((x) + kw * (g)->copy + (size_t)kh * (g)->w + (p));                  \
-                acc[0][kh * 3 + kw] += a_ * in_;                                                   \
-                acc[1][kh * 3 + kw] += b_ * in_;                                                   \
-            }                                                                                      \
-    } while (0)
 
 /* lanes (this thread's, a vector per [out][in][tap]) += the gradient of output channels oc,
  * oc + 1 and input channel ic over the group: 18 vector sums held in registers meanwhile.
@@ -246,25 +242,50 @@ static inline Vec load_last(const real *p)
 static void dw_pair(const DwGroup *g, int oc, int ic, real *lanes)
 {
     Vec acc[2][9];
-    for (int o = 0; o < 2; o++) memcpy(acc[o], lanes + ((size_t)(oc + o) * g->in_c + ic) * 9 * VLEN, sizeof acc[o]);
-    const size_t whole = g->pixels / VLEN * VLEN;
+    real *at[2] = {lanes + ((size_t)oc * g->in_c + ic) * 9 * VLEN, lanes + ((size_t)(oc + 1) * g->in_c + ic) * 9 * VLEN};
+    for (int o = 0; o < 2; o++)
+        for (int t = 0; t < 9; t++) acc[o][t] = load_vec(at[o] + t * VLEN);
     for (int i = 0; i < g->images; i++) {
         const real *x = g->sx + i * g->sx_item + 3 * ic * g->copy;
-        const real *d0 = g->dy + i * g->dy_item + oc * g->pixels, *d1 = d0 + g->pixels;
-        for (size_t p = 0; p < whole; p += VLEN) DW_RUN(acc, x, d0, d1, g, p, load_whole);
-        if (whole < g->pixels) DW_RUN(acc, x, d0, d1, g, whole, load_last);
+        const real *d0 = g->dy + i * g->dy_item + oc * g->plane, *d1 = d0 + g->plane;
+        for (size_t p = 0; p < g->plane; p += VLEN) {
+            Vec a = load_vec(d0 + p), b = load_vec(d1 + p);
+            for (int kh = 0; kh < 3; kh++)
+                for (int kw = 0; kw < 3; kw++) {
+                    Vec in = load_vec(x + kw * g->copy + (size_t)kh * g->w + p);
+                    acc[0][kh * 3 + kw] += a * in;
+                    acc[1][kh * 3 + kw] += b * in;
+                }
+        }
     }
-    for (int o = 0; o < 2; o++) memcpy(lanes + ((size_t)(oc + o) * g->in_c + ic) * 9 * VLEN, acc[o], sizeof acc[o]);
+    for (int o = 0; o < 2; o++)
+        for (int t = 0; t < 9; t++) memcpy(at[o] + t * VLEN, &acc[o][t], sizeof(Vec));
 }
 
 /* total[j] = the sum of the lanes of vector j, in lane order. */
-static void lane_totals(size_t count, int lanes, const real *v, real *total)
+static void lane_totals(size_t count, const real *v, real *total)
 {
     for (size_t j = 0; j < count; j++) {
         real sum = 0;
-        for (int l = 0; l < lanes; l++) sum += v[j * lanes + l];
+        for (int l = 0; l < VLEN; l++) sum += v[j * VLEN + l];
         total[j] = sum;
     }
+}
+
+/* A group's images into the thread's buffers: shifted inputs, and dy planes padded with zeros. */
+static void load_group(const ConvShape *s, const real *x, const real *dy, DwGroup *g, real *sx, real *dyp)
+{
+    const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w, pixels = (size_t)s->out_h * s->out_w;
+    for (int i = 0; i < g->images; i++) {
+        shift_image(s->in_c, s->in_h, s->in_w, x + i * in_item, sx + i * g->sx_item);
+        for (int c = 0; c < s->out_c; c++) {
+            real *d = dyp + i * g->dy_item + c * g->plane;
+            memcpy(d, dy + ((size_t)i * s->out_c + c) * pixels, sizeof(real) * pixels);
+            memset(d + pixels, 0, sizeof(real) * (g->plane - pixels));
+        }
+    }
+    g->sx = sx;
+    g->dy = dyp;
 }
 
 static void weight_gradient(Backend *bk, const ConvShape *s, int n, const real *x, const real *dy, real *dw)
@@ -273,28 +294,25 @@ static void weight_gradient(Backend *bk, const ConvShape *s, int n, const real *
     const int group = dw_group(s), groups = (n + group - 1) / group;
     const DwGroup shape = {.sx_item = (size_t)s->in_c * shifted_elems(s->in_h, s->in_w),
                            .copy = (size_t)(s->in_h + 2) * s->in_w,
-                           .dy_item = (size_t)s->out_c * s->out_h * s->out_w,
-                           .pixels = (size_t)s->out_h * s->out_w, .w = s->out_w, .in_c = s->in_c};
-    const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w;
+                           .dy_item = (size_t)s->out_c * padded_pixels(s), .plane = padded_pixels(s),
+                           .w = s->out_w, .in_c = s->in_c};
+    const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w, out_item = (size_t)s->out_c * s->out_h * s->out_w;
 #pragma omp parallel num_threads(bk->threads)
     {
         real *dw_t = cpu_workspace(bk, omp_get_thread_num()), *lane_sums = dw_t + w_elems;
-        real *sx = lane_sums + w_elems * VLEN;
+        real *sx = lane_sums + w_elems * VLEN, *dyp = sx + group * shape.sx_item + VLEN;
         memset(lane_sums, 0, sizeof(real) * w_elems * VLEN);
 #pragma omp for schedule(static)
         for (int k = 0; k < groups; k++) {
             DwGroup g = shape;
             int first = k * group;
             g.images = n - first < group ? n - first : group;
-            for (int i = 0; i < g.images; i++)
-                shift_image(s->in_c, s->in_h, s->in_w, x + (first + i) * in_item, sx + i * g.sx_item);
-            g.sx = sx;
-            g.dy = dy + first * g.dy_item;
+            load_group(s, x + first * in_item, dy + first * out_item, &g, sx, dyp);
             /* one input channel's shifted planes stay in cache while dy's channels pass by */
             for (int ic = 0; ic < s->in_c; ic++)
                 for (int oc = 0; oc < s->out_c; oc += 2) dw_pair(&g, oc, ic, lane_sums);
         }
-        lane_totals(w_elems, VLEN, lane_sums, dw_t);
+        lane_totals(w_elems, lane_sums, dw_t);
 #pragma omp barrier
         /* Sum the private gradients in thread order: deterministic. */
 #pragma omp for schedule(static)
