@@ -42,22 +42,18 @@ int direct_applies(const ConvShape *s)
            s->out_c <= DIRECT_MAX_CHANNELS;
 }
 
-static inline Vec load_vec(const real *p)
-{
-    Vec v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
+/* Vectors move through pointers, never by value across a call: without AVX enabled (the
+ * fuzzing build) a 32- or 64-byte vector argument has a different ABI, and compilers warn. */
+static inline void load_vec(Vec *v, const real *p) { memcpy(v, p, sizeof *v); }
 
 /* The first `count` lanes of v from p (zeros after them), and back. */
-static inline Vec load_lanes(const real *p, int count)
+static inline void load_lanes(Vec *v, const real *p, int count)
 {
-    Vec v = {0};
-    memcpy(&v, p, sizeof(real) * count);
-    return v;
+    memset(v, 0, sizeof *v);
+    memcpy(v, p, sizeof(real) * count);
 }
 
-static inline void store_lanes(real *p, Vec v, int count) { memcpy(p, &v, sizeof(real) * count); }
+static inline void store_lanes(real *p, const Vec *v, int count) { memcpy(p, v, sizeof(real) * count); }
 
 /* A plane's three shifted copies: copy kw, row r (0 .. h + 1), column c holds the input at
  * row r - 1, column c + kw - 1, or zero outside the image. An image's copies are followed by
@@ -135,7 +131,7 @@ typedef struct {
                 for (int kw = 0; kw < 3; kw++, f += OCB) {                                         \
                     const real *p = x + kw * k->copy + (size_t)kh * k->w;                          \
                     Vec in[NV];                                                                    \
-                    for (int v = 0; v < NV; v++) in[v] = load_vec(p + v * VLEN);                   \
+                    for (int v = 0; v < NV; v++) load_vec(&in[v], p + v * VLEN);                   \
                     for (int o = 0; o < OCB; o++)                                                  \
                         for (int v = 0; v < NV; v++) acc[o][v] += f[o] * in[v];                    \
                 }                                                                                  \
@@ -143,14 +139,20 @@ typedef struct {
         for (int o = 0; o < OCB; o++)                                                              \
             for (int v = 0; v < NV; v++) {                                                         \
                 real *q = k->out + o * k->out_plane + v * VLEN;                                    \
-                Vec r = acc[o][v];                                                                 \
+                Vec r = acc[o][v], old;                                                            \
                 if (k->bias) r += k->bias[o];                                                      \
                 if (v < NV - 1 || k->count == VLEN) {                                              \
-                    if (k->accumulate) r += load_vec(q);                                           \
+                    if (k->accumulate) {                                                           \
+                        load_vec(&old, q);                                                         \
+                        r += old;                                                                  \
+                    }                                                                              \
                     memcpy(q, &r, sizeof r);                                                       \
                 } else {                                                                           \
-                    if (k->accumulate) r += load_lanes(q, k->count);                               \
-                    store_lanes(q, r, k->count);                                                   \
+                    if (k->accumulate) {                                                           \
+                        load_lanes(&old, q, k->count);                                             \
+                        r += old;                                                                  \
+                    }                                                                              \
+                    store_lanes(q, &r, k->count);                                                  \
                 }                                                                                  \
             }                                                                                      \
     }
@@ -244,15 +246,17 @@ static void dw_pair(const DwGroup *g, int oc, int ic, real *lanes)
     Vec acc[2][9];
     real *at[2] = {lanes + ((size_t)oc * g->in_c + ic) * 9 * VLEN, lanes + ((size_t)(oc + 1) * g->in_c + ic) * 9 * VLEN};
     for (int o = 0; o < 2; o++)
-        for (int t = 0; t < 9; t++) acc[o][t] = load_vec(at[o] + t * VLEN);
+        for (int t = 0; t < 9; t++) load_vec(&acc[o][t], at[o] + t * VLEN);
     for (int i = 0; i < g->images; i++) {
         const real *x = g->sx + i * g->sx_item + 3 * ic * g->copy;
         const real *d0 = g->dy + i * g->dy_item + oc * g->plane, *d1 = d0 + g->plane;
         for (size_t p = 0; p < g->plane; p += VLEN) {
-            Vec a = load_vec(d0 + p), b = load_vec(d1 + p);
+            Vec a, b, in;
+            load_vec(&a, d0 + p);
+            load_vec(&b, d1 + p);
             for (int kh = 0; kh < 3; kh++)
                 for (int kw = 0; kw < 3; kw++) {
-                    Vec in = load_vec(x + kw * g->copy + (size_t)kh * g->w + p);
+                    load_vec(&in, x + kw * g->copy + (size_t)kh * g->w + p);
                     acc[0][kh * 3 + kw] += a * in;
                     acc[1][kh * 3 + kw] += b * in;
                 }
