@@ -214,19 +214,27 @@ static void arrange_backward(const ConvShape *s, const real *w, real *a)
                         w[((size_t)c * s->in_c + ib + i) * 9 + (8 - t)];
 }
 
+/* For each of n images: its `from` channels of h x w shifted into the thread's workspace, then
+ * convolved into (or added to) its `to` channels: the forward pass, and the data gradient. */
+static void convolve_batch(Backend *bk, int n, int h, int w, const real *src, int from, const real *arranged,
+                           const real *bias, int accumulate, real *dst, int to)
+{
+    const size_t src_item = (size_t)from * h * w, dst_item = (size_t)to * h * w;
+#pragma omp parallel for schedule(static) num_threads(bk->threads)
+    for (int i = 0; i < n; i++) {
+        real *shifted = cpu_workspace(bk, omp_get_thread_num());
+        shift_image(from, h, w, src + i * src_item, shifted);
+        convolve_image(shifted, from, arranged, to, h, w, bias, accumulate, dst + i * dst_item);
+    }
+}
+
 void direct_conv_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *b,
                          real *y)
 {
     BK_GUARD(bk);
     real *arranged = cpu_shared_workspace(bk);
     arrange_forward(s, w, arranged);
-    const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w, out_item = (size_t)s->out_c * s->out_h * s->out_w;
-#pragma omp parallel for schedule(static) num_threads(bk->threads)
-    for (int i = 0; i < n; i++) {
-        real *sx = cpu_workspace(bk, omp_get_thread_num());
-        shift_image(s->in_c, s->in_h, s->in_w, x + i * in_item, sx);
-        convolve_image(sx, s->in_c, arranged, s->out_c, s->out_h, s->out_w, b, 0, y + i * out_item);
-    }
+    convolve_batch(bk, n, s->out_h, s->out_w, x, s->in_c, arranged, b, 0, y, s->out_c);
 }
 
 /* One group of images, as the weight-gradient kernel reads it. */
@@ -337,11 +345,5 @@ void direct_conv_backward(Backend *bk, const ConvShape *s, int n, const real *x,
     if (!dx) return;
     real *arranged = cpu_shared_workspace(bk);
     arrange_backward(s, w, arranged);
-    const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w, out_item = (size_t)s->out_c * s->out_h * s->out_w;
-#pragma omp parallel for schedule(static) num_threads(bk->threads)
-    for (int i = 0; i < n; i++) {
-        real *sdy = cpu_workspace(bk, omp_get_thread_num());
-        shift_image(s->out_c, s->out_h, s->out_w, dy + i * out_item, sdy);
-        convolve_image(sdy, s->out_c, arranged, s->in_c, s->in_h, s->in_w, NULL, 1, dx + i * in_item);
-    }
+    convolve_batch(bk, n, s->in_h, s->in_w, dy, s->out_c, arranged, NULL, 1, dx, s->in_c);
 }
