@@ -60,22 +60,27 @@ static inline void store_lanes(real *p, const Vec *v, int count) { memcpy(p, v, 
  * VLEN zeros, which a partial chunk's last lanes read. */
 static size_t shifted_elems(int h, int w) { return 3 * (size_t)(h + 2) * w; }
 
+/* Copy kw is the plane moved by kw - 1 places along its run of pixels: one long copy each,
+ * then the column that wrapped round from the row before (or after) is zeroed. */
 static void shift_image(int channels, int h, int w, const real *x, real *sx)
 {
-    const size_t copy = (size_t)(h + 2) * w;
-    for (int c = 0; c < channels; c++)
-        for (int kw = 0; kw < 3; kw++) {
-            real *d = sx + ((size_t)c * 3 + kw) * copy;
-            for (int j = 0; j < w; j++) d[j] = d[(size_t)(h + 1) * w + j] = 0;
-            for (int r = 0; r < h; r++) {
-                const real *src = x + ((size_t)c * h + r) * w + kw - 1; /* src[j]: column j + kw - 1 */
-                real *row = d + (size_t)(r + 1) * w;
-                int lo = kw == 0 ? 1 : 0, hi = kw == 2 ? w - 1 : w;
-                row[0] = 0;
-                row[w - 1] = 0;
-                for (int j = lo; j < hi; j++) row[j] = src[j];
-            }
+    const size_t copy = (size_t)(h + 2) * w, pixels = (size_t)h * w;
+    for (int c = 0; c < channels; c++) {
+        const real *plane = x + c * pixels;
+        real *c0 = sx + 3 * c * copy, *c1 = c0 + copy, *c2 = c1 + copy;
+        for (int k = 0; k < 3; k++) {
+            real *d = c0 + k * copy;
+            memset(d, 0, sizeof(real) * (w + 1));                  /* the top row, and one more */
+            memset(d + pixels + w - 1, 0, sizeof(real) * (w + 1)); /* one less, and the bottom row */
         }
+        memcpy(c0 + w + 1, plane, sizeof(real) * (pixels - 1));
+        memcpy(c1 + w, plane, sizeof(real) * pixels);
+        memcpy(c2 + w, plane + 1, sizeof(real) * (pixels - 1));
+        for (int r = 1; r <= h; r++) {
+            c0[(size_t)r * w] = 0;         /* column -1 */
+            c2[(size_t)r * w + w - 1] = 0; /* column w */
+        }
+    }
     memset(sx + channels * shifted_elems(h, w), 0, sizeof(real) * VLEN);
 }
 
@@ -246,15 +251,19 @@ typedef struct {
     int images, w, in_c;
 } DwGroup;
 
-/* lanes (this thread's, a vector per [out][in][tap]) += the gradient of output channels oc,
- * oc + 1 and input channel ic over the group: 18 vector sums held in registers meanwhile.
- * Their lanes are added up once, at the end of the call (lane_totals). */
-static void dw_pair(const DwGroup *g, int oc, int ic, real *lanes)
+/* lanes (this thread's, a vector per [out][in][tap]) += (or, for the thread's first group, =)
+ * the gradient of output channels oc, oc + 1 and input channel ic over the group: 18 vector
+ * sums held in registers meanwhile. Their lanes are added up once, at the end of the call
+ * (lane_totals). */
+static void dw_pair(const DwGroup *g, int oc, int ic, int first, real *lanes)
 {
     Vec acc[2][9];
     real *at[2] = {lanes + ((size_t)oc * g->in_c + ic) * 9 * VLEN, lanes + ((size_t)(oc + 1) * g->in_c + ic) * 9 * VLEN};
-    for (int o = 0; o < 2; o++)
-        for (int t = 0; t < 9; t++) load_vec(&acc[o][t], at[o] + t * VLEN);
+    if (first)
+        memset(acc, 0, sizeof acc);
+    else
+        for (int o = 0; o < 2; o++)
+            for (int t = 0; t < 9; t++) load_vec(&acc[o][t], at[o] + t * VLEN);
     for (int i = 0; i < g->images; i++) {
         const real *x = g->sx + i * g->sx_item + 3 * ic * g->copy;
         const real *d0 = g->dy + i * g->dy_item + oc * g->plane, *d1 = d0 + g->plane;
@@ -313,18 +322,22 @@ static void weight_gradient(Backend *bk, const ConvShape *s, int n, const real *
     {
         real *dw_t = cpu_workspace(bk, omp_get_thread_num()), *lane_sums = dw_t + w_elems;
         real *sx = lane_sums + w_elems * VLEN, *dyp = sx + group * shape.sx_item + VLEN;
-        memset(lane_sums, 0, sizeof(real) * w_elems * VLEN);
+        int first_group = 1; /* this thread's first group sets its lane sums */
 #pragma omp for schedule(static)
         for (int k = 0; k < groups; k++) {
             DwGroup g = shape;
-            int first = k * group;
-            g.images = n - first < group ? n - first : group;
-            load_group(s, x + first * in_item, dy + first * out_item, &g, sx, dyp);
+            const int first_image = k * group;
+            g.images = n - first_image < group ? n - first_image : group;
+            load_group(s, x + first_image * in_item, dy + first_image * out_item, &g, sx, dyp);
             /* one input channel's shifted planes stay in cache while dy's channels pass by */
             for (int ic = 0; ic < s->in_c; ic++)
-                for (int oc = 0; oc < s->out_c; oc += 2) dw_pair(&g, oc, ic, lane_sums);
+                for (int oc = 0; oc < s->out_c; oc += 2) dw_pair(&g, oc, ic, first_group, lane_sums);
+            first_group = 0;
         }
-        lane_totals(w_elems, lane_sums, dw_t);
+        if (first_group) /* no group came to this thread */
+            memset(dw_t, 0, sizeof(real) * w_elems);
+        else
+            lane_totals(w_elems, lane_sums, dw_t);
 #pragma omp barrier
         /* Sum the private gradients in thread order: deterministic. */
 #pragma omp for schedule(static)
