@@ -23,6 +23,8 @@ Settings (flag, or environment variable as `make bench` passes them):
                                     --data-root; unpacked there from BIGBATCH_CIFAR10_TAR when
                                     it has no train/) [data/cifar10-jpeg]; "off" skips them
   --epoch-images BENCH_EPOCH_IMAGES training,test images of those epochs [10000,2000]
+  --scaling      BENCH_SCALING      1: also our img/s on one thread, beside --threads, for
+                                    every model and batch (the thread-scaling table) [1]
 
 End to end, both engines then train resnet20 on CIFAR-10 for one epoch with the same recipe
 (batch 128, SGD lr 0.05 momentum 0.9 weight decay 5e-4, random crop + flip, evaluation on
@@ -104,6 +106,7 @@ def parse_args():
     ap.add_argument("--bigbatch", default=os.path.join(ROOT, "bin", "bigbatch"))
     ap.add_argument("--epoch-root", default=env("BENCH_CIFAR10", os.path.join(ROOT, "data", "cifar10-jpeg")))
     ap.add_argument("--epoch-images", default=env("BENCH_EPOCH_IMAGES", "10000,2000"))
+    ap.add_argument("--scaling", default=env("BENCH_SCALING", "1"), choices=["0", "1"])
     a = ap.parse_args()
     if a.repeats < 1 or a.threads < 1 or a.steps < 0 or a.warmup < 0:
         raise SystemExit("run_bench: --repeats and --threads must be positive, --steps and --warmup not negative")
@@ -111,6 +114,44 @@ def parse_args():
     if a.full:
         cases += [(m, b) for m in FULL_SIZE for b in int_list(a.full_batches, "--full-batches")]
     return a, cases
+
+
+def ours_command(a, model, batch, threads):
+    steps = a.steps or DEFAULT_STEPS.get(model, 20)
+    warmup = a.warmup or (1 if model in FULL_SIZE else 3)
+    return [a.bigbatch, "bench", "--model", model, "--batch", str(batch), "--steps", str(steps),
+            "--warmup", str(warmup), "--threads", str(threads), "--profile-steps", "0"]
+
+
+def measure_scaling(a, cases):
+    """Our img/s on one thread and on a.threads, alternately, medians: {case: (one, many)}."""
+    if a.scaling != "1" or a.threads < 2:
+        return {}
+    scaling = {}
+    for model, batch in cases:
+        runs = {1: [], a.threads: []}
+        for r in range(a.repeats):
+            order = [1, a.threads] if r % 2 == 0 else [a.threads, 1]
+            for t in order:
+                runs[t].append(float(parse_line(run(ours_command(a, model, batch, t)), "model=")["img_s"]))
+        scaling[(model, batch)] = (statistics.median(runs[1]), statistics.median(runs[a.threads]))
+        print("  %-17s batch %-4d threads 1 / %d: %8.1f / %8.1f img/s" % (
+            model, batch, a.threads, scaling[(model, batch)][0], scaling[(model, batch)][1]),
+            file=sys.stderr, flush=True)
+    return scaling
+
+
+def print_scaling(a, scaling):
+    if not scaling:
+        return
+    print("Thread scaling, ours: img/s on 1 and %d threads (synthetic data, median of %d runs each, "
+          "alternately; efficiency = speedup / %d)" % (a.threads, a.repeats, a.threads))
+    print()
+    header = ("model", "batch", "1 thread img/s", "%d threads img/s" % a.threads, "speedup", "efficiency")
+    rows = [(m, str(b), "%.1f" % one, "%.1f" % many, "%.2fx" % (many / one), "%.0f%%" % (100 * many / one / a.threads))
+            for (m, b), (one, many) in scaling.items()]
+    print_table(header, rows)
+    print()
 
 
 def measure(a, model, batch):
@@ -207,6 +248,7 @@ def main():
         print("run_bench: warning: load average %.2f before starting; other work skews the numbers"
               % load, file=sys.stderr)
     results = {case: measure(a, *case) for case in cases}
+    scaling = measure_scaling(a, cases)
     epochs, epochs_skipped = measure_epochs(a)
 
     sg = [parse_line(run([a.bigbatch, "bench", "--sgemm", "--threads", str(a.threads)]), "sgemm_")
@@ -231,6 +273,7 @@ def main():
     print("OpenBLAS sgemm (1024x1024x1024, median): %.1f GFLOP/s on 1 thread, %.1f on %d threads"
           % (sg1, sgn, a.threads))
     print()
+    print_scaling(a, scaling)
     first = next(iter(results.values()))
     print("threads %d, repeats %d, %s, %s; PyTorch %s (%s)"
           % (a.threads, a.repeats, datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), cpu_name(),
