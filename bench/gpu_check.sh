@@ -15,9 +15,12 @@
 #      img/s, peak GPU memory and data_wait (the fraction of time the steps waited for the batch
 #      loader's thread), beside PyTorch's torchvision models (bench/torch_gpu_bench.py) where
 #      PyTorch is installed. bigbatch's steps include loading (crop, flip, upload, normalize);
-#      PyTorch's reuse one batch on the GPU, so the comparison leans PyTorch's way
+#      PyTorch's reuse one batch on the GPU, so the comparison leans PyTorch's way. While each
+#      of ours runs, nvidia-smi samples the GPU's utilisation every 100 ms: the median and the
+#      share of samples at 90% or more are printed (warm-up and algorithm search included)
+#   5. the GPU memory each model needs: peak_device_mb of every model at two batch sizes
 # Everything goes to OUTDIR/gpu_check.txt (and the terminal); the exit status is 0 only when
-# every step passed. The steps' limits add up to 7.7 minutes (180 + 120 + 4 x 40 s).
+# every step passed. The steps' limits add up to 7.8 minutes (150 + 100 + 4 x 40 + 60 s).
 set -u
 out=${1:?usage: bench/gpu_check.sh OUTDIR}
 cd "$(dirname "$0")/.."
@@ -73,22 +76,37 @@ fi
 "$BB" version
 
 step "every backend operation against the CPU (tests/test_backend_ops)"
-run 180 test_backend_ops "$bundle/bin/test_backend_ops" --jobs 1 --verbose --filter 'backend_ops/*'
+run 150 test_backend_ops "$bundle/bin/test_backend_ops" --jobs 1 --verbose --filter 'backend_ops/*'
 
 step "200 steps of ResNet-20, GPU against CPU (tests/cli/cuda_train.sh)"
-BB=$BB run 120 cuda_train sh tests/cli/cuda_train.sh
+BB=$BB run 100 cuda_train sh tests/cli/cuda_train.sh
 
 step "throughput and memory: bigbatch bench --device cuda beside PyTorch"
 for mb in resnet50:256 alexnet:512; do
     m=${mb%:*} b=${mb#*:}
     # timed algorithm choice on both sides (PyTorch: cudnn.benchmark)
+    nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 100 >"$out/util-$m.txt" 2>/dev/null &
+    sampler=$!
     BIGBATCH_CUDNN_FIND=1 run 40 "bench $m" "$BB" bench --device cuda --model "$m" --batch "$b" --steps 10 --warmup 3 --profile-steps 0 --loader
+    kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
+    sort -n "$out/util-$m.txt" | awk -v m="$m" '$1 ~ /^[0-9]+$/ { v[n++] = $1; if ($1 >= 90) hi++ }
+        END { if (n) printf "gpu utilisation during bench %s: median %d%%, %d of %d samples at 90%% or more\n", m, v[int(n / 2)], hi, n }'
+    rm -f "$out/util-$m.txt"
     if [ -n "$py" ] && "$py" -c "import torch, torchvision" 2>/dev/null; then
         run 40 "torch $m" "$py" bench/torch_gpu_bench.py --model "$m" --batch "$b" --steps 10 --warmup 3
     else
         echo "PyTorch with torchvision is not installed: no comparison for $m"
     fi
 done
+
+step "GPU memory per model and batch (bigbatch bench, 2 steps, peak_device_mb)"
+# one shell under one limit (timeout runs programs, not functions)
+run 60 memory bash -c 'for m in lenet simple-cnn alexnet-cifar alexnet-bn-cifar resnet20 resnet8 alexnet alexnet-bn resnet50; do
+    case $m in alexnet|alexnet-bn|resnet50) batches="64 256" ;; *) batches="128 1024" ;; esac
+    for b in $batches; do
+        "$0" bench --device cuda --model "$m" --batch "$b" --steps 2 --warmup 1 --profile-steps 0 || exit 1
+    done
+done' "$BB"
 
 step "summary"
 echo "$failed step(s) failed"
