@@ -35,48 +35,94 @@ static View view_of(const ImageSet *set, const Augment *aug)
     return v;
 }
 
-void batch_crop(const ImageSet *set, const uint32_t *idx, int n, const Augment *aug, Rng *rng, uint8_t *out,
-                int32_t *labels)
+/* Bytes of one cropped image. */
+static size_t image_bytes(const ImageSet *set, const Augment *aug)
+{
+    const View v = view_of(set, aug);
+    return (size_t)set->c * (size_t)v.out_h * (size_t)v.out_w;
+}
+
+/* One image's random draws: where its crop starts in the image (negative: in the padding)
+ * and whether it is mirrored. batch_crop draws a chunk of images, then crops them. */
+typedef struct {
+    int oy, ox;
+    bool flip;
+} CropDraw;
+
+/* The draws of n images, in the order the header comment gives. */
+static void batch_crop_draw(const ImageSet *set, int n, const Augment *aug, Rng *rng, CropDraw *draws)
+{
+    const View v = view_of(set, aug);
+    for (int i = 0; i < n; i++) {
+        /* Output (y, x) shows padded-image pixel (y + dy, x' + dx), x' = x or ow-1-x,
+         * i.e. original pixel (y + oy, x' + ox) with o = d - pad. */
+        CropDraw d = {(set->h - v.out_h) / 2, (set->w - v.out_w) / 2, false};
+        if (v.random_crop) {
+            d.oy = (int)rng_below(rng, (uint32_t)(set->h + 2 * v.pad - v.out_h + 1)) - v.pad;
+            d.ox = (int)rng_below(rng, (uint32_t)(set->w + 2 * v.pad - v.out_w + 1)) - v.pad;
+        }
+        d.flip = v.may_flip && rng_below(rng, 2) == 1;
+        draws[i] = d;
+    }
+}
+
+/* One output row of ow pixels from a source row of w (NULL: above or below the image): the
+ * pixels x of the output that show source pixel sx = x' + ox, x' = x or ow-1-x, and zeros
+ * where sx falls outside. */
+static void crop_row(const uint8_t *row, int w, int ow, int ox, bool flip, uint8_t *out)
+{
+    if (!row) {
+        memset(out, 0, (size_t)ow);
+        return;
+    }
+    /* the outputs in [lo, hi) have sx in [0, w) */
+    int lo = flip ? ow - w + ox : -ox, hi = flip ? ow + ox : w - ox;
+    lo = lo < 0 ? 0 : lo > ow ? ow : lo;
+    hi = hi < lo ? lo : hi > ow ? ow : hi;
+    memset(out, 0, (size_t)lo);
+    if (flip)
+        for (int x = lo; x < hi; x++) out[x] = row[ow - 1 - x + ox];
+    else
+        memcpy(out + lo, row + lo + ox, (size_t)(hi - lo));
+    memset(out + hi, 0, (size_t)(ow - hi));
+}
+
+/* Images [from, to) of idx cropped with their draws, row by row in runs. */
+static void batch_crop_drawn(const ImageSet *set, const uint32_t *idx, int from, int to, const Augment *aug,
+                             const CropDraw *draws, uint8_t *out, int32_t *labels)
 {
     const int c = set->c, h = set->h, w = set->w;
     const View v = view_of(set, aug);
-    const int oh = v.out_h, ow = v.out_w, pad = v.pad;
+    const int oh = v.out_h, ow = v.out_w;
     const size_t hw = (size_t)h * (size_t)w, chw = (size_t)c * hw;
     const size_t out_hw = (size_t)oh * (size_t)ow, out_chw = (size_t)c * out_hw;
-    const bool whole = oh == h && ow == w && !v.random_crop;
-    for (int i = 0; i < n; i++) {
+    for (int i = from; i < to; i++) {
         const uint8_t *img = set->pixels + (size_t)idx[i] * chw;
         uint8_t *dst = out + (size_t)i * out_chw;
-        /* Output (y, x) shows padded-image pixel (y + dy, x' + dx), x' = x or ow-1-x,
-         * i.e. original pixel (y + oy, x' + ox) with o = d - pad. */
-        int oy = (h - oh) / 2, ox = (w - ow) / 2;
-        if (v.random_crop) {
-            oy = (int)rng_below(rng, (uint32_t)(h + 2 * pad - oh + 1)) - pad;
-            ox = (int)rng_below(rng, (uint32_t)(w + 2 * pad - ow + 1)) - pad;
-        }
-        const bool flip = v.may_flip && rng_below(rng, 2) == 1;
+        const CropDraw d = draws[i];
         if (labels) labels[i] = set->labels[idx[i]];
-        if (whole && !flip) {
+        if (oh == h && ow == w && d.oy == 0 && d.ox == 0 && !d.flip) {
             memcpy(dst, img, chw);
             continue;
         }
-        for (int ch = 0; ch < c; ch++) {
-            const uint8_t *src = img + (size_t)ch * hw;
-            uint8_t *d = dst + (size_t)ch * out_hw;
+        for (int ch = 0; ch < c; ch++)
             for (int y = 0; y < oh; y++) {
-                uint8_t *row_out = d + (size_t)y * ow;
-                const int sy = y + oy;
-                if (sy < 0 || sy >= h) {
-                    memset(row_out, 0, (size_t)ow);
-                    continue;
-                }
-                const uint8_t *row = src + (size_t)sy * w;
-                for (int x = 0; x < ow; x++) {
-                    const int sx = (flip ? ow - 1 - x : x) + ox;
-                    row_out[x] = sx >= 0 && sx < w ? row[sx] : 0;
-                }
+                const int sy = y + d.oy;
+                const uint8_t *row = sy >= 0 && sy < h ? img + (size_t)ch * hw + (size_t)sy * w : NULL;
+                crop_row(row, w, ow, d.ox, d.flip, dst + (size_t)ch * out_hw + (size_t)y * ow);
             }
-        }
+    }
+}
+
+void batch_crop(const ImageSet *set, const uint32_t *idx, int n, const Augment *aug, Rng *rng, uint8_t *out,
+                int32_t *labels)
+{
+    CropDraw draws[64]; /* a chunk at a time: nothing allocated */
+    for (int from = 0; from < n; from += 64) {
+        const int to = n - from < 64 ? n : from + 64;
+        batch_crop_draw(set, to - from, aug, rng, draws);
+        batch_crop_drawn(set, idx + from, 0, to - from, aug, draws, out + (size_t)from * image_bytes(set, aug),
+                         labels ? labels + from : NULL);
     }
 }
 
