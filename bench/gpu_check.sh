@@ -19,8 +19,11 @@
 #      of ours runs, nvidia-smi samples the GPU's utilisation every 100 ms: the median and the
 #      share of samples at 90% or more are printed (warm-up and algorithm search included)
 #   5. the GPU memory each model needs: peak_device_mb of every model at two batch sizes
+#   6. where the time goes: bench --layers (each layer's forward and backward time, the GPU
+#      synchronized around each) for resnet50 at 256 and alexnet at 512
 # Everything goes to OUTDIR/gpu_check.txt (and the terminal); the exit status is 0 only when
-# every step passed. The steps' limits add up to 7.8 minutes (150 + 100 + 4 x 40 + 60 s).
+# every step passed. The steps' limits add up to 7.8 minutes (120 + 80 + 4 x 40 + 60 + 2 x 25 s)
+# and end sooner: 3.4 minutes on an H200.
 set -u
 out=${1:?usage: bench/gpu_check.sh OUTDIR}
 cd "$(dirname "$0")/.."
@@ -76,10 +79,11 @@ fi
 "$BB" version
 
 step "every backend operation against the CPU (tests/test_backend_ops)"
-run 150 test_backend_ops "$bundle/bin/test_backend_ops" --jobs 1 --verbose --filter 'backend_ops/*'
+# BIGBATCH_CUDNN_VERBOSE: each convolution's algorithms, in case a layer differs
+BIGBATCH_CUDNN_VERBOSE=1 run 120 test_backend_ops "$bundle/bin/test_backend_ops" --jobs 1 --verbose --filter 'backend_ops/*'
 
 step "200 steps of ResNet-20, GPU against CPU (tests/cli/cuda_train.sh)"
-BB=$BB run 100 cuda_train sh tests/cli/cuda_train.sh
+BB=$BB run 80 cuda_train sh tests/cli/cuda_train.sh
 
 step "throughput and memory: bigbatch bench --device cuda beside PyTorch"
 for mb in resnet50:256 alexnet:512; do
@@ -107,6 +111,12 @@ run 60 memory bash -c 'for m in lenet simple-cnn alexnet-cifar alexnet-bn-cifar 
         "$0" bench --device cuda --model "$m" --batch "$b" --steps 2 --warmup 1 --profile-steps 0 || exit 1
     done
 done' "$BB"
+
+step "time per layer (bench --layers, 3 profiled steps)"
+for mb in resnet50:256 alexnet:512; do
+    BIGBATCH_CUDNN_FIND=1 run 25 "layers ${mb%:*}" "$BB" bench --device cuda --model "${mb%:*}" --batch "${mb#*:}" \
+        --steps 3 --warmup 2 --profile-steps 3 --layers
+done
 
 step "summary"
 echo "$failed step(s) failed"

@@ -12,6 +12,7 @@
  * cudnn.benchmark): often faster, but two processes may time two algorithms in a different
  * order and then differ in the last bits. The non-Ex cudnnFind* functions allocate their own
  * inputs and outputs, so the caller's y, dx and dw are never written by a trial run.
+ * BIGBATCH_CUDNN_VERBOSE=1 prints each choice (direction, cuDNN's algorithm number, workspace).
  *
  * Forward overwrites y (beta = 0) and adds the bias with cudnnAddTensor; backward adds into
  * dx, dw and db (beta = 1), as the CPU reference (engine/cpu/conv.c) does. */
@@ -130,15 +131,23 @@ static void nondeterministic_warning(const CudaConvPlan *p, const char *directio
                     "its results will vary run to run\n", direction, what);
 }
 
-/* The first (fastest) result that ran, fits the limit and needs no tensor cores unless
- * `tensor_ops` (tf32); with `strict`, also deterministic and not `excluded` (the atomics-based
- * ALGO_0 of the backward directions; -1: none). Index into perf, or -1. Written for the three
- * perf types, which share these fields. */
+/* What every candidate of one direction must satisfy besides determinism. */
+struct PickRule {
+    size_t limit;   /* workspace bytes */
+    bool tensor_ops; /* tf32: tensor-core algorithms allowed */
+    int inexact;    /* an algorithm left out in FP32 (-1: none), see winograd_nonfused */
+};
+
+/* The first (fastest) result that ran and meets the rule; with `strict`, also deterministic
+ * and not `excluded` (the atomics-based ALGO_0 of the backward directions; -1: none). Index
+ * into perf, or -1. Written for the three perf types, which share these fields. */
 template <typename Perf>
-static int pick(const Perf *perf, int count, size_t limit, int excluded, int strict, bool tensor_ops)
+static int pick(const Perf *perf, int count, const PickRule *rule, int excluded, int strict)
 {
+    const bool tensor_ops = rule->tensor_ops;
     for (int i = 0; i < count; i++) {
-        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > limit) continue;
+        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > rule->limit) continue;
+        if (!tensor_ops && (int)perf[i].algo == rule->inexact) continue;
         /* In fp32 tensor-core results are out (TF32). The rest run with the descriptor's FMA
          * math; cuDNN may report them as DEFAULT_MATH, which PyTorch too takes as FMA for FP32. */
         if (!tensor_ops &&
@@ -152,16 +161,32 @@ static int pick(const Perf *perf, int count, size_t limit, int excluded, int str
 
 /* Strictly deterministic if cuDNN offers it; else (warned) any result of the backend's math
  * that fits its workspace limit. */
+/* The Winograd-nonfused algorithms on filters above 3x3 lose about three digits in FP32:
+ * on the H200 (2026-12-04) AlexNet's grouped 5x5 conv2 got weight gradients 6e-4 to 2.4e-3
+ * (relative to the largest) away from the CPU's, where every other layer was within 2e-6.
+ * FP32 promises the CPU's results, so they are left out there; tf32 keeps them. */
+static int inexact_in_fp32(const CudaConvPlan *p, int winograd_nonfused)
+{
+    return p->shape.k_h > 3 || p->shape.k_w > 3 ? winograd_nonfused : -1;
+}
+
 template <typename Perf>
 static int pick_preferring_determinism(const CudaState *st, const CudaConvPlan *p, const char *direction,
-                                       const Perf *perf, int count, int excluded)
+                                       const Perf *perf, int count, int excluded, int winograd_nonfused)
 {
-    const size_t limit = st->workspace_limit;
-    int i = pick(perf, count, limit, excluded, 1, st->tf32);
-    if (i >= 0) return i;
-    i = pick(perf, count, limit, excluded, 0, st->tf32);
-    if (i < 0) no_algorithm(p, direction, limit);
-    nondeterministic_warning(p, direction);
+    const PickRule rule = {st->workspace_limit, st->tf32, inexact_in_fp32(p, winograd_nonfused)};
+    int i = pick(perf, count, &rule, excluded, 1);
+    if (i < 0) {
+        i = pick(perf, count, &rule, excluded, 0);
+        if (i < 0) no_algorithm(p, direction, rule.limit);
+        nondeterministic_warning(p, direction);
+    }
+    if (st->cudnn_verbose) {
+        char what[256];
+        plan_describe(&p->shape, p->n, what, sizeof what);
+        fprintf(stderr, "bigbatch: cuDNN %s algorithm %d (%zu bytes of workspace) for convolution %s\n", direction,
+                (int)perf[i].algo, perf[i].memory, what);
+    }
     return i;
 }
 
@@ -177,7 +202,8 @@ static void find_forward(CudaState *st, CudaConvPlan *p)
     else
         CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(st->cudnn, p->x, p->w, p->conv, p->y,
                                                            CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf));
-    int i = pick_preferring_determinism(st, p, "forward", perf, count, -1);
+    int i = pick_preferring_determinism(st, p, "forward", perf, count, -1,
+                                        (int)CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED);
     p->fwd = perf[i].algo;
     p->fwd_bytes = perf[i].memory;
     p->have_fwd = 1;
@@ -195,7 +221,8 @@ static void find_backward_data(CudaState *st, CudaConvPlan *p)
                                                                 CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count,
                                                                 perf));
     int i = pick_preferring_determinism(st, p, "backward data", perf, count,
-                                        (int)CUDNN_CONVOLUTION_BWD_DATA_ALGO_0);
+                                        (int)CUDNN_CONVOLUTION_BWD_DATA_ALGO_0,
+                                        (int)CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED);
     p->bwd_data = perf[i].algo;
     p->bwd_data_bytes = perf[i].memory;
     p->have_bwd_data = 1;
@@ -214,7 +241,8 @@ static void find_backward_filter(CudaState *st, CudaConvPlan *p)
                                                                   CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count,
                                                                   perf));
     int i = pick_preferring_determinism(st, p, "backward filter", perf, count,
-                                        (int)CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0);
+                                        (int)CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0,
+                                        (int)CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED);
     p->bwd_filter = perf[i].algo;
     p->bwd_filter_bytes = perf[i].memory;
     p->have_bwd_filter = 1;
