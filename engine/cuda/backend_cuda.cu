@@ -275,6 +275,8 @@ static int cuda_state_init(CudaState *st, int device, Error *err)
     st->workspace_limit = WORKSPACE_LIMIT;
     const char *find = getenv("BIGBATCH_CUDNN_FIND");
     st->cudnn_find = find && !strcmp(find, "1");
+    const char *deterministic = getenv("BIGBATCH_CUDNN_DETERMINISTIC");
+    st->cudnn_deterministic = !(deterministic && !strcmp(deterministic, "0"));
     const char *verbose = getenv("BIGBATCH_CUDNN_VERBOSE");
     st->cudnn_verbose = verbose && !strcmp(verbose, "1");
     return 0;

@@ -13,6 +13,8 @@
  * order and then differ in the last bits. The non-Ex cudnnFind* functions allocate their own
  * inputs and outputs, so the caller's y, dx and dw are never written by a trial run.
  * BIGBATCH_CUDNN_VERBOSE=1 prints each choice (direction, cuDNN's algorithm number, workspace).
+ * BIGBATCH_CUDNN_DETERMINISTIC=0 also admits the algorithms whose sums use atomics (PyTorch's
+ * default, torch.backends.cudnn.deterministic = False): a run no longer repeats bit for bit.
  *
  * Forward overwrites y (beta = 0) and adds the bias with cudnnAddTensor; backward adds into
  * dx, dw and db (beta = 1), as the CPU reference (engine/cpu/conv.c) does. */
@@ -159,8 +161,6 @@ static int pick(const Perf *perf, int count, const PickRule *rule, int excluded,
     return -1;
 }
 
-/* Strictly deterministic if cuDNN offers it; else (warned) any result of the backend's math
- * that fits its workspace limit. */
 /* The Winograd-nonfused algorithms on filters above 3x3 lose about three digits in FP32:
  * on the H200 (2026-12-04) AlexNet's grouped 5x5 conv2 got weight gradients 6e-4 to 2.4e-3
  * (relative to the largest) away from the CPU's, where every other layer was within 2e-6.
@@ -170,12 +170,15 @@ static int inexact_in_fp32(const CudaConvPlan *p, int winograd_nonfused)
     return p->shape.k_h > 3 || p->shape.k_w > 3 ? winograd_nonfused : -1;
 }
 
+/* Deterministic if cuDNN offers it (unless BIGBATCH_CUDNN_DETERMINISTIC=0 lets the ranking
+ * alone decide, atomics-based algorithms included, as PyTorch's default does); else (warned)
+ * any result that meets the rule. */
 template <typename Perf>
 static int pick_preferring_determinism(const CudaState *st, const CudaConvPlan *p, const char *direction,
                                        const Perf *perf, int count, int excluded, int winograd_nonfused)
 {
     const PickRule rule = {st->workspace_limit, st->tf32, inexact_in_fp32(p, winograd_nonfused)};
-    int i = pick(perf, count, &rule, excluded, 1);
+    int i = pick(perf, count, &rule, excluded, st->cudnn_deterministic);
     if (i < 0) {
         i = pick(perf, count, &rule, excluded, 0);
         if (i < 0) no_algorithm(p, direction, rule.limit);

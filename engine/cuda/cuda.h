@@ -36,6 +36,7 @@ typedef struct {
     bool tf32;              /* backend_set_precision("tf32"): tensor-core convolutions and gemms */
     bool cudnn_find;        /* rank algorithms by cudnnFind*'s timings (BIGBATCH_CUDNN_FIND=1), not
                              * by the heuristics, which every run reproduces (conv.cu) */
+    bool cudnn_deterministic; /* unless BIGBATCH_CUDNN_DETERMINISTIC=0: deterministic algorithms first */
     bool cudnn_verbose;     /* BIGBATCH_CUDNN_VERBOSE=1: print each algorithm chosen (stderr) */
     CudaConvPlan *plans;    /* a list, newest first */
     /* device scratch for reductions (sum_squares and friends), and pinned host memory for
