@@ -175,13 +175,7 @@ void conv_im2col_backward(Backend *bk, const ConvShape *s, int n, const real *x,
                 }
             }
         }
-        /* Sum the private accumulators in thread order: deterministic. */
-#pragma omp for schedule(static)
-        for (size_t j = 0; j < w_elems; j++) {
-            real acc = 0;
-            for (int u = 0; u < bk->threads; u++) acc += cpu_workspace(bk, u)[2 * col_elems + j];
-            dw[j] += acc;
-        }
+        cpu_sum_thread_copies(bk, 2 * col_elems, w_elems, dw);
     }
 }
 

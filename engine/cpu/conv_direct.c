@@ -338,14 +338,7 @@ static void weight_gradient(Backend *bk, const ConvShape *s, int n, const real *
             memset(dw_t, 0, sizeof(real) * w_elems);
         else
             lane_totals(w_elems, lane_sums, dw_t);
-#pragma omp barrier
-        /* Sum the private gradients in thread order: deterministic. */
-#pragma omp for schedule(static)
-        for (size_t j = 0; j < w_elems; j++) {
-            real acc = 0;
-            for (int u = 0; u < bk->threads; u++) acc += cpu_workspace(bk, u)[j];
-            dw[j] += acc;
-        }
+        cpu_sum_thread_copies(bk, 0, w_elems, dw);
     }
 }
 

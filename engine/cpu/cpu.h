@@ -18,6 +18,21 @@ typedef struct {
 static inline real *cpu_workspace(Backend *bk, int thread) { return ((CpuState *)bk->impl)->ws[thread]; }
 static inline real *cpu_shared_workspace(Backend *bk) { return ((CpuState *)bk->impl)->shared; }
 
+/* dst[j] += the sum over threads u = 0, 1, ... in that order of thread u's workspace value at
+ * offset + j, j < count: the private weight gradients added the same way every run. Called by
+ * every thread of a parallel region of bk->threads threads, which share the values out once
+ * all have written their copies. */
+static inline void cpu_sum_thread_copies(Backend *bk, size_t offset, size_t count, real *dst)
+{
+#pragma omp barrier
+#pragma omp for schedule(static)
+    for (size_t j = 0; j < count; j++) {
+        real acc = 0;
+        for (int u = 0; u < bk->threads; u++) acc += cpu_workspace(bk, u)[offset + j];
+        dst[j] += acc;
+    }
+}
+
 static inline void gemm(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int m, int n, int k,
                         real alpha, const real *a, int lda, const real *b, int ldb, real beta,
                         real *c, int ldc)
