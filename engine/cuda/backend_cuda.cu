@@ -4,6 +4,8 @@
  * caller's point of view (the runtime stages pageable memory before returning), downloads
  * wait for the stream. The host never reads device memory in place (host_address: NULL), so
  * MPI and checkpoints go through bk_download / bk_upload. */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cuda.h"
@@ -256,8 +258,27 @@ static int pick_device(int requested, Error *err)
     return backend_local_slot() % count; /* each rank and sweep worker its own GPU */
 }
 
+/* The convolutions' workspace limit: WORKSPACE_LIMIT, or BIGBATCH_CUDNN_WORKSPACE_MB (1 to
+ * 1048576) to let cuDNN's faster, hungrier algorithms in. 0, or -1 with err naming it. */
+static int workspace_limit_from_env(size_t *limit, Error *err)
+{
+    const char *mb = getenv("BIGBATCH_CUDNN_WORKSPACE_MB");
+    *limit = WORKSPACE_LIMIT;
+    if (!mb || !*mb) return 0;
+    char *end = NULL;
+    errno = 0;
+    const long v = strtol(mb, &end, 10);
+    if (errno || *end || v < 1 || v > 1048576) {
+        error_set(err, "BIGBATCH_CUDNN_WORKSPACE_MB=%s: not a number of MB from 1 to 1048576", mb);
+        return -1;
+    }
+    *limit = (size_t)v << 20;
+    return 0;
+}
+
 static int cuda_state_init(CudaState *st, int device, Error *err)
 {
+    if (workspace_limit_from_env(&st->workspace_limit, err) != 0) return -1; /* before any handle */
     st->device = device;
     cudaDeviceProp prop;
     if (cudaSetDevice(device) != cudaSuccess || cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
@@ -272,7 +293,6 @@ static int cuda_state_init(CudaState *st, int device, Error *err)
     CUBLAS_CHECK(cublasSetMathMode(st->cublas, CUBLAS_DEFAULT_MATH));
     CUDNN_CHECK(cudnnCreate(&st->cudnn));
     CUDNN_CHECK(cudnnSetStream(st->cudnn, st->stream));
-    st->workspace_limit = WORKSPACE_LIMIT;
     const char *find = getenv("BIGBATCH_CUDNN_FIND");
     st->cudnn_find = find && !strcmp(find, "1");
     const char *deterministic = getenv("BIGBATCH_CUDNN_DETERMINISTIC");
