@@ -87,8 +87,8 @@ static void crop_row(const uint8_t *row, int w, int ow, int ox, bool flip, uint8
     memset(out + hi, 0, (size_t)(ow - hi));
 }
 
-/* Images [from, to) of idx cropped with their draws, row by row in runs. */
-static void batch_crop_drawn(const ImageSet *set, const uint32_t *idx, int from, int to, const Augment *aug,
+/* n images of idx cropped with their draws, row by row in runs. */
+static void batch_crop_drawn(const ImageSet *set, const uint32_t *idx, int n, const Augment *aug,
                              const CropDraw *draws, uint8_t *out, int32_t *labels)
 {
     const int c = set->c, h = set->h, w = set->w;
@@ -96,7 +96,7 @@ static void batch_crop_drawn(const ImageSet *set, const uint32_t *idx, int from,
     const int oh = v.out_h, ow = v.out_w;
     const size_t hw = (size_t)h * (size_t)w, chw = (size_t)c * hw;
     const size_t out_hw = (size_t)oh * (size_t)ow, out_chw = (size_t)c * out_hw;
-    for (int i = from; i < to; i++) {
+    for (int i = 0; i < n; i++) {
         const uint8_t *img = set->pixels + (size_t)idx[i] * chw;
         uint8_t *dst = out + (size_t)i * out_chw;
         const CropDraw d = draws[i];
@@ -117,11 +117,12 @@ static void batch_crop_drawn(const ImageSet *set, const uint32_t *idx, int from,
 void batch_crop(const ImageSet *set, const uint32_t *idx, int n, const Augment *aug, Rng *rng, uint8_t *out,
                 int32_t *labels)
 {
-    CropDraw draws[64]; /* a chunk at a time: nothing allocated */
-    for (int from = 0; from < n; from += 64) {
-        const int to = n - from < 64 ? n : from + 64;
-        batch_crop_draw(set, to - from, aug, rng, draws);
-        batch_crop_drawn(set, idx + from, 0, to - from, aug, draws, out + (size_t)from * image_bytes(set, aug),
+    enum { CHUNK = 64 };
+    CropDraw draws[CHUNK]; /* a chunk of images at a time: nothing allocated */
+    for (int from = 0; from < n; from += CHUNK) {
+        const int count = n - from < CHUNK ? n - from : CHUNK;
+        batch_crop_draw(set, count, aug, rng, draws);
+        batch_crop_drawn(set, idx + from, count, aug, draws, out + (size_t)from * image_bytes(set, aug),
                          labels ? labels + from : NULL);
     }
 }
