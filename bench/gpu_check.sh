@@ -19,13 +19,15 @@
 #      of ours runs, nvidia-smi samples the GPU's utilisation every 100 ms: the median and the
 #      share of samples at 90% or more are printed (warm-up and algorithm search included). Ours
 #      runs twice: with deterministic cuDNN algorithms (the default), then admitting the
-#      atomics-based ones too and 8 GiB of workspace, as PyTorch's defaults do
+#      atomics-based ones too and 8 GiB of workspace, as PyTorch's defaults do; ResNet-50 a
+#      third time between them (deterministic, 8 GiB) and with the algorithms it chose listed
 #   5. the GPU memory each model needs: peak_device_mb of every model at two batch sizes
+#      (GPU_CHECK_SKIP_MEMORY=1 skips it, where a run has measured it and time is short)
 #   6. where the time goes: bench --layers (each layer's forward and backward time, the GPU
 #      synchronized around each) for resnet50 at 256 and alexnet at 512
 # Everything goes to OUTDIR/gpu_check.txt (and the terminal); the exit status is 0 only when
-# every step passed. The steps' limits add up to 7.8 minutes (90 + 70 + 4 x 30 + 2 x 40 + 60 + 2 x 25 s)
-# and end sooner: 3.4 minutes on an H200.
+# every step passed. The steps' limits add up to 8 minutes (70 + 70 + 5 x 30 + 2 x 40 + 60 + 2 x 25 s)
+# and end sooner: 4.5 minutes on an H200 (2026-12-04, with the memory step).
 set -u
 out=${1:?usage: bench/gpu_check.sh OUTDIR}
 cd "$(dirname "$0")/.."
@@ -82,7 +84,7 @@ fi
 
 step "every backend operation against the CPU (tests/test_backend_ops)"
 # BIGBATCH_CUDNN_VERBOSE: each convolution's algorithms, in case a layer differs
-BIGBATCH_CUDNN_VERBOSE=1 run 90 test_backend_ops "$bundle/bin/test_backend_ops" --jobs 1 --verbose --filter 'backend_ops/*'
+BIGBATCH_CUDNN_VERBOSE=1 run 70 test_backend_ops "$bundle/bin/test_backend_ops" --jobs 1 --verbose --filter 'backend_ops/*'
 
 step "200 steps of ResNet-20, GPU against CPU (tests/cli/cuda_train.sh)"
 BB=$BB run 70 cuda_train sh tests/cli/cuda_train.sh
@@ -93,14 +95,20 @@ for mb in resnet50:256 alexnet:512; do
     # timed algorithm choice on both sides (PyTorch: cudnn.benchmark)
     nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 100 >"$out/util-$m.txt" 2>/dev/null &
     sampler=$!
-    BIGBATCH_CUDNN_FIND=1 run 30 "bench $m" "$BB" bench --device cuda --model "$m" --batch "$b" --steps 10 --warmup 3 --profile-steps 0 --loader
+    # the algorithms chosen (stderr) for the convolutions of the ResNet
+    verbose=0
+    [ "$m" = resnet50 ] && verbose=1
+    BIGBATCH_CUDNN_VERBOSE=$verbose BIGBATCH_CUDNN_FIND=1 run 30 "bench $m" "$BB" bench --device cuda --model "$m" --batch "$b" --steps 10 --warmup 3 --profile-steps 0 --loader
     kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
     sort -n "$out/util-$m.txt" | awk -v m="$m" '$1 ~ /^[0-9]+$/ { v[n++] = $1; if ($1 >= 90) hi++ }
         END { if (n) printf "gpu utilisation during bench %s: median %d%%, %d of %d samples at 90%% or more\n", m, v[int(n / 2)], hi, n }'
     rm -f "$out/util-$m.txt"
-    # PyTorch's default admits cuDNN's atomics-based algorithms and any workspace that fits;
-    # so does this second run of ours (8 GiB)
-    BIGBATCH_CUDNN_FIND=1 BIGBATCH_CUDNN_DETERMINISTIC=0 BIGBATCH_CUDNN_WORKSPACE_MB=8192 run 30 "bench $m, any algorithm" "$BB" bench --device cuda \
+    # which of the two differences from PyTorch's defaults costs what: deterministic
+    # algorithms with 8 GiB of workspace, then PyTorch's defaults (atomics-based algorithms
+    # admitted, any workspace that fits; 8 GiB here)
+    [ "$m" = resnet50 ] && BIGBATCH_CUDNN_FIND=1 BIGBATCH_CUDNN_WORKSPACE_MB=8192 run 30 "bench $m, deterministic, 8 GiB" \
+        "$BB" bench --device cuda --model "$m" --batch "$b" --steps 10 --warmup 3 --profile-steps 0 --loader
+    BIGBATCH_CUDNN_VERBOSE=$verbose BIGBATCH_CUDNN_FIND=1 BIGBATCH_CUDNN_DETERMINISTIC=0 BIGBATCH_CUDNN_WORKSPACE_MB=8192 run 30 "bench $m, any algorithm" "$BB" bench --device cuda \
         --model "$m" --batch "$b" --steps 10 --warmup 3 --profile-steps 0 --loader
     if [ -n "$py" ] && "$py" -c "import torch, torchvision" 2>/dev/null; then
         run 40 "torch $m" "$py" bench/torch_gpu_bench.py --model "$m" --batch "$b" --steps 10 --warmup 3
@@ -109,6 +117,9 @@ for mb in resnet50:256 alexnet:512; do
     fi
 done
 
+if [ -n "${GPU_CHECK_SKIP_MEMORY:-}" ]; then
+    step "GPU memory per model and batch: skipped (GPU_CHECK_SKIP_MEMORY is set)"
+else
 step "GPU memory per model and batch (bigbatch bench, 2 steps, peak_device_mb)"
 # one shell under one limit (timeout runs programs, not functions)
 run 60 memory bash -c 'for m in lenet simple-cnn alexnet-cifar alexnet-bn-cifar resnet20 resnet8 alexnet alexnet-bn resnet50; do
@@ -117,6 +128,7 @@ run 60 memory bash -c 'for m in lenet simple-cnn alexnet-cifar alexnet-bn-cifar 
         "$0" bench --device cuda --model "$m" --batch "$b" --steps 2 --warmup 1 --profile-steps 0 || exit 1
     done
 done' "$BB"
+fi
 
 step "time per layer (bench --layers, 3 profiled steps)"
 for mb in resnet50:256 alexnet:512; do

@@ -72,7 +72,7 @@ static void bench_usage(FILE *f, const BenchConfig *d)
             "steps with per-layer timers give the convolutions' rate. Prints one line:\n"
             "\n"
             "  model=M batch=B threads=T img_s=X ms_per_step=Y peak_rss_mb=Z conv_gflops=G conv_fraction=F\n"
-            "  [data_wait=W]   (with --loader)   [peak_device_mb=D device=\"NAME\"]   (on a GPU)\n"
+            "  [data_wait=W crop_ms=C]   (with --loader)   [peak_device_mb=D device=\"NAME\"]   (on a GPU)\n"
             "\n"
             "  peak_rss_mb    getrusage(RUSAGE_SELF).ru_maxrss of the whole process\n"
             "  peak_device_mb the most GPU memory held at once: buffers and workspaces\n"
@@ -82,6 +82,8 @@ static void bench_usage(FILE *f, const BenchConfig *d)
             "  conv_fraction  convolution time / total time of the profiled steps\n"
             "  data_wait      the fraction of the timed steps' time spent waiting for the batch\n"
             "                 loader's thread (0: the device never waited on cropping)\n"
+            "  crop_ms        the loader's time to crop and flip one batch (on a GPU on --threads\n"
+            "                 threads, on the CPU on one), the mean over every batch it cropped\n"
             "\n"
             "options:\n"
             "  --model NAME           model (bigbatch models lists them)\n"
@@ -436,7 +438,11 @@ static int bench_model(const BenchConfig *cfg)
            "conv_gflops=%.2f conv_fraction=%.3f",
            cfg->model, cfg->batch, cfg->threads, img_s, 1e3 * elapsed / cfg->steps, peak_rss_mb(),
            conv_gflops, conv_fraction);
-    if (data) printf(" data_wait=%.4f", elapsed > 0 ? waited / elapsed : 0);
+    if (data) {
+        const long cropped = loader_batches_cropped(data->loader);
+        printf(" data_wait=%.4f crop_ms=%.2f", elapsed > 0 ? waited / elapsed : 0,
+               cropped > 0 ? 1e3 * loader_crop_seconds(data->loader) / (double)cropped : 0);
+    }
     if (strcmp(cfg->precision, "fp32") != 0) printf(" precision=%s", cfg->precision);
     if (backend_peak_bytes(bk) > 0)
         printf(" peak_device_mb=%.1f device=\"%s\"", backend_peak_bytes(bk) / 1048576.0, backend_device_name(bk));

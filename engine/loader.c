@@ -38,12 +38,23 @@ struct Loader {
     pthread_mutex_t lock;
     pthread_cond_t changed;  /* a slot's state, or quit */
     bool quit;
+    /* Threads of each crop: on a device the host's cores are free (the backend's thread
+     * count), on the CPU they compute, so one. */
+    int crop_threads;
+    double crop_seconds;     /* under lock */
+    long cropped;            /* under lock */
     double wait_seconds;
 };
 
-static void crop(Slot *s)
+static void crop(Loader *L, Slot *s)
 {
-    batch_crop(s->set, s->idx, s->n, s->aug, s->has_rng ? &s->rng : NULL, s->pixels, s->labels);
+    const double t0 = now_seconds();
+    batch_crop(s->set, s->idx, s->n, s->aug, s->has_rng ? &s->rng : NULL, s->pixels, s->labels, L->crop_threads);
+    const double took = now_seconds() - t0;
+    pthread_mutex_lock(&L->lock);
+    L->crop_seconds += took;
+    L->cropped++;
+    pthread_mutex_unlock(&L->lock);
 }
 
 /* The thread: crops each queued slot; nothing else touches a QUEUED slot. */
@@ -57,7 +68,7 @@ static void *loader_thread(void *arg)
         if (L->quit) break;
         Slot *s = &L->slot[L->queued];
         pthread_mutex_unlock(&L->lock);
-        crop(s);
+        crop(L, s);
         pthread_mutex_lock(&L->lock);
         s->state = SLOT_READY;
         pthread_cond_broadcast(&L->changed);
@@ -131,7 +142,7 @@ void loader_load(Loader *L, const BatchJob *job, const BatchJob *next)
         settle(s);
         take_job(L, s, job);
         double t0 = now_seconds();
-        crop(s);
+        crop(L, s);
         L->wait_seconds += now_seconds() - t0;
     }
     upload(L, s);
@@ -148,6 +159,22 @@ void loader_load(Loader *L, const BatchJob *job, const BatchJob *next)
 
 double loader_wait_seconds(const Loader *L) { return L->wait_seconds; }
 
+double loader_crop_seconds(Loader *L)
+{
+    pthread_mutex_lock(&L->lock);
+    const double s = L->crop_seconds;
+    pthread_mutex_unlock(&L->lock);
+    return s;
+}
+
+long loader_batches_cropped(Loader *L)
+{
+    pthread_mutex_lock(&L->lock);
+    const long n = L->cropped;
+    pthread_mutex_unlock(&L->lock);
+    return n;
+}
+
 Loader *loader_create(Net *net, const float *mean, const float *std, Error *err)
 {
     Loader *L = xcalloc(1, sizeof *L, "batch loader");
@@ -156,6 +183,8 @@ Loader *loader_create(Net *net, const float *mean, const float *std, Error *err)
     L->c = net->input.c;
     L->hw = (size_t)net->input.h * (size_t)net->input.w;
     L->image_bytes = (size_t)L->c * L->hw;
+    L->crop_threads = strcmp(backend_device_name(L->bk), "cpu") != 0 ? backend_threads(L->bk) : 1;
+    if (L->crop_threads < 1) L->crop_threads = 1;
     L->mean = xmalloc(sizeof *L->mean * (size_t)L->c, "batch loader");
     L->std = xmalloc(sizeof *L->std * (size_t)L->c, "batch loader");
     memcpy(L->mean, mean, sizeof *L->mean * (size_t)L->c);

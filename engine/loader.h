@@ -35,6 +35,10 @@ Loader *loader_create(Net *net, const float *mean, const float *std, Error *err)
 void loader_load(Loader *L, const BatchJob *job, const BatchJob *next);
 /* Seconds loader_load has waited for the thread, in all (what a device would have idled). */
 double loader_wait_seconds(const Loader *L);
+/* Seconds spent cropping, in all (on the thread or in loader_load), and the batches cropped:
+ * whether the cropping itself or the hand-over is slow. */
+double loader_crop_seconds(Loader *L);
+long loader_batches_cropped(Loader *L);
 void loader_destroy(Loader *L);
 
 #endif

@@ -1229,6 +1229,31 @@ Test(data, batch_crops_a_larger_stored_image)
     imageset_free(&s);
 }
 
+Test(data, batch_crop_is_the_same_on_any_thread_count)
+{
+    /* more images than one chunk of draws (256), so the chunks' order is in it too */
+    enum { N = 600, C = 3, H = 9, W = 7, OH = 6, OW = 5 };
+    ImageSet s = small_set(5, C, H, W);
+    uint32_t idx[N];
+    for (int i = 0; i < N; i++) idx[i] = (uint32_t)((i * 7) % 5);
+    const size_t bytes = (size_t)N * C * OH * OW;
+    uint8_t *one = malloc(bytes), *three = malloc(bytes);
+    int32_t labels_one[N], labels_three[N];
+    cr_assert(one && three);
+    Augment aug = {.out_h = OH, .out_w = OW, .random_crop = true, .crop_pad = 2, .flip = true};
+    Rng r1, r3;
+    rng_seed(&r1, 5, 1);
+    rng_seed(&r3, 5, 1);
+    batch_crop(&s, idx, N, &aug, &r1, one, labels_one, 1);
+    batch_crop(&s, idx, N, &aug, &r3, three, labels_three, 3);
+    cr_assert_arr_eq(one, three, bytes, "the crops differ between 1 and 3 threads");
+    cr_assert_arr_eq(labels_one, labels_three, sizeof labels_one);
+    cr_assert_eq(r1.state, r3.state, "the draws left the generator in another state");
+    free(one);
+    free(three);
+    imageset_free(&s);
+}
+
 Test(data, batch_augmentation_is_deterministic_per_seed)
 {
     enum { N = 16, C = 3, H = 8, W = 8 };

@@ -11,6 +11,7 @@
  * of cuda_reduce_scratch, the callback completes them, and they come back into
  * sync->scratch before the kernels that use the totals. (cuda_reduce_scratch itself waits
  * when it grows, at the first step only.) */
+#include "fast_divide.h"
 #include "reduce.cuh"
 
 /* Threads of the one-thread-per-channel kernels. */
@@ -79,8 +80,12 @@ static __device__ inline void bn_channel_totals(const double *partial, int split
     *a1 = s1;
 }
 
-/* The channel of flat index k in an NCHW tensor. */
-static __device__ inline int channel_of(size_t k, int C, int hw) { return (int)((k / (size_t)hw) % (size_t)C); }
+/* The channel of each flat index of an n x C x hw tensor (fast_divide.h: no 64-bit division
+ * per value). */
+static ChannelOfIndex channels(size_t count, int C, int hw)
+{
+    return channel_of_index(count, (uint64_t)C, (uint64_t)hw);
+}
 
 #define GRID_STRIDE(k, count)                                                                    \
     for (size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x; k < (count);                  \
@@ -159,12 +164,12 @@ static __global__ void bn_finalize_kernel(BatchNormShape s, const double *acc, d
 }
 
 /* y = a*x + b with a = gamma*invstd, b = beta - mean*a (float, as the CPU). */
-static __global__ void bn_normalize_kernel(size_t count, int C, int hw, const real *x, const real *gamma,
+static __global__ void bn_normalize_kernel(size_t count, ChannelOfIndex ch, const real *x, const real *gamma,
                                            const real *beta, const real *mean, const real *invstd, real *y)
 {
     GRID_STRIDE(k, count)
     {
-        const int c = channel_of(k, C, hw);
+        const int c = channel_at(ch, k);
         const real g = gamma ? gamma[c] : 1, bt = beta ? beta[c] : 0;
         const real a = g * invstd[c], b = bt - __fmul_rn(mean[c], a);
         y[k] = __fmul_rn(a, x[k]) + b;
@@ -221,21 +226,21 @@ void cuda_batchnorm_forward_train(Backend *bk, const BatchNormShape *s, int n, c
     CUDA_LAUNCHED();
     const size_t count = (size_t)(n > 0 ? n : 0) * C * (size_t)(s->hw > 0 ? s->hw : 0);
     if (!count) return;
-    bn_normalize_kernel<<<cuda_blocks(count), CUDA_THREADS, 0, stream>>>(count, C, s->hw, x, gamma, beta, save_mean,
-                                                                         save_invstd, y);
+    bn_normalize_kernel<<<cuda_blocks(count), CUDA_THREADS, 0, stream>>>(count, channels(count, C, s->hw), x, gamma,
+                                                                         beta, save_mean, save_invstd, y);
     CUDA_LAUNCHED();
 }
 
 /* ---- forward, evaluation ---- */
 
 /* The CPU computes invstd in float here: 1 / sqrt(running_var + eps) on floats. */
-static __global__ void bn_eval_kernel(size_t count, int C, int hw, real eps, const real *x, const real *gamma,
+static __global__ void bn_eval_kernel(size_t count, ChannelOfIndex ch, real eps, const real *x, const real *gamma,
                                       const real *beta, const real *running_mean, const real *running_var,
                                       real *y)
 {
     GRID_STRIDE(k, count)
     {
-        const int c = channel_of(k, C, hw);
+        const int c = channel_at(ch, k);
         const real invstd = 1 / sqrtf(running_var[c] + eps);
         const real g = gamma ? gamma[c] : 1, bt = beta ? beta[c] : 0;
         const real a = g * invstd, b = bt - __fmul_rn(running_mean[c], a);
@@ -250,7 +255,7 @@ void cuda_batchnorm_forward_eval(Backend *bk, const BatchNormShape *s, int n, co
     const size_t count = (size_t)(n > 0 ? n : 0) * (size_t)(s->c > 0 ? s->c : 0) * (size_t)(s->hw > 0 ? s->hw : 0);
     if (!count) return;
     bn_eval_kernel<<<cuda_blocks(count), CUDA_THREADS, 0, cuda_state(bk)->stream>>>(
-        count, s->c, s->hw, s->eps, x, gamma, beta, running_mean, running_var, y);
+        count, channels(count, s->c, s->hw), s->eps, x, gamma, beta, running_mean, running_var, y);
     CUDA_LAUNCHED();
 }
 
@@ -304,13 +309,13 @@ static __global__ void bn_dx_coef_kernel(int C, const double *acc, double m, flo
 }
 
 /* dx += g*invstd * (dy - mean_dy - (x - mean)*invstd*mean_dy_xhat), channel_dx's floats. */
-static __global__ void bn_dx_kernel(size_t count, int C, int hw, const real *x, const real *gamma,
+static __global__ void bn_dx_kernel(size_t count, ChannelOfIndex ch, const real *x, const real *gamma,
                                     const real *save_mean, const real *save_invstd, const real *dy,
                                     const float2 *coef, real *dx)
 {
     GRID_STRIDE(k, count)
     {
-        const int c = channel_of(k, C, hw);
+        const int c = channel_at(ch, k);
         const real mu = save_mean[c], invstd = save_invstd[c];
         const real g = gamma ? gamma[c] : 1;
         const real kc = g * invstd;
@@ -343,7 +348,7 @@ void cuda_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const 
     }
     const size_t count = (size_t)(n > 0 ? n : 0) * C * (size_t)(s->hw > 0 ? s->hw : 0);
     if (!dx || !count) return;
-    bn_dx_kernel<<<cuda_blocks(count), CUDA_THREADS, 0, stream>>>(count, C, s->hw, x, gamma, save_mean, save_invstd,
-                                                                  dy, sc.coef, dx);
+    bn_dx_kernel<<<cuda_blocks(count), CUDA_THREADS, 0, stream>>>(count, channels(count, C, s->hw), x, gamma,
+                                                                  save_mean, save_invstd, dy, sc.coef, dx);
     CUDA_LAUNCHED();
 }

@@ -5,6 +5,7 @@
  * into an FMA (gcc -std=c11), and this keeps the results equal to it bit for bit. */
 #include "../philox.h"
 #include "cuda.h"
+#include "fast_divide.h"
 
 #define GRID_STRIDE(i, count)                                                                    \
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < (count);                  \
@@ -112,10 +113,11 @@ typedef struct {
     float mean[NORMALIZE_MAX_CHANNELS], std[NORMALIZE_MAX_CHANNELS];
 } ChannelStats;
 
-static __global__ void normalize_kernel(size_t count, int c, size_t hw, const uint8_t *x, ChannelStats st, real *y)
+static __global__ void normalize_kernel(size_t count, ChannelOfIndex channels, const uint8_t *x, ChannelStats st,
+                                        real *y)
 {
     GRID_STRIDE(i, count) {
-        const int ch = (int)((i / hw) % (size_t)c);
+        const int ch = channel_at(channels, i);
         y[i] = __fdiv_rn(__fsub_rn(__fdiv_rn((float)x[i], 255.0f), st.mean[ch]), st.std[ch]);
     }
 }
@@ -131,6 +133,7 @@ void cuda_normalize_pixels(Backend *bk, size_t images, int c, size_t hw, const u
         st.mean[ch] = mean[ch];
         st.std[ch] = std[ch];
     }
-    normalize_kernel<<<cuda_blocks(count), CUDA_THREADS, 0, cuda_state(bk)->stream>>>(count, c, hw, x, st, y);
+    const ChannelOfIndex channels = channel_of_index(count, (uint64_t)c, hw);
+    normalize_kernel<<<cuda_blocks(count), CUDA_THREADS, 0, cuda_state(bk)->stream>>>(count, channels, x, st, y);
     CUDA_LAUNCHED();
 }

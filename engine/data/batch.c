@@ -87,15 +87,16 @@ static void crop_row(const uint8_t *row, int w, int ow, int ox, bool flip, uint8
     memset(out + hi, 0, (size_t)(ow - hi));
 }
 
-/* n images of idx cropped with their draws, row by row in runs. */
+/* n images of idx cropped with their draws, row by row in runs, on `threads` threads. */
 static void batch_crop_drawn(const ImageSet *set, const uint32_t *idx, int n, const Augment *aug,
-                             const CropDraw *draws, uint8_t *out, int32_t *labels)
+                             const CropDraw *draws, uint8_t *out, int32_t *labels, int threads)
 {
     const int c = set->c, h = set->h, w = set->w;
     const View v = view_of(set, aug);
     const int oh = v.out_h, ow = v.out_w;
     const size_t hw = (size_t)h * (size_t)w, chw = (size_t)c * hw;
     const size_t out_hw = (size_t)oh * (size_t)ow, out_chw = (size_t)c * out_hw;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
     for (int i = 0; i < n; i++) {
         const uint8_t *img = set->pixels + (size_t)idx[i] * chw;
         uint8_t *dst = out + (size_t)i * out_chw;
@@ -115,15 +116,15 @@ static void batch_crop_drawn(const ImageSet *set, const uint32_t *idx, int n, co
 }
 
 void batch_crop(const ImageSet *set, const uint32_t *idx, int n, const Augment *aug, Rng *rng, uint8_t *out,
-                int32_t *labels)
+                int32_t *labels, int threads)
 {
-    enum { CHUNK = 64 };
+    enum { CHUNK = 256 };
     CropDraw draws[CHUNK]; /* a chunk of images at a time: nothing allocated */
     for (int from = 0; from < n; from += CHUNK) {
         const int count = n - from < CHUNK ? n - from : CHUNK;
         batch_crop_draw(set, count, aug, rng, draws);
         batch_crop_drawn(set, idx + from, count, aug, draws, out + (size_t)from * image_bytes(set, aug),
-                         labels ? labels + from : NULL);
+                         labels ? labels + from : NULL, threads);
     }
 }
 
@@ -142,7 +143,7 @@ void batch_assemble(const ImageSet *set, const uint32_t *idx, int n, const float
     const View v = view_of(set, aug);
     const size_t hw = (size_t)v.out_h * (size_t)v.out_w, bytes = (size_t)n * (size_t)set->c * hw;
     uint8_t *pixels = xmalloc(bytes ? bytes : 1, "batch pixels");
-    batch_crop(set, idx, n, aug, rng, pixels, labels);
+    batch_crop(set, idx, n, aug, rng, pixels, labels, 1);
     batch_normalize(pixels, n, set->c, hw, mean, std, out);
     free(pixels);
 }

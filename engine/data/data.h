@@ -92,10 +92,11 @@ typedef struct {
 
 /* Writes n images (indices idx) as 8-bit NCHW crops of the network's input size into out
  * (padding as raw zeros) and their labels (labels may be NULL). Augmentation draws from rng
- * (deterministic for a seed); NULL aug: the whole image. Allocates nothing: the batch
- * loader's thread runs it. */
+ * (deterministic for a seed); NULL aug: the whole image. The crops are split over `threads`
+ * (the draws stay in order, so the result does not depend on it). Allocates nothing: the
+ * batch loader's thread runs it. */
 void batch_crop(const ImageSet *set, const uint32_t *idx, int n, const Augment *aug, Rng *rng, uint8_t *out,
-                int32_t *labels);
+                int32_t *labels, int threads);
 /* The host's normalization of n cropped images of c planes of hw pixels (pixel_normalize,
  * as bk_normalize_pixels does on a device). */
 void batch_normalize(const uint8_t *pixels, int n, int c, size_t hw, const float *mean, const float *std,
