@@ -20,7 +20,9 @@
 #      share of samples at 90% or more are printed (warm-up and algorithm search included). Ours
 #      runs twice: with deterministic cuDNN algorithms (the default), then admitting the
 #      atomics-based ones too and 8 GiB of workspace, as PyTorch's defaults do; ResNet-50 a
-#      third time between them (deterministic, 8 GiB) and with the algorithms it chose listed
+#      third time between them with its 1x1 convolutions on cuDNN instead of cuBLAS
+#      (BIGBATCH_CUDA_POINTWISE=cudnn), and with the algorithms it chose listed.
+#      GPU_CHECK_MODELS="resnet50:256" (model:batch, spaces between) narrows steps 4 and 6
 #   5. the GPU memory each model needs: peak_device_mb of every model at two batch sizes
 #      (GPU_CHECK_SKIP_MEMORY=1 skips it, where a run has measured it and time is short)
 #   6. where the time goes: bench --layers (each layer's forward and backward time, the GPU
@@ -38,6 +40,7 @@ export BB_TEST_REQUIRE_DEVICE=1
 bundle=build/gpu-bundle
 if [ ! -d "$bundle" ] && [ -f "$bundle.tar.xz" ]; then tar -C build -xJf "$bundle.tar.xz" || exit 1; fi
 BB=$bundle/bin/bigbatch
+models=${GPU_CHECK_MODELS:-resnet50:256 alexnet:512}
 failed=0
 step() { echo; echo "== $*"; }
 # run LIMIT NAME CMD...: one step under a time limit; a failure is noted and the rest go on
@@ -90,7 +93,7 @@ step "200 steps of ResNet-20, GPU against CPU (tests/cli/cuda_train.sh)"
 BB=$BB run 70 cuda_train sh tests/cli/cuda_train.sh
 
 step "throughput and memory: bigbatch bench --device cuda beside PyTorch"
-for mb in resnet50:256 alexnet:512; do
+for mb in $models; do
     m=${mb%:*} b=${mb#*:}
     # timed algorithm choice on both sides (PyTorch: cudnn.benchmark)
     nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 100 >"$out/util-$m.txt" 2>/dev/null &
@@ -106,7 +109,8 @@ for mb in resnet50:256 alexnet:512; do
     # which of the two differences from PyTorch's defaults costs what: deterministic
     # algorithms with 8 GiB of workspace, then PyTorch's defaults (atomics-based algorithms
     # admitted, any workspace that fits; 8 GiB here)
-    [ "$m" = resnet50 ] && BIGBATCH_CUDNN_FIND=1 BIGBATCH_CUDNN_WORKSPACE_MB=8192 run 30 "bench $m, deterministic, 8 GiB" \
+    # and the 1x1 convolutions on cuDNN's deterministic algorithms instead of cuBLAS
+    [ "$m" = resnet50 ] && BIGBATCH_CUDNN_FIND=1 BIGBATCH_CUDA_POINTWISE=cudnn run 30 "bench $m, 1x1 on cuDNN" \
         "$BB" bench --device cuda --model "$m" --batch "$b" --steps 10 --warmup 3 --profile-steps 0 --loader
     BIGBATCH_CUDNN_VERBOSE=$verbose BIGBATCH_CUDNN_FIND=1 BIGBATCH_CUDNN_DETERMINISTIC=0 BIGBATCH_CUDNN_WORKSPACE_MB=8192 run 30 "bench $m, any algorithm" "$BB" bench --device cuda \
         --model "$m" --batch "$b" --steps 10 --warmup 3 --profile-steps 0 --loader
@@ -131,7 +135,7 @@ done' "$BB"
 fi
 
 step "time per layer (bench --layers, 3 profiled steps)"
-for mb in resnet50:256 alexnet:512; do
+for mb in $models; do
     BIGBATCH_CUDNN_FIND=1 run 25 "layers ${mb%:*}" "$BB" bench --device cuda --model "${mb%:*}" --batch "${mb#*:}" \
         --steps 3 --warmup 2 --profile-steps 3 --layers
 done

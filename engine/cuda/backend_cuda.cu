@@ -299,6 +299,8 @@ static int cuda_state_init(CudaState *st, int device, Error *err)
     st->cudnn_deterministic = !(deterministic && !strcmp(deterministic, "0"));
     const char *verbose = getenv("BIGBATCH_CUDNN_VERBOSE");
     st->cudnn_verbose = verbose && !strcmp(verbose, "1");
+    const char *pointwise = getenv("BIGBATCH_CUDA_POINTWISE");
+    st->pointwise_gemm = !(pointwise && !strcmp(pointwise, "cudnn"));
     return 0;
 }
 

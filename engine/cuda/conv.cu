@@ -16,6 +16,8 @@
  * BIGBATCH_CUDNN_DETERMINISTIC=0 also admits the algorithms whose sums use atomics (PyTorch's
  * default, torch.backends.cudnn.deterministic = False): a run no longer repeats bit for bit.
  *
+ * 1x1 unpadded layers go to cuBLAS instead (conv_pointwise.cu) unless BIGBATCH_CUDA_POINTWISE=cudnn.
+ *
  * Forward overwrites y (beta = 0) and adds the bias with cudnnAddTensor; backward adds into
  * dx, dw and db (beta = 1), as the CPU reference (engine/cpu/conv.c) does. */
 #include <string.h>
@@ -259,10 +261,14 @@ void cuda_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, 
     if (n <= 0) return; /* no images: y is empty */
     CudaState *st = cuda_state(bk);
     CudaConvPlan *p = plan_get(st, s, n);
-    if (!p->have_fwd) find_forward(st, p);
-    void *ws = cuda_workspace(bk, p->fwd_bytes);
-    CUDNN_CHECK(cudnnConvolutionForward(st->cudnn, &ONE, p->x, x, p->w, w, p->conv, p->fwd, ws, p->fwd_bytes,
-                                        &ZERO, p->y, y));
+    if (st->pointwise_gemm && cuda_conv_is_pointwise(s)) {
+        cuda_conv_pointwise_forward(bk, s, n, x, w, y);
+    } else {
+        if (!p->have_fwd) find_forward(st, p);
+        void *ws = cuda_workspace(bk, p->fwd_bytes);
+        CUDNN_CHECK(cudnnConvolutionForward(st->cudnn, &ONE, p->x, x, p->w, w, p->conv, p->fwd, ws, p->fwd_bytes,
+                                            &ZERO, p->y, y));
+    }
     if (b) CUDNN_CHECK(cudnnAddTensor(st->cudnn, &ONE, p->bias, b, &ONE, p->y, y));
 }
 
@@ -272,6 +278,11 @@ void cuda_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x,
     if (n <= 0) return; /* nothing to add */
     CudaState *st = cuda_state(bk);
     CudaConvPlan *p = plan_get(st, s, n);
+    if (st->pointwise_gemm && cuda_conv_is_pointwise(s)) {
+        cuda_conv_pointwise_backward(bk, s, n, x, w, dy, dx, dw);
+        if (db) CUDNN_CHECK(cudnnConvolutionBackwardBias(st->cudnn, &ONE, p->y, dy, &ONE, p->bias, db));
+        return;
+    }
     if (!p->have_bwd_filter) find_backward_filter(st, p);
     if (dx && !p->have_bwd_data) find_backward_data(st, p);
 

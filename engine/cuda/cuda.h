@@ -38,6 +38,8 @@ typedef struct {
                              * by the heuristics, which every run reproduces (conv.cu) */
     bool cudnn_deterministic; /* unless BIGBATCH_CUDNN_DETERMINISTIC=0: deterministic algorithms first */
     bool cudnn_verbose;     /* BIGBATCH_CUDNN_VERBOSE=1: print each algorithm chosen (stderr) */
+    bool pointwise_gemm;    /* 1x1 unpadded convolutions on cuBLAS (conv_pointwise.cu), unless
+                             * BIGBATCH_CUDA_POINTWISE=cudnn */
     CudaConvPlan *plans;    /* a list, newest first */
     /* device scratch for reductions (sum_squares and friends), and pinned host memory for
      * the few values that are downloaded */
@@ -125,6 +127,11 @@ void cuda_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, 
 void cuda_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                           const real *dy, real *dx, real *dw, real *db);
 void cuda_conv_plans_free(Backend *bk);
+/* conv_pointwise.cu: 1x1 unpadded convolutions as cuBLAS products (conv.cu dispatches) */
+bool cuda_conv_is_pointwise(const ConvShape *s);
+void cuda_conv_pointwise_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, real *y);
+void cuda_conv_pointwise_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                                  const real *dy, real *dx, real *dw);
 void cuda_linear_forward(Backend *bk, int n, int in, int out, const real *x, const real *w,
                          const real *b, real *y);
 void cuda_linear_backward(Backend *bk, int n, int in, int out, const real *x, const real *w,
