@@ -2,12 +2,19 @@
 # synthetic data (1,000 images of 10 learnable bands, so the loss falls), batch 50, 10 epochs
 # of 20 steps, SGD lr 0.01 with momentum 0.9, the same seed. Both print each epoch's mean
 # train loss, so the curves are compared at 10 points:
-#   epoch 1 (the first 20 steps): within 2e-3 relative; every later epoch: within 5%.
+#   epoch 1 (the first 20 steps): within 2e-3 relative; every later epoch: within 10%, and
+#   their mean within 3%.
 # Float sums in another order make two runs drift apart (training is chaotic), so the bound
 # widens after the first epoch; a wrong kernel shows at once in the first epoch. Calibrated on
-# the CPU, 1 thread against 2 (2026-12-02): epoch 1 differed by 1e-4, later epochs by at most
-# 0.5%. At lr 0.05 with weight decay the same two CPU runs differed by 0.5% in epoch 1 and 32%
-# by epoch 4: too chaotic to compare, hence this gentler recipe.
+# the CPU, runs that differ only in the order of their float sums (2026-12-04: OpenBLAS's
+# Haswell, Sandybridge and Prescott kernels via OPENBLAS_CORETYPE, 1 and 2 threads, and the
+# same binary on another machine): epoch 1 differed by up to 1.2e-3, a later epoch by up to
+# 4.1% (epoch 7, where every pair peaked), the mean of epochs 2-10 by up to 1.5%. The bounds
+# are about twice those. (The first calibration, 1 thread against 2 only, had seen 0.5% and set
+# 5%: the H200 run of 2026-12-04 reached 5.6% at epoch 7 with every operation within its
+# tolerance, which is what led to the wider calibration.) At lr 0.05 with weight decay two CPU
+# runs differed by 0.5% in epoch 1 and 32% by epoch 4: too chaotic to compare, hence this
+# gentler recipe.
 # Then, on a node with two GPUs, the same run on 2 ranks with NCCL against the one-GPU run.
 # Skipped (exit 77, saying why) where the build has no CUDA or the machine no GPU.
 . tests/cli/lib.inc
@@ -31,10 +38,13 @@ awk '$1 ~ /^[0-9]+$/ && NF >= 10 {print $1, $3}' "$TMP/cpu" >"$TMP/cpu.loss"
 awk '$1 ~ /^[0-9]+$/ && NF >= 10 {print $1, $3}' "$TMP/gpu" >"$TMP/gpu.loss"
 [ "$(wc -l <"$TMP/cpu.loss")" -eq 10 ] || { cat "$TMP/cpu"; fail "the CPU run printed $(wc -l <"$TMP/cpu.loss") epochs, not 10"; }
 paste "$TMP/cpu.loss" "$TMP/gpu.loss" | awk '
-    { tol = $1 == 1 ? 2e-3 : 0.05; d = ($4 - $2) / $2; if (d < 0) d = -d
+    { tol = $1 == 1 ? 2e-3 : 0.1; d = ($4 - $2) / $2; if (d < 0) d = -d
       printf "epoch %2d  cpu %.5f  cuda %.5f  relative %.2e  tolerance %.0e\n", $1, $2, $4, d, tol
+      if ($1 > 1) { later += d; n++ }
       if (!(d <= tol) || $1 != $3) bad = 1 }
-    END { exit bad }' || fail "the loss curves differ beyond the tolerance"
+    END { printf "epochs 2-10: mean relative difference %.2e  tolerance 3e-02\n", later / n
+          if (!(later / n <= 0.03)) bad = 1
+          exit bad }' || fail "the loss curves differ beyond the tolerance"
 first=$(head -n 1 "$TMP/cpu.loss" | cut -d" " -f2); last=$(tail -n 1 "$TMP/cpu.loss" | cut -d" " -f2)
 awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < 0.7 * a) }' || fail "the loss did not fall ($first -> $last): nothing was compared"
 # Two GPUs (an MPI build, mpirun and at least two GPUs): 2 ranks of 25 images, gradients and
@@ -52,7 +62,10 @@ mpirun --oversubscribe -np 2 "$BB" train --model resnet20 --data synthetic --tra
 grep -q "sums on the devices" "$TMP/nccl" || { cat "$TMP/nccl"; fail "the 2-GPU run did not sum with NCCL"; }
 awk '$1 ~ /^[0-9]+$/ && NF >= 10 {print $1, $3}' "$TMP/nccl" >"$TMP/nccl.loss"
 paste "$TMP/gpu.loss" "$TMP/nccl.loss" | awk '
-    { tol = $1 == 1 ? 2e-3 : 0.05; d = ($4 - $2) / $2; if (d < 0) d = -d
+    { tol = $1 == 1 ? 2e-3 : 0.1; d = ($4 - $2) / $2; if (d < 0) d = -d
       printf "epoch %2d  1 GPU %.5f  2 GPUs %.5f  relative %.2e  tolerance %.0e\n", $1, $2, $4, d, tol
+      if ($1 > 1) { later += d; n++ }
       if (!(d <= tol) || $1 != $3) bad = 1 }
-    END { exit bad }' || fail "2 GPUs differ from 1 beyond the tolerance"
+    END { printf "epochs 2-10: mean relative difference %.2e  tolerance 3e-02\n", later / n
+          if (!(later / n <= 0.03)) bad = 1
+          exit bad }' || fail "2 GPUs differ from 1 beyond the tolerance"
