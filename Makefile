@@ -129,11 +129,11 @@ FLOAT_BIN := $(filter-out $(GRAD_BIN),$(TEST_BIN))
 
 $(GRAD_BIN): $(BUILD)/tests/%: tests/%.c $(DOUBLE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -DBB_DOUBLE -o $@ $< $(DOUBLE_OBJ) $(LDFLAGS) $(LDLIBS) -lcriterion
+	$(CC) $(CPPFLAGS) $(CFLAGS) -DBB_DOUBLE -MMD -MP -o $@ $< $(DOUBLE_OBJ) $(LDFLAGS) $(LDLIBS) -lcriterion
 
 $(FLOAT_BIN): $(BUILD)/tests/%: tests/%.c $(ENGINE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(ENGINE_OBJ) $(LDFLAGS) $(LDLIBS) $(CUDA_LIBS) -lcriterion
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -o $@ $< $(ENGINE_OBJ) $(LDFLAGS) $(LDLIBS) $(CUDA_LIBS) -lcriterion
 
 # make gpu-bundle: the CUDA build for a GPU node that lacks Debian's libraries, which
 # bench/gpu_check.sh runs there: no MPI, code for any x86-64-v3 CPU, and the shared libraries
