@@ -309,9 +309,9 @@ void bk_linear_backward(Backend *bk, int n, int in, int out, const real *x, cons
 
 void bk_relu_forward(Backend *bk, size_t count, const real *x, real *y) { bk->ops->relu_forward(bk, count, x, y); }
 
-void bk_relu_backward(Backend *bk, size_t count, const real *y, const real *dy, real *dx)
+void bk_relu_backward(Backend *bk, size_t count, const real *y, const real *dy, real *dx, bool accumulate)
 {
-    bk->ops->relu_backward(bk, count, y, dy, dx);
+    bk->ops->relu_backward(bk, count, y, dy, dx, accumulate);
 }
 
 void bk_add_forward(Backend *bk, size_t count, const real *a, const real *b, real *y)
@@ -374,9 +374,10 @@ void bk_batchnorm_forward_eval(Backend *bk, const BatchNormShape *s, int n, cons
 
 void bk_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const real *x, const real *gamma,
                            const real *save_mean, const real *save_invstd, const real *dy, real *dx,
-                           real *dgamma, real *dbeta, const BnSync *sync)
+                           bool accumulate, real *dgamma, real *dbeta, const BnSync *sync)
 {
-    bk->ops->batchnorm_backward(bk, s, n, x, gamma, save_mean, save_invstd, dy, dx, dgamma, dbeta, sync);
+    bk->ops->batchnorm_backward(bk, s, n, x, gamma, save_mean, save_invstd, dy, dx, accumulate, dgamma, dbeta,
+                                sync);
 }
 
 void bk_lrn_forward(Backend *bk, const LrnShape *s, int n, const real *x, real *y, real *scale)

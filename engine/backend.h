@@ -155,7 +155,8 @@ void bk_linear_backward(Backend *bk, int n, int in, int out, const real *x, cons
 /* ---- elementwise ---- */
 /* y may be x, and the add's y may be a: the net runs ReLU and the residual add in place. */
 void bk_relu_forward(Backend *bk, size_t count, const real *x, real *y);
-void bk_relu_backward(Backend *bk, size_t count, const real *y, const real *dy, real *dx);
+/* dx += dy where y > 0; with `accumulate` false dx = that instead (dx held nothing yet) */
+void bk_relu_backward(Backend *bk, size_t count, const real *y, const real *dy, real *dx, bool accumulate);
 void bk_add_forward(Backend *bk, size_t count, const real *a, const real *b, real *y);
 void bk_accumulate(Backend *bk, size_t count, const real *dy, real *dx); /* dx += dy */
 /* Inverted dropout: mask holds 0 or 1/(1-p). Element i of the tensor is dropped when the
@@ -218,10 +219,12 @@ void bk_batchnorm_forward_eval(Backend *bk, const BatchNormShape *s, int n, cons
                                const real *gamma, const real *beta, const real *running_mean,
                                const real *running_var, real *y);
 /* dgamma/dbeta get this rank's share (the gradient allreduce sums them); dx uses the
- * sums over all ranks when sync is given. */
+ * sums over all ranks when sync is given. dx is added to, or with `accumulate` false written
+ * (it held nothing yet). */
 void bk_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const real *x,
                            const real *gamma, const real *save_mean, const real *save_invstd,
-                           const real *dy, real *dx, real *dgamma, real *dbeta, const BnSync *sync);
+                           const real *dy, real *dx, bool accumulate, real *dgamma, real *dbeta,
+                           const BnSync *sync);
 
 /* Local response normalization across channels (Caffe ACROSS_CHANNELS, PyTorch
  * LocalResponseNorm): y = x / (k + alpha/size * sum_{window} x^2)^beta. `scale`

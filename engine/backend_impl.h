@@ -72,7 +72,7 @@ struct BackendOps {
     void (*linear_backward)(Backend *bk, int n, int in, int out, const real *x, const real *w,
                             const real *dy, real *dx, real *dw, real *db);
     void (*relu_forward)(Backend *bk, size_t count, const real *x, real *y);
-    void (*relu_backward)(Backend *bk, size_t count, const real *y, const real *dy, real *dx);
+    void (*relu_backward)(Backend *bk, size_t count, const real *y, const real *dy, real *dx, bool accumulate);
     void (*add_forward)(Backend *bk, size_t count, const real *a, const real *b, real *y);
     void (*accumulate)(Backend *bk, size_t count, const real *dy, real *dx);
     void (*dropout_forward)(Backend *bk, size_t count, real p, const DropoutKey *key, real *mask,
@@ -95,7 +95,7 @@ struct BackendOps {
                                    const real *running_var, real *y);
     void (*batchnorm_backward)(Backend *bk, const BatchNormShape *s, int n, const real *x,
                                const real *gamma, const real *save_mean, const real *save_invstd,
-                               const real *dy, real *dx, real *dgamma, real *dbeta,
+                               const real *dy, real *dx, bool accumulate, real *dgamma, real *dbeta,
                                const BnSync *sync);
     void (*lrn_forward)(Backend *bk, const LrnShape *s, int n, const real *x, real *y, real *scale);
     void (*lrn_backward)(Backend *bk, const LrnShape *s, int n, const real *x, const real *y,

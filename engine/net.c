@@ -352,16 +352,21 @@ double net_forward(Net *net, int n, bool train)
 }
 
 /* Before layer i's backward: the douts it is the first to write (its inputs' whose last
- * consumer it is, and its own when it has no consumer) start from zero; their memory held
- * other gradients before. */
+ * consumer it is, and its own when it has no consumer) start from zero, their memory having
+ * held other gradients; or, where the layer writes a fresh gradient itself, are marked
+ * fresh_dx instead (an input taken twice only at its first place). */
 static void zero_douts_born_at(Net *net, int i)
 {
-    const Layer *l = &net->layers[i];
+    Layer *l = &net->layers[i];
     if (net->dout_birth[i] == i) tensor_zero(&net->layers[i].dout);
     for (int k = 0; k < l->n_in; k++) {
         int in = l->in[k];
+        l->fresh_dx[k] = false;
         if (in < 0 || net->dout_birth[in] != i || (k == 1 && l->in[0] == in)) continue;
-        tensor_zero(&net->layers[in].dout);
+        if (l->ops->writes_fresh_gradient)
+            l->fresh_dx[k] = true;
+        else
+            tensor_zero(&net->layers[in].dout);
     }
 }
 

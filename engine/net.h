@@ -57,7 +57,8 @@ typedef struct {
     /* Allocate layer-private tensors for up to `batch` images. */
     void (*plan)(Layer *l, Net *net, int batch);
     void (*forward)(Layer *l, Net *net, int n, bool train);
-    /* Adds into the inputs' gradients and the parameters' gradients. */
+    /* Adds into the inputs' gradients and the parameters' gradients (or, with
+     * writes_fresh_gradient, writes an input's gradient that Layer.fresh_dx marks). */
     void (*backward)(Layer *l, Net *net, int n);
     void (*destroy)(Layer *l);
     /* backward reads the layer's own output (ReLU, LRN): nothing may write over it */
@@ -66,6 +67,10 @@ typedef struct {
      * where nothing else reads that (ReLU after BN, after a residual add or a convolution; the
      * residual add over the BN before it) */
     bool may_run_in_place;
+    /* backward writes, rather than adds to, an input's gradient that no layer has written yet
+     * (Layer.fresh_dx), so the net need not zero it first: one write and one read fewer a
+     * value (ReLU, the residual add, batch norm) */
+    bool writes_fresh_gradient;
 } LayerOps;
 
 struct Layer {
@@ -74,6 +79,9 @@ struct Layer {
     int in[2], n_in;     /* indices of input layers, NET_INPUT for the net input */
     int c, h, w;         /* output shape per image */
     Tensor out, dout;
+    /* set by net_backward before this layer's backward, for layers with writes_fresh_gradient:
+     * input k's gradient holds nothing yet (this layer writes it first), and was not zeroed */
+    bool fresh_dx[2];
     int param[4], n_param;
     int buffer[3], n_buffer;
     double flops;        /* forward FLOPs per image, multiply-add = 2 */

@@ -147,6 +147,15 @@ static void b_residual(Net *net)
     int s = nb_batchnorm(net, "ds.1", nb_conv(net, "ds.0", NET_INPUT, 4, 1, 2, 0, 1, false, GAUSS, GAUSS), true, 1e-5, 0.1);
     head(net, nb_relu(net, nb_add(net, y, s)));
 }
+/* Gradients that a layer writes rather than adds to (writes_fresh_gradient: ReLU, add, BN):
+ * a tensor added to itself (the second place adds), and a ReLU's output read first by a BN and
+ * last by an add, so the add writes its gradient and the BN must add to it. */
+static void b_fresh_gradients(Net *net)
+{
+    int a = nb_conv(net, "a", NET_INPUT, 3, 3, 1, 1, 1, false, GAUSS, GAUSS);
+    int c = nb_relu(net, nb_add(net, a, a));
+    head(net, nb_add(net, nb_batchnorm(net, "bn", c, true, 1e-5, 0.1), c));
+}
 static void b_smoothing(Net *net)
 {
     net->label_smoothing = (real)0.1;
@@ -173,6 +182,7 @@ Test(gradcheck, lrn_even_size) { run_check(6, 2, 2, 2, b_lrn_even); }
 Test(gradcheck, dropout) { run_check(3, 3, 3, 3, b_dropout); }
 Test(gradcheck, residual_add) { run_check(3, 4, 4, 2, b_add); }
 Test(gradcheck, residual_block) { run_check(3, 6, 6, 3, b_residual); }
+Test(gradcheck, gradients_written_or_added) { run_check(2, 4, 4, 3, b_fresh_gradients); }
 Test(gradcheck, softmax_xent_label_smoothing) { run_check(4, 1, 1, 5, b_smoothing); }
 
 /* Evaluation-mode BN is a known affine map of the running statistics. */

@@ -118,10 +118,11 @@ void cpu_batchnorm_forward_eval(Backend *bk, const BatchNormShape *s, int n, con
     }
 }
 
-/* dx += g*invstd/m * (m*dy - sum(dy) - xhat*sum(dy*xhat)) for channel c. */
+/* dx += g*invstd/m * (m*dy - sum(dy) - xhat*sum(dy*xhat)) for channel c (dx = that, without
+ * `accumulate`). */
 static inline void channel_dx(const BatchNormShape *s, int c, int n, const real *x, const real *gamma,
                               const real *save_mean, const real *save_invstd, const real *dy, real *dx,
-                              double sum_dy, double sum_dy_xhat, double m)
+                              bool accumulate, double sum_dy, double sum_dy_xhat, double m)
 {
     const int C = s->c, HW = s->hw;
     const real mu = save_mean[c], invstd = save_invstd[c];
@@ -130,14 +131,19 @@ static inline void channel_dx(const BatchNormShape *s, int c, int n, const real 
     real mean_dy = (real)(sum_dy / m), mean_dy_xhat = (real)(sum_dy_xhat / m);
     for (int i = 0; i < n; i++) {
         size_t off = ((size_t)i * C + c) * HW;
-        for (int j = 0; j < HW; j++)
-            dx[off + j] += k * (dy[off + j] - mean_dy - (x[off + j] - mu) * invstd * mean_dy_xhat);
+        if (accumulate)
+            for (int j = 0; j < HW; j++)
+                dx[off + j] += k * (dy[off + j] - mean_dy - (x[off + j] - mu) * invstd * mean_dy_xhat);
+        else
+            for (int j = 0; j < HW; j++)
+                dx[off + j] = k * (dy[off + j] - mean_dy - (x[off + j] - mu) * invstd * mean_dy_xhat);
     }
 }
 
 void cpu_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const real *x,
                            const real *gamma, const real *save_mean, const real *save_invstd,
-                           const real *dy, real *dx, real *dgamma, real *dbeta, const BnSync *sync)
+                           const real *dy, real *dx, bool accumulate, real *dgamma, real *dbeta,
+                           const BnSync *sync)
 {
     BK_GUARD(bk);
     const int C = s->c, HW = s->hw;
@@ -165,7 +171,7 @@ void cpu_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const r
             acc[c] = sum_dy;
             acc[C + c] = sum_dy_xhat;
         } else {
-            channel_dx(s, c, n, x, gamma, save_mean, save_invstd, dy, dx, sum_dy, sum_dy_xhat, m);
+            channel_dx(s, c, n, x, gamma, save_mean, save_invstd, dy, dx, accumulate, sum_dy, sum_dy_xhat, m);
         }
     }
     if (!acc) return;
@@ -174,5 +180,5 @@ void cpu_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const r
     m = acc[2 * C];
 #pragma omp parallel for schedule(static) num_threads(bk->threads)
     for (int c = 0; c < C; c++)
-        channel_dx(s, c, n, x, gamma, save_mean, save_invstd, dy, dx, acc[c], acc[C + c], m);
+        channel_dx(s, c, n, x, gamma, save_mean, save_invstd, dy, dx, accumulate, acc[c], acc[C + c], m);
 }

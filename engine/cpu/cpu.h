@@ -88,7 +88,7 @@ void cpu_linear_backward(Backend *bk, int n, int in, int out, const real *x, con
                          const real *dy, real *dx, real *dw, real *db);
 /* elementwise.c */
 void cpu_relu_forward(Backend *bk, size_t count, const real *x, real *y);
-void cpu_relu_backward(Backend *bk, size_t count, const real *y, const real *dy, real *dx);
+void cpu_relu_backward(Backend *bk, size_t count, const real *y, const real *dy, real *dx, bool accumulate);
 void cpu_add_forward(Backend *bk, size_t count, const real *a, const real *b, real *y);
 void cpu_accumulate(Backend *bk, size_t count, const real *dy, real *dx);
 void cpu_dropout_forward(Backend *bk, size_t count, real p, const DropoutKey *key, real *mask,
@@ -113,7 +113,8 @@ void cpu_batchnorm_forward_eval(Backend *bk, const BatchNormShape *s, int n, con
                                 const real *running_var, real *y);
 void cpu_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const real *x,
                             const real *gamma, const real *save_mean, const real *save_invstd,
-                            const real *dy, real *dx, real *dgamma, real *dbeta, const BnSync *sync);
+                            const real *dy, real *dx, bool accumulate, real *dgamma, real *dbeta,
+                            const BnSync *sync);
 void cpu_lrn_forward(Backend *bk, const LrnShape *s, int n, const real *x, real *y, real *scale);
 void cpu_lrn_backward(Backend *bk, const LrnShape *s, int n, const real *x, const real *y,
                       const real *scale, const real *dy, real *dx);

@@ -11,11 +11,17 @@ void cpu_relu_forward(Backend *bk, size_t count, const real *x, real *y)
     for (size_t i = 0; i < count; i++) y[i] = x[i] > 0 ? x[i] : 0;
 }
 
-void cpu_relu_backward(Backend *bk, size_t count, const real *y, const real *dy, real *dx)
+void cpu_relu_backward(Backend *bk, size_t count, const real *y, const real *dy, real *dx, bool accumulate)
 {
     BK_GUARD(bk);
+    /* two loops, so each stays branch-free and vectorizes; writing spares a read of dx */
+    if (accumulate) {
 #pragma omp parallel for schedule(static) num_threads(bk->threads)
-    for (size_t i = 0; i < count; i++) dx[i] += y[i] > 0 ? dy[i] : 0; /* branch-free: vectorizes */
+        for (size_t i = 0; i < count; i++) dx[i] += y[i] > 0 ? dy[i] : 0;
+    } else {
+#pragma omp parallel for schedule(static) num_threads(bk->threads)
+        for (size_t i = 0; i < count; i++) dx[i] = y[i] > 0 ? dy[i] : 0;
+    }
 }
 
 void cpu_add_forward(Backend *bk, size_t count, const real *a, const real *b, real *y)

@@ -308,10 +308,11 @@ static __global__ void bn_dx_coef_kernel(int C, const double *acc, double m, flo
     if (c < C) bn_dx_coef(acc, C, c, m, coef);
 }
 
-/* dx += g*invstd * (dy - mean_dy - (x - mean)*invstd*mean_dy_xhat), channel_dx's floats. */
+/* dx += g*invstd * (dy - mean_dy - (x - mean)*invstd*mean_dy_xhat), channel_dx's floats (dx =
+ * that without `accumulate`). */
 static __global__ void bn_dx_kernel(size_t count, ChannelOfIndex ch, const real *x, const real *gamma,
                                     const real *save_mean, const real *save_invstd, const real *dy,
-                                    const float2 *coef, real *dx)
+                                    const float2 *coef, real *dx, bool accumulate)
 {
     GRID_STRIDE(k, count)
     {
@@ -321,13 +322,15 @@ static __global__ void bn_dx_kernel(size_t count, ChannelOfIndex ch, const real 
         const real kc = g * invstd;
         const float2 mc = coef[c]; /* mean_dy, mean_dy_xhat */
         const real t = __fmul_rn(__fmul_rn(x[k] - mu, invstd), mc.y);
-        dx[k] += __fmul_rn(kc, (dy[k] - mc.x) - t);
+        const real v = __fmul_rn(kc, (dy[k] - mc.x) - t);
+        dx[k] = accumulate ? dx[k] + v : v;
     }
 }
 
 void cuda_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const real *x,
                              const real *gamma, const real *save_mean, const real *save_invstd,
-                             const real *dy, real *dx, real *dgamma, real *dbeta, const BnSync *sync)
+                             const real *dy, real *dx, bool accumulate, real *dgamma, real *dbeta,
+                             const BnSync *sync)
 {
     const int C = s->c;
     if (C <= 0) return;
@@ -349,6 +352,7 @@ void cuda_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const 
     const size_t count = (size_t)(n > 0 ? n : 0) * C * (size_t)(s->hw > 0 ? s->hw : 0);
     if (!dx || !count) return;
     bn_dx_kernel<<<cuda_blocks(count), CUDA_THREADS, 0, stream>>>(count, channels(count, C, s->hw), x, gamma,
-                                                                  save_mean, save_invstd, dy, sc.coef, dx);
+                                                                  save_mean, save_invstd, dy, sc.coef, dx,
+                                                                  accumulate);
     CUDA_LAUNCHED();
 }

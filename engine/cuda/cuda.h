@@ -138,7 +138,7 @@ void cuda_linear_backward(Backend *bk, int n, int in, int out, const real *x, co
                           const real *dy, real *dx, real *dw, real *db);
 /* elementwise.cu */
 void cuda_relu_forward(Backend *bk, size_t count, const real *x, real *y);
-void cuda_relu_backward(Backend *bk, size_t count, const real *y, const real *dy, real *dx);
+void cuda_relu_backward(Backend *bk, size_t count, const real *y, const real *dy, real *dx, bool accumulate);
 void cuda_add_forward(Backend *bk, size_t count, const real *a, const real *b, real *y);
 void cuda_accumulate(Backend *bk, size_t count, const real *dy, real *dx);
 void cuda_dropout_forward(Backend *bk, size_t count, real p, const DropoutKey *key, real *mask,
@@ -163,7 +163,8 @@ void cuda_batchnorm_forward_eval(Backend *bk, const BatchNormShape *s, int n, co
                                  const real *running_var, real *y);
 void cuda_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const real *x,
                              const real *gamma, const real *save_mean, const real *save_invstd,
-                             const real *dy, real *dx, real *dgamma, real *dbeta, const BnSync *sync);
+                             const real *dy, real *dx, bool accumulate, real *dgamma, real *dbeta,
+                             const BnSync *sync);
 void cuda_lrn_forward(Backend *bk, const LrnShape *s, int n, const real *x, real *y, real *scale);
 void cuda_lrn_backward(Backend *bk, const LrnShape *s, int n, const real *x, const real *y,
                        const real *scale, const real *dy, real *dx);

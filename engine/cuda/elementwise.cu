@@ -23,15 +23,19 @@ void cuda_relu_forward(Backend *bk, size_t count, const real *x, real *y)
     CUDA_LAUNCHED();
 }
 
-static __global__ void relu_backward_kernel(size_t count, const real *y, const real *dy, real *dx)
+static __global__ void relu_backward_kernel(size_t count, const real *y, const real *dy, real *dx, bool accumulate)
 {
-    GRID_STRIDE(i, count) dx[i] += y[i] > 0 ? dy[i] : 0;
+    GRID_STRIDE(i, count) {
+        const real g = y[i] > 0 ? dy[i] : 0;
+        dx[i] = accumulate ? dx[i] + g : g;
+    }
 }
 
-void cuda_relu_backward(Backend *bk, size_t count, const real *y, const real *dy, real *dx)
+void cuda_relu_backward(Backend *bk, size_t count, const real *y, const real *dy, real *dx, bool accumulate)
 {
     if (!count) return;
-    relu_backward_kernel<<<cuda_blocks(count), CUDA_THREADS, 0, cuda_state(bk)->stream>>>(count, y, dy, dx);
+    relu_backward_kernel<<<cuda_blocks(count), CUDA_THREADS, 0, cuda_state(bk)->stream>>>(count, y, dy, dx,
+                                                                                          accumulate);
     CUDA_LAUNCHED();
 }
 

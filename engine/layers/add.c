@@ -17,12 +17,16 @@ static void add_backward(Layer *l, Net *net, int n)
     (void)n;
     for (int k = 0; k < 2; k++) {
         Tensor *dx = net_layer_input_grad(net, l, k);
-        if (dx) bk_accumulate(net->bk, tensor_count(&l->out), l->dout.data, dx->data);
+        if (!dx) continue;
+        if (l->fresh_dx[k])
+            bk_copy(net->bk, tensor_count(&l->out), l->dout.data, dx->data);
+        else
+            bk_accumulate(net->bk, tensor_count(&l->out), l->dout.data, dx->data);
     }
 }
 
 static const LayerOps add_ops = {.kind = "add", .forward = add_forward, .backward = add_backward,
-                                 .may_run_in_place = true};
+                                 .may_run_in_place = true, .writes_fresh_gradient = true};
 
 int nb_add(Net *net, int a, int b)
 {

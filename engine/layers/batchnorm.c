@@ -49,7 +49,7 @@ static void bn_backward(Layer *l, Net *net, int n)
     real *db = st->affine ? net->params[l->param[1]].grad.data : NULL;
     BnSync sync;
     bk_batchnorm_backward(net->bk, &st->shape, n, net_layer_input(net, l, 0)->data, g, st->mean.data,
-                          st->invstd.data, l->dout.data, dx->data, dg, db, bn_sync(net, st, &sync));
+                          st->invstd.data, l->dout.data, dx->data, !l->fresh_dx[0], dg, db, bn_sync(net, st, &sync));
 }
 
 static void bn_destroy(Layer *l)
@@ -63,6 +63,7 @@ static void bn_destroy(Layer *l)
 
 static const LayerOps bn_ops = {
     .kind = "batchnorm", .forward = bn_forward, .backward = bn_backward, .destroy = bn_destroy,
+    .writes_fresh_gradient = true,
 };
 
 int nb_batchnorm(Net *net, const char *name, int in, bool affine, double eps, double momentum)

@@ -6,9 +6,10 @@ expect_exit 0 "$BB" bench --model lenet --batch 16 --steps 2 --warmup 1 --profil
 expect_output '^model=lenet batch=16 threads=1 img_s=[0-9.]* ms_per_step=[0-9.]* peak_rss_mb=[0-9.]* conv_gflops=[0-9.]* conv_fraction=[0-9.]*$'
 expect_output '^conv1 *conv '
 grep -q 'img_s=0\.0 ' "$TMP/out" && fail "no throughput"
-# --loader: batches through the loader's thread, and the fraction of time waited for it
+# --loader: batches through the loader's thread, the fraction of time waited for it and its
+# time to crop a batch
 expect_exit 0 "$BB" bench --model lenet --batch 16 --steps 3 --warmup 1 --profile-steps 0 --threads 1 --loader
-expect_output '^model=lenet batch=16 .* conv_fraction=[0-9.]* data_wait=0\.[0-9]*$'
+expect_output '^model=lenet batch=16 .* conv_fraction=[0-9.]* data_wait=0\.[0-9]* crop_ms=[0-9.]*$'
 expect_exit 0 "$BB" bench --model resnet8 --list-params
 expect_output 'layer1.0.conv1.weight'
 expect_exit 0 "$BB" bench --sgemm --threads 1
