@@ -351,11 +351,11 @@ double net_forward(Net *net, int n, bool train)
     return net->loss;
 }
 
-/* Before layer i's backward: the douts it is the first to write (its inputs' whose last
- * consumer it is, and its own when it has no consumer) start from zero, their memory having
- * held other gradients; or, where the layer writes a fresh gradient itself, are marked
- * fresh_dx instead (an input taken twice only at its first place). */
-static void zero_douts_born_at(Net *net, int i)
+/* The douts layer i is the first to write (its inputs' whose last consumer it is, and its own
+ * when it has no consumer) start from zero, their memory having held other gradients; or,
+ * where the layer writes a fresh gradient itself, are marked fresh_dx instead (an input taken
+ * twice only at its first place). */
+void net_begin_layer_backward(Net *net, int i)
 {
     Layer *l = &net->layers[i];
     if (net->dout_birth[i] == i) tensor_zero(&net->layers[i].dout);
@@ -379,7 +379,7 @@ void net_backward(Net *net, int n)
     for (int i = net->n_layers - 1; i >= 0; i--) {
         Layer *l = &net->layers[i];
         double t = net->profile ? profile_clock(net) : 0;
-        zero_douts_born_at(net, i);
+        net_begin_layer_backward(net, i);
         l->ops->backward(l, net, n);
         if (net->profile) l->bwd_seconds += profile_clock(net) - t;
         if (net->after_layer_backward) net->after_layer_backward(net, i, net->after_layer_ctx);

@@ -168,6 +168,10 @@ double net_forward(Net *net, int n, bool train);
 /* Backward of the last forward; ADDS into net->grad_block (zero it per step with
  * net_zero_grad; not zeroing accumulates micro-batches). */
 void net_backward(Net *net, int n);
+/* What net_backward does before layer i's backward: zeroes the gradients that layer writes
+ * first, or marks them fresh_dx where it writes them itself (tests/test_backend_ops.c runs
+ * layers one by one). */
+void net_begin_layer_backward(Net *net, int i);
 void net_zero_grad(Net *net);
 
 double net_flops_per_image(const Net *net);

@@ -190,6 +190,10 @@ static void forward_layer(Report *r, Net *ref, Net *dev, int i, int n)
 static void backward_layer(Report *r, Net *ref, Net *dev, int i, int n)
 {
     Layer *lr = &ref->layers[i], *ld = &dev->layers[i];
+    /* as net_backward: the gradients this layer writes first zeroed, or marked to be written
+     * (so both the adding and the writing forms of an operation run) */
+    net_begin_layer_backward(ref, i);
+    net_begin_layer_backward(dev, i);
     /* the CPU's state before this layer: its output gradient, and what its inputs' and
      * parameters' gradients hold already (backward adds to them) */
     copy_across(&lr->dout, &ld->dout);
