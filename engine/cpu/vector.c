@@ -42,7 +42,10 @@ double cpu_sum_squares(Backend *bk, size_t count, const real *x)
 void cpu_copy(Backend *bk, size_t count, const real *x, real *y)
 {
     BK_GUARD(bk);
-    memcpy(y, x, count * sizeof(real));
+    /* split across threads as axpy: one core's memcpy is slower than two threads' adds (the
+     * residual add's backward copies activation-sized gradients) */
+#pragma omp parallel for schedule(static) num_threads(bk->threads) if (count >= CPU_PARALLEL_MIN)
+    for (size_t i = 0; i < count; i++) y[i] = x[i];
 }
 
 void cpu_fill(Backend *bk, size_t count, real value, real *x)
