@@ -46,7 +46,8 @@ struct Loader {
     double wait_seconds;
 };
 
-static void crop(Loader *L, Slot *s)
+/* Crops the slot's job and counts the time it took, which it returns. */
+static double crop(Loader *L, Slot *s)
 {
     const double t0 = now_seconds();
     batch_crop(s->set, s->idx, s->n, s->aug, s->has_rng ? &s->rng : NULL, s->pixels, s->labels, L->crop_threads);
@@ -55,6 +56,7 @@ static void crop(Loader *L, Slot *s)
     L->crop_seconds += took;
     L->cropped++;
     pthread_mutex_unlock(&L->lock);
+    return took;
 }
 
 /* The thread: crops each queued slot; nothing else touches a QUEUED slot. */
@@ -141,9 +143,7 @@ void loader_load(Loader *L, const BatchJob *job, const BatchJob *next)
         s = L->slot[0].state == SLOT_IN_FLIGHT ? &L->slot[1] : &L->slot[0];
         settle(s);
         take_job(L, s, job);
-        double t0 = now_seconds();
-        crop(L, s);
-        L->wait_seconds += now_seconds() - t0;
+        L->wait_seconds += crop(L, s);
     }
     upload(L, s);
     if (!next) return;

@@ -7,12 +7,7 @@
 #define BB_PHILOX_H
 #include <stdint.h>
 
-/* Host and device: the CUDA backend's kernels call the same functions. */
-#ifdef __CUDACC__
-#define BB_HD __host__ __device__
-#else
-#define BB_HD
-#endif
+#include "host_device.h"
 
 typedef struct {
     uint32_t v[4];

@@ -255,13 +255,19 @@ static void find_backward_filter(CudaState *st, CudaConvPlan *p)
     p->have_bwd_filter = 1;
 }
 
+/* Whether a layer goes to cuBLAS (conv_pointwise.cu) rather than to cuDNN. */
+static bool goes_to_cublas(const CudaState *st, const ConvShape *s)
+{
+    return st->pointwise_gemm && cuda_conv_is_pointwise(s);
+}
+
 void cuda_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                          const real *b, real *y)
 {
     if (n <= 0) return; /* no images: y is empty */
     CudaState *st = cuda_state(bk);
     CudaConvPlan *p = plan_get(st, s, n);
-    if (st->pointwise_gemm && cuda_conv_is_pointwise(s)) {
+    if (goes_to_cublas(st, s)) {
         cuda_conv_pointwise_forward(bk, s, n, x, w, y);
     } else {
         if (!p->have_fwd) find_forward(st, p);
@@ -278,7 +284,7 @@ void cuda_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x,
     if (n <= 0) return; /* nothing to add */
     CudaState *st = cuda_state(bk);
     CudaConvPlan *p = plan_get(st, s, n);
-    if (st->pointwise_gemm && cuda_conv_is_pointwise(s)) {
+    if (goes_to_cublas(st, s)) {
         cuda_conv_pointwise_backward(bk, s, n, x, w, dy, dx, dw);
         if (db) CUDNN_CHECK(cudnnConvolutionBackwardBias(st->cudnn, &ONE, p->y, dy, &ONE, p->bias, db));
         return;

@@ -8,11 +8,7 @@
 #define BB_FAST_DIVIDE_H
 #include <stdint.h>
 
-#ifdef __CUDACC__
-#define BB_FD_HD __host__ __device__
-#else
-#define BB_FD_HD
-#endif
+#include "../host_device.h"
 
 /* The largest numerator (and divisor) the magic numbers are exact for. */
 #define FAST_DIVIDE_MAX 0x7fffffffu
@@ -22,7 +18,7 @@ typedef struct {
 } FastDivide;
 
 /* d in [1, FAST_DIVIDE_MAX]: shift = ceil(log2 d), magic = 2^32 (2^shift - d) / d + 1. */
-static inline BB_FD_HD FastDivide fast_divide_by(uint32_t d)
+static inline BB_HD FastDivide fast_divide_by(uint32_t d)
 {
     FastDivide f;
     uint32_t shift = 0;
@@ -33,7 +29,7 @@ static inline BB_FD_HD FastDivide fast_divide_by(uint32_t d)
     return f;
 }
 
-static inline BB_FD_HD uint32_t fast_divide(FastDivide f, uint32_t n)
+static inline BB_HD uint32_t fast_divide(FastDivide f, uint32_t n)
 {
 #ifdef __CUDA_ARCH__
     const uint32_t high = __umulhi(n, f.magic);
@@ -52,7 +48,7 @@ typedef struct {
     int narrow;
 } ChannelOfIndex;
 
-static inline BB_FD_HD ChannelOfIndex channel_of_index(uint64_t count, uint64_t c, uint64_t hw)
+static inline BB_HD ChannelOfIndex channel_of_index(uint64_t count, uint64_t c, uint64_t hw)
 {
     ChannelOfIndex m;
     m.hw = hw ? hw : 1;
@@ -63,7 +59,7 @@ static inline BB_FD_HD ChannelOfIndex channel_of_index(uint64_t count, uint64_t 
     return m;
 }
 
-static inline BB_FD_HD int channel_at(ChannelOfIndex m, uint64_t k)
+static inline BB_HD int channel_at(ChannelOfIndex m, uint64_t k)
 {
     if (!m.narrow) return (int)((k / m.hw) % m.c);
     const uint32_t plane = fast_divide(m.by_hw, (uint32_t)k);
