@@ -2,8 +2,8 @@
  * (conv_winograd.c) at even and odd sizes (partial tiles), padding 0, 1 and 2, channel counts
  * that are not multiples of anything, a batch that does not fill the last chunk; the direct
  * path (conv_direct.c) at every row width its vector chunks cut differently (8, 16, 24, 32,
- * 40), channels from 8 to 64, bias and no bias. One and two threads. Forward output, data
- * gradient, weight gradient, each as max |fast - im2col| / max |im2col|. The same inputs go
+ * 40), channels from 8 to 128, bias and no bias, 3x3 and 5x5 filters. One and two threads.
+ * Forward output, data gradient, weight gradient, each as max |fast - im2col| / max |im2col|. The same inputs go
  * through both paths; dx and dw start from the same nonzero values, since both paths
  * accumulate into them. Every tensor is read and written across the backend boundary. */
 #include <criterion/criterion.h>
@@ -86,16 +86,18 @@ static double relative_difference(const real *want, const real *got, size_t n)
 typedef struct {
     int n, in_c, out_c, h, w, pad;
     bool bias;
+    int k; /* the filter: k x k */
 } Case;
 
 /* Runs both paths on one shape; returns the largest of the three differences. */
 static double compare_paths(const FastPath *fast, Case c, int threads)
 {
-    ConvShape s = {c.in_c, c.h, c.w, c.out_c, c.h + 2 * c.pad - 2, c.w + 2 * c.pad - 2, 3, 3, 1, c.pad, 1};
-    cr_assert(fast->applies(&s), "shape %dx%d c%d->%d pad %d should take the %s path", c.h, c.w, c.in_c,
-              c.out_c, c.pad, fast->name);
+    const int k = c.k;
+    ConvShape s = {c.in_c, c.h, c.w, c.out_c, c.h + 2 * c.pad - k + 1, c.w + 2 * c.pad - k + 1, k, k, 1, c.pad, 1};
+    cr_assert(fast->applies(&s), "shape %dx%d c%d->%d %dx%d pad %d should take the %s path", c.h, c.w, c.in_c,
+              c.out_c, k, k, c.pad, fast->name);
     const size_t nx = (size_t)c.n * c.in_c * c.h * c.w, ny = (size_t)c.n * c.out_c * s.out_h * s.out_w;
-    const size_t nw = (size_t)c.out_c * c.in_c * 9;
+    const size_t nw = (size_t)c.out_c * c.in_c * k * k;
     unsigned seed = 12345u + (unsigned)(c.in_c * 7 + c.h);
     real *x = random_values(nx, &seed), *w = random_values(nw, &seed), *b = random_values(c.out_c, &seed);
     real *dy = random_values(ny, &seed), *dx0 = random_values(nx, &seed), *dw0 = random_values(nw, &seed);
@@ -128,13 +130,13 @@ static double compare_paths(const FastPath *fast, Case c, int threads)
     }
     const size_t counts[3] = {ny, nx, nw};
     const char *names[3] = {"y", "dx", "dw"};
-    for (int k = 0; k < 3; k++) {
-        double d = relative_difference(out[0][k], out[1][k], counts[k]);
-        printf("%s n=%d c%d->%d %dx%d pad=%d threads=%d %s difference %.2e (tolerance %.0e)\n", fast->name,
-               c.n, c.in_c, c.out_c, c.h, c.w, c.pad, threads, names[k], d, TOL);
+    for (int t = 0; t < 3; t++) {
+        double d = relative_difference(out[0][t], out[1][t], counts[t]);
+        printf("%s n=%d c%d->%d %dx%d filter %dx%d pad=%d threads=%d %s difference %.2e (tolerance %.0e)\n",
+               fast->name, c.n, c.in_c, c.out_c, c.h, c.w, s.k_h, s.k_w, c.pad, threads, names[t], d, TOL);
         worst = fmax(worst, d);
-        free(out[0][k]);
-        free(out[1][k]);
+        free(out[0][t]);
+        free(out[1][t]);
     }
     bk_buffer_free(x_.buf);
     bk_buffer_free(w_.buf);
@@ -146,31 +148,35 @@ static double compare_paths(const FastPath *fast, Case c, int threads)
 }
 
 static const Case WINOGRAD_CASES[] = {
-    {4, 16, 16, 8, 8, 1, true},     /* resnet20's layer3 shape, small */
-    {3, 16, 24, 9, 7, 1, true},     /* odd sizes: partial tiles in both directions */
-    {2, 17, 19, 8, 7, 0, true},     /* no padding, odd channel counts */
-    {1, 20, 16, 5, 6, 2, true},     /* padding 2 */
-    {37, 16, 32, 10, 10, 1, true},  /* a last chunk that is not full */
-    {2, 72, 80, 8, 8, 1, true},     /* more channels */
+    {4, 16, 16, 8, 8, 1, true, 3},     /* resnet20's layer3 shape, small */
+    {3, 16, 24, 9, 7, 1, true, 3},     /* odd sizes: partial tiles in both directions */
+    {2, 17, 19, 8, 7, 0, true, 3},     /* no padding, odd channel counts */
+    {1, 20, 16, 5, 6, 2, true, 3},     /* padding 2 */
+    {37, 16, 32, 10, 10, 1, true, 3},  /* a last chunk that is not full */
+    {2, 72, 80, 8, 8, 1, true, 3},     /* more channels */
 };
 
 /* Planes of 15 to 1,024 pixels: whole and partial chunks of one and two vectors, rows that
  * are not multiples of 8, sizes that are not multiples of anything. */
 static const Case DIRECT_CASES[] = {
-    {3, 16, 16, 8, 8, 1, true},      /* resnet20's layer3 width, few channels */
-    {2, 16, 32, 5, 16, 1, false},    /* more outputs than inputs, no bias */
-    {2, 32, 8, 7, 24, 1, true},      /* fewer outputs than inputs */
-    {5, 8, 16, 3, 32, 1, true},      /* resnet20's layer1 width */
-    {1, 64, 64, 4, 40, 1, true},     /* the widest channels it takes */
-    {3, 24, 40, 6, 8, 1, false},
-    {37, 16, 16, 8, 8, 1, true},     /* weight gradient in groups of 16 images, the last short */
-    {5, 16, 16, 32, 32, 1, false},   /* groups of 2 images of resnet20's layer1 size */
-    {2, 16, 8, 4, 6, 1, true},       /* rows of 6: vectors run across row ends */
-    {3, 64, 96, 7, 7, 1, true},      /* the CIFAR AlexNets' conv3: 49 pixels, a partial last chunk */
-    {2, 32, 64, 15, 15, 1, false},   /* their conv2: 225 pixels */
-    {2, 8, 16, 3, 5, 1, true},       /* fewer pixels than one vector */
-    {2, 16, 8, 5, 5, 1, true},       /* a partial second vector */
-    {1, 128, 128, 6, 6, 1, false},   /* the most channels it takes */
+    {3, 16, 16, 8, 8, 1, true, 3},      /* resnet20's layer3 width, few channels */
+    {2, 16, 32, 5, 16, 1, false, 3},    /* more outputs than inputs, no bias */
+    {2, 32, 8, 7, 24, 1, true, 3},      /* fewer outputs than inputs */
+    {5, 8, 16, 3, 32, 1, true, 3},      /* resnet20's layer1 width */
+    {1, 64, 64, 4, 40, 1, true, 3},     /* the widest channels it takes */
+    {3, 24, 40, 6, 8, 1, false, 3},
+    {37, 16, 16, 8, 8, 1, true, 3},     /* weight gradient in groups of 16 images, the last short */
+    {5, 16, 16, 32, 32, 1, false, 3},   /* groups of 2 images of resnet20's layer1 size */
+    {2, 16, 8, 4, 6, 1, true, 3},       /* rows of 6: vectors run across row ends */
+    {3, 64, 96, 7, 7, 1, true, 3},      /* the CIFAR AlexNets' conv3: 49 pixels, a partial last chunk */
+    {2, 32, 64, 15, 15, 1, false, 3},   /* their conv2: 225 pixels */
+    {2, 8, 16, 3, 5, 1, true, 3},       /* fewer pixels than one vector */
+    {2, 16, 8, 5, 5, 1, true, 3},       /* a partial second vector */
+    {1, 128, 128, 6, 6, 1, false, 3},   /* the most channels it takes */
+    {3, 32, 64, 14, 14, 2, true, 5}, /* 5x5: simple-cnn's conv2 (196 pixels, a partial last chunk) */
+    {2, 8, 16, 4, 6, 2, false, 5},   /* 5x5 on rows of 6: shifts of two columns wrap round */
+    {37, 16, 8, 8, 8, 2, true, 5},   /* 5x5, weight gradient in groups, the last short */
+    {2, 16, 24, 3, 3, 2, true, 5},   /* 5x5 bigger than the plane: most taps fall outside */
 };
 
 static void expect_path_matches(const FastPath *fast, const Case *cases, size_t count, int threads)
@@ -202,6 +208,11 @@ Test(conv_paths, each_layer_shape_takes_its_path)
     ConvShape r50_conv3 = {128, 28, 28, 128, 28, 28, 3, 3, 1, 1, 1};
     cr_expect(direct_applies(&r20) && direct_applies(&r20_layer3) && direct_applies(&r50_conv2));
     cr_expect(direct_applies(&r50_conv3) && winograd_applies(&r50_conv3));
+    ConvShape simple_conv2 = {32, 14, 14, 64, 14, 14, 5, 5, 1, 2, 1};
+    ConvShape simple_conv1 = {1, 28, 28, 32, 28, 28, 5, 5, 1, 2, 1};
+    ConvShape lenet_conv2 = {8, 14, 14, 16, 10, 10, 5, 5, 1, 0, 1}; /* unpadded: im2col */
+    cr_expect(direct_applies(&simple_conv2) && !winograd_applies(&simple_conv2));
+    cr_expect(!direct_applies(&simple_conv1) && !direct_applies(&lenet_conv2));
     cr_expect(!direct_applies(&first) && !direct_applies(&strided) && !direct_applies(&grouped) &&
               !direct_applies(&pointwise));
     cr_expect(winograd_applies(&r20));

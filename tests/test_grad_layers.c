@@ -120,6 +120,13 @@ static void b_conv_direct(Net *net)
     int y = nb_conv(net, "conv", NET_INPUT, 8, 3, 1, 1, 1, true, GAUSS, GAUSS);
     head(net, nb_batchnorm(net, "bn", y, true, 1e-5, 0.1));
 }
+/* The direct path's 5x5 filters (padding 2) on 5 x 6 planes: shifts of two columns wrap
+ * round every row, and most taps of the edge pixels fall outside. */
+static void b_conv_direct_5x5(Net *net)
+{
+    int y = nb_conv(net, "conv", NET_INPUT, 8, 5, 1, 2, 1, true, GAUSS, GAUSS);
+    head(net, nb_batchnorm(net, "bn", y, true, 1e-5, 0.1));
+}
 static void b_conv_pointwise(Net *net) { head(net, nb_conv(net, "conv", NET_INPUT, 5, 1, 1, 0, 1, false, GAUSS, GAUSS)); }
 static void b_conv_pointwise_s2(Net *net) { head(net, nb_conv(net, "conv", NET_INPUT, 5, 1, 2, 0, 1, false, GAUSS, GAUSS)); }
 static void b_linear(Net *net) { head(net, nb_linear(net, "fc", NET_INPUT, 7, true, GAUSS, GAUSS)); }
@@ -166,6 +173,7 @@ Test(gradcheck, conv_3x3_padded) { run_check(3, 6, 6, 2, b_conv3); }
 Test(gradcheck, conv_5x5_stride2_pad2) { run_check(2, 9, 7, 2, b_conv_strided); }
 Test(gradcheck, conv_3x3_winograd) { run_check(16, 7, 5, 2, b_conv_winograd); }
 Test(gradcheck, conv_3x3_direct) { run_check(8, 5, 8, 2, b_conv_direct); }
+Test(gradcheck, conv_5x5_direct) { run_check(8, 5, 6, 2, b_conv_direct_5x5); }
 Test(gradcheck, conv_grouped) { run_check(4, 5, 5, 3, b_conv_grouped); }
 Test(gradcheck, conv_pointwise) { run_check(3, 4, 4, 2, b_conv_pointwise); }
 Test(gradcheck, conv_pointwise_stride2) { run_check(3, 5, 5, 2, b_conv_pointwise_s2); }

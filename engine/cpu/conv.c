@@ -1,8 +1,8 @@
 /* Convolution as im2col + gemm, one image per OpenMP iteration. Each thread owns a
  * column buffer and a private weight-gradient accumulator, summed in thread order
  * afterwards so results are identical run to run at a fixed thread count. This is the
- * reference path; stride-1 3x3 layers with few channels take the direct path
- * (conv_direct.c), those with more Winograd's (conv_winograd.c), each tested against this one. */
+ * reference path; stride-1 3x3 and 5x5 "same" layers with few channels take the direct path
+ * (conv_direct.c), 3x3 ones with more Winograd's (conv_winograd.c), each tested against this one. */
 #include <string.h>
 
 #include "cpu.h"

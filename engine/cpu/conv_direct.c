@@ -1,16 +1,16 @@
-/* Direct 3x3 convolution for stride-1, padding-1 layers with channels in eights, up to
- * DIRECT_MAX_CHANNELS (ResNet-20's and ResNet-8's layers, the CIFAR AlexNets' conv2-5,
- * ResNet-50's first stage). Each input plane is copied three times, shifted by one column
- * each, with a zero row above and below and zeros where the shift leaves the image: then the
- * input under tap (kh, kw) of output pixels p .. p + 15 is the 16 consecutive values of copy kw
- * from p + kh * width, across row ends too, so a whole plane is one run of vectors whatever its
- * width. A register block holds OCB output channels of a run chunk, and every input channel
- * and tap adds a weight times an input vector to each: the products never leave the
- * registers, with no im2col matrix and no Winograd transforms, which is what costs most at
- * these channel counts. The data gradient is the same computation on dy with the filters
- * transposed and flipped. The weight gradient keeps 2 x 9 vector sums (two output channels,
- * nine taps of one input channel) in registers over a group of images.
- *
+/* Direct 3x3 and 5x5 convolution for stride-1 "same" layers (padding 1 and 2) with channels in
+ * eights, up to DIRECT_MAX_CHANNELS (ResNet-20's and ResNet-8's layers, the CIFAR AlexNets'
+ * conv2-5, ResNet-50's first stage, simple-cnn's conv2). Each input plane is copied k times,
+ * shifted by one column each, with k/2 zero rows above and below and zeros where the shift
+ * leaves the image: then the input under tap (kh, kw) of output pixels p .. p + 15 is the 16
+ * consecutive values of copy kw from p + kh * width, across row ends too, so a whole plane is
+ * one run of vectors whatever its width. A register block holds OCB output channels of a run
+ * chunk, and every input channel and tap adds a weight times an input vector to each: the
+ * products never leave the registers, with no im2col matrix and no Winograd transforms, which
+ * is what costs most at these channel counts. The data gradient is the same computation on dy
+ * with the filters transposed and flipped. The weight gradient keeps its vector sums in
+ * registers over a group of images: 2 output channels x 9 taps of one input channel for 3x3,
+ * 4 output channels x one row of 5 taps for 5x5. *
  * A plane whose pixels are not a multiple of the vector ends in a partial chunk: it reads
  * whole vectors (the lanes past the plane read the next copy, or a zeroed slack after the
  * last), computes them, and stores only the plane's lanes; the weight gradient reads dy from
@@ -37,7 +37,8 @@ typedef real Vec __attribute__((vector_size(VLEN * sizeof(real))));
 
 int direct_applies(const ConvShape *s)
 {
-    return s->k_h == 3 && s->k_w == 3 && s->stride == 1 && s->pad == 1 && s->groups == 1 &&
+    const int k = s->k_h;
+    return (k == 3 || k == 5) && s->k_w == k && s->pad == k / 2 && s->stride == 1 && s->groups == 1 &&
            s->in_c % OCB == 0 && s->out_c % OCB == 0 && s->in_c <= DIRECT_MAX_CHANNELS &&
            s->out_c <= DIRECT_MAX_CHANNELS;
 }
@@ -55,33 +56,36 @@ static inline void load_lanes(Vec *v, const real *p, int count)
 
 static inline void store_lanes(real *p, const Vec *v, int count) { memcpy(p, v, sizeof(real) * count); }
 
-/* A plane's three shifted copies: copy kw, row r (0 .. h + 1), column c holds the input at
- * row r - 1, column c + kw - 1, or zero outside the image. An image's copies are followed by
- * VLEN zeros, which a partial chunk's last lanes read. */
-static size_t shifted_elems(int h, int w) { return 3 * (size_t)(h + 2) * w; }
+/* One shifted copy of an h x w plane for a k x k filter: k / 2 zero rows above and below. */
+static size_t copy_elems(int k, int h, int w) { return (size_t)(h + k - 1) * w; }
 
-/* Copy kw is the plane moved by kw - 1 places along its run of pixels: one long copy each,
- * then the column that wrapped round from the row before (or after) is zeroed. */
-static void shift_image(int channels, int h, int w, const real *x, real *sx)
+/* A plane's k shifted copies: copy kw, row r (0 .. h + k - 2), column c holds the input at
+ * row r - k/2, column c + kw - k/2, or zero outside the image. An image's copies are followed
+ * by VLEN zeros, which a partial chunk's last lanes read. */
+static size_t shifted_elems(int k, int h, int w) { return (size_t)k * copy_elems(k, h, w); }
+
+/* Copy kw is the plane moved by d = kw - k/2 places along its run of pixels: one long copy
+ * between zeros, then the d columns that wrapped round from the next (or previous) row are
+ * zeroed in every row. */
+static void shift_image(int k, int channels, int h, int w, const real *x, real *sx)
 {
-    const size_t copy = (size_t)(h + 2) * w, pixels = (size_t)h * w;
+    const int pad = k / 2;
+    const size_t copy = copy_elems(k, h, w), pixels = (size_t)h * w;
     for (int c = 0; c < channels; c++) {
         const real *plane = x + c * pixels;
-        real *c0 = sx + 3 * c * copy, *c1 = c0 + copy, *c2 = c1 + copy;
-        for (int k = 0; k < 3; k++) {
-            real *d = c0 + k * copy;
-            memset(d, 0, sizeof(real) * (w + 1));                  /* the top row, and one more */
-            memset(d + pixels + w - 1, 0, sizeof(real) * (w + 1)); /* one less, and the bottom row */
-        }
-        memcpy(c0 + w + 1, plane, sizeof(real) * (pixels - 1));
-        memcpy(c1 + w, plane, sizeof(real) * pixels);
-        memcpy(c2 + w, plane + 1, sizeof(real) * (pixels - 1));
-        for (int r = 1; r <= h; r++) {
-            c0[(size_t)r * w] = 0;         /* column -1 */
-            c2[(size_t)r * w + w - 1] = 0; /* column w */
+        for (int kw = 0; kw < k; kw++) {
+            const int d = kw - pad;
+            const size_t start = (size_t)pad * w - d; /* where the plane's first value lands */
+            real *dst = sx + ((size_t)c * k + kw) * copy;
+            memset(dst, 0, sizeof(real) * start);
+            memcpy(dst + start, plane, sizeof(real) * pixels);
+            memset(dst + start + pixels, 0, sizeof(real) * (copy - start - pixels));
+            const int from = d > 0 ? w - d : 0, to = d > 0 ? w : -d;
+            for (int r = 0; r < h + k - 1; r++)
+                for (int j = from; j < to; j++) dst[(size_t)r * w + j] = 0;
         }
     }
-    memset(sx + channels * shifted_elems(h, w), 0, sizeof(real) * VLEN);
+    memset(sx + channels * shifted_elems(k, h, w), 0, sizeof(real) * VLEN);
 }
 
 /* A plane's pixels rounded up to whole vectors. */
@@ -102,7 +106,7 @@ static int dw_group(const ConvShape *s)
  * whole vectors (weight gradient). Shared: the arranged filters. */
 Workspace direct_workspace(const ConvShape *s, size_t weight_elems)
 {
-    const size_t image = shifted_elems(s->in_h, s->in_w);
+    const size_t image = shifted_elems(s->k_h, s->in_h, s->in_w);
     const size_t group = (size_t)dw_group(s);
     size_t data = (size_t)(s->in_c > s->out_c ? s->in_c : s->out_c) * image + VLEN;
     size_t weights = weight_elems * (1 + VLEN) + group * s->in_c * image + VLEN + group * s->out_c * padded_pixels(s);
@@ -112,7 +116,7 @@ Workspace direct_workspace(const ConvShape *s, size_t weight_elems)
 /* One chunk of a plane's run of pixels in one register block: OCB output channels. */
 typedef struct {
     const real *in;    /* copy 0 of input channel 0's shifted planes, at the chunk's first pixel */
-    size_t copy;       /* one shifted copy: (h + 2) x w */
+    size_t copy;       /* one shifted copy: (h + k - 1) x w */
     int w;             /* plane width: tap row kh is kh * w further on */
     int channels;      /* input channels summed */
     const real *filt;  /* the block's filters: [channel][tap][OCB] */
@@ -123,17 +127,17 @@ typedef struct {
     int count;         /* the pixels stored of the last vector: VLEN but in a partial chunk */
 } Chunk;
 
-/* The kernel for NV vectors: the accumulators stay in registers for the whole sum over
- * channels and taps (OCB x NV of them). */
-#define DIRECT_CHUNK_KERNEL(NAME, NV)                                                              \
+/* The kernel for NV vectors of a K x K filter: the accumulators stay in registers for the
+ * whole sum over channels and taps (OCB x NV of them). */
+#define DIRECT_CHUNK_KERNEL(NAME, NV, K)                                                           \
     static void NAME(const Chunk *k)                                                               \
     {                                                                                              \
         Vec acc[OCB][NV];                                                                          \
         memset(acc, 0, sizeof acc);                                                                \
         for (int c = 0; c < k->channels; c++) {                                                    \
-            const real *x = k->in + 3 * c * k->copy, *f = k->filt + (size_t)c * 9 * OCB;           \
-            for (int kh = 0; kh < 3; kh++)                                                         \
-                for (int kw = 0; kw < 3; kw++, f += OCB) {                                         \
+            const real *x = k->in + K * c * k->copy, *f = k->filt + (size_t)c * K * K * OCB;       \
+            for (int kh = 0; kh < K; kh++)                                                         \
+                for (int kw = 0; kw < K; kw++, f += OCB) {                                         \
                     const real *p = x + kw * k->copy + (size_t)kh * k->w;                          \
                     Vec in[NV];                                                                    \
                     for (int v = 0; v < NV; v++) load_vec(&in[v], p + v * VLEN);                   \
@@ -162,19 +166,33 @@ typedef struct {
             }                                                                                      \
     }
 
-DIRECT_CHUNK_KERNEL(chunk_two, 2)
-DIRECT_CHUNK_KERNEL(chunk_one, 1)
+DIRECT_CHUNK_KERNEL(chunk_two_3x3, 2, 3)
+DIRECT_CHUNK_KERNEL(chunk_one_3x3, 1, 3)
+DIRECT_CHUNK_KERNEL(chunk_two_5x5, 2, 5)
+DIRECT_CHUNK_KERNEL(chunk_one_5x5, 1, 5)
+
+/* The kernels of one filter size: two vectors of pixels, and one. */
+typedef struct {
+    void (*two)(const Chunk *);
+    void (*one)(const Chunk *);
+} ChunkKernels;
+
+static ChunkKernels chunk_kernels(int k)
+{
+    return k == 5 ? (ChunkKernels){chunk_two_5x5, chunk_one_5x5} : (ChunkKernels){chunk_two_3x3, chunk_one_3x3};
+}
 
 /* out (channels_out planes of h x w) = or += the convolution of the shifted input with the
- * arranged filters, block by block, chunk by chunk along each plane's run of pixels. */
-static void convolve_image(const real *sx, int channels_in, const real *arranged, int channels_out, int h,
+ * arranged k x k filters, block by block, chunk by chunk along each plane's run of pixels. */
+static void convolve_image(int kk, const real *sx, int channels_in, const real *arranged, int channels_out, int h,
                            int w, const real *bias, int accumulate, real *out)
 {
     const int pixels = h * w;
-    Chunk k = {.copy = (size_t)(h + 2) * w, .w = w, .channels = channels_in, .out_plane = (size_t)pixels,
+    const ChunkKernels run = chunk_kernels(kk);
+    Chunk k = {.copy = copy_elems(kk, h, w), .w = w, .channels = channels_in, .out_plane = (size_t)pixels,
                .accumulate = accumulate};
     for (int ob = 0; ob < channels_out; ob += OCB) {
-        k.filt = arranged + (size_t)ob * channels_in * 9;
+        k.filt = arranged + (size_t)ob * channels_in * kk * kk;
         k.bias = bias ? bias + ob : NULL;
         for (int p = 0; p < pixels;) {
             int left = pixels - p;
@@ -182,15 +200,15 @@ static void convolve_image(const real *sx, int channels_in, const real *arranged
             k.out = out + (size_t)ob * pixels + p;
             k.count = VLEN;
             if (left >= 2 * VLEN) {
-                chunk_two(&k);
+                run.two(&k);
                 p += 2 * VLEN;
             } else if (left > VLEN) {
                 k.count = left - VLEN;
-                chunk_two(&k);
+                run.two(&k);
                 p = pixels;
             } else {
                 k.count = left;
-                chunk_one(&k);
+                run.one(&k);
                 p = pixels;
             }
         }
@@ -200,36 +218,39 @@ static void convolve_image(const real *sx, int channels_in, const real *arranged
 /* Forward filters as the kernels read them: [out block][in channel][tap][OCB]. */
 static void arrange_forward(const ConvShape *s, const real *w, real *a)
 {
+    const int taps = s->k_h * s->k_w;
     for (int ob = 0; ob < s->out_c; ob += OCB)
         for (int c = 0; c < s->in_c; c++)
-            for (int t = 0; t < 9; t++)
+            for (int t = 0; t < taps; t++)
                 for (int o = 0; o < OCB; o++)
-                    a[(((size_t)ob * s->in_c + (size_t)c * OCB) * 9) + (size_t)t * OCB + o] =
-                        w[((size_t)(ob + o) * s->in_c + c) * 9 + t];
+                    a[(((size_t)ob * s->in_c + (size_t)c * OCB) * taps) + (size_t)t * OCB + o] =
+                        w[((size_t)(ob + o) * s->in_c + c) * taps + t];
 }
 
-/* The data gradient's filters: in and out channels swapped, each 3x3 turned half a circle. */
+/* The data gradient's filters: in and out channels swapped, each filter turned half a circle. */
 static void arrange_backward(const ConvShape *s, const real *w, real *a)
 {
+    const int taps = s->k_h * s->k_w;
     for (int ib = 0; ib < s->in_c; ib += OCB)
         for (int c = 0; c < s->out_c; c++)
-            for (int t = 0; t < 9; t++)
+            for (int t = 0; t < taps; t++)
                 for (int i = 0; i < OCB; i++)
-                    a[(((size_t)ib * s->out_c + (size_t)c * OCB) * 9) + (size_t)t * OCB + i] =
-                        w[((size_t)c * s->in_c + ib + i) * 9 + (8 - t)];
+                    a[(((size_t)ib * s->out_c + (size_t)c * OCB) * taps) + (size_t)t * OCB + i] =
+                        w[((size_t)c * s->in_c + ib + i) * taps + (taps - 1 - t)];
 }
 
 /* For each of n images: its `from` channels of h x w shifted into the thread's workspace, then
- * convolved into (or added to) its `to` channels: the forward pass, and the data gradient. */
-static void convolve_batch(Backend *bk, int n, int h, int w, const real *src, int from, const real *arranged,
-                           const real *bias, int accumulate, real *dst, int to)
+ * convolved with k x k filters into (or added to) its `to` channels: the forward pass, and the
+ * data gradient. */
+static void convolve_batch(Backend *bk, int k, int n, int h, int w, const real *src, int from,
+                           const real *arranged, const real *bias, int accumulate, real *dst, int to)
 {
     const size_t src_item = (size_t)from * h * w, dst_item = (size_t)to * h * w;
 #pragma omp parallel for schedule(static) num_threads(bk->threads)
     for (int i = 0; i < n; i++) {
         real *shifted = cpu_workspace(bk, omp_get_thread_num());
-        shift_image(from, h, w, src + i * src_item, shifted);
-        convolve_image(shifted, from, arranged, to, h, w, bias, accumulate, dst + i * dst_item);
+        shift_image(k, from, h, w, src + i * src_item, shifted);
+        convolve_image(k, shifted, from, arranged, to, h, w, bias, accumulate, dst + i * dst_item);
     }
 }
 
@@ -239,48 +260,76 @@ void direct_conv_forward(Backend *bk, const ConvShape *s, int n, const real *x, 
     BK_GUARD(bk);
     real *arranged = cpu_shared_workspace(bk);
     arrange_forward(s, w, arranged);
-    convolve_batch(bk, n, s->out_h, s->out_w, x, s->in_c, arranged, b, 0, y, s->out_c);
+    convolve_batch(bk, s->k_h, n, s->out_h, s->out_w, x, s->in_c, arranged, b, 0, y, s->out_c);
 }
 
 /* One group of images, as the weight-gradient kernel reads it. */
 typedef struct {
-    const real *sx;        /* the group's shifted images: [image][in_c][3 copies] */
-    size_t sx_item, copy;  /* in_c x 3 copies (and the slack); one copy */
+    const real *sx;        /* the group's shifted images: [image][in_c][k copies] */
+    size_t sx_item, copy;  /* in_c x k copies; one copy */
     const real *dy;        /* the group's dy, each plane padded with zeros to whole vectors */
     size_t dy_item, plane; /* out_c padded planes; one */
     int images, w, in_c;
 } DwGroup;
 
+/* Keeps v in a register: without it the compiler folds the load into each multiply-add that
+ * uses it, and the unaligned loads, not the multiply-adds, set the pace. Only where a Vec is
+ * one register: float vectors with AVX (a double-precision Vec with AVX-512 is two). */
+#if defined(__x86_64__) && defined(__AVX__) && !defined(BB_DOUBLE)
+#define IN_REGISTER(v) __asm__("" : "+v"(v))
+#else
+#define IN_REGISTER(v) (void)0
+#endif
+
 /* lanes (this thread's, a vector per [out][in][tap]) += (or, for the thread's first group, =)
- * the gradient of output channels oc, oc + 1 and input channel ic over the group: 18 vector
- * sums held in registers meanwhile. Their lanes are added up once, at the end of the call
- * (lane_totals). */
-static void dw_pair(const DwGroup *g, int oc, int ic, int first, real *lanes)
-{
-    Vec acc[2][9];
-    real *at[2] = {lanes + ((size_t)oc * g->in_c + ic) * 9 * VLEN, lanes + ((size_t)(oc + 1) * g->in_c + ic) * 9 * VLEN};
-    if (first)
-        memset(acc, 0, sizeof acc);
-    else
-        for (int o = 0; o < 2; o++)
-            for (int t = 0; t < 9; t++) load_vec(&acc[o][t], at[o] + t * VLEN);
-    for (int i = 0; i < g->images; i++) {
-        const real *x = g->sx + i * g->sx_item + 3 * ic * g->copy;
-        const real *d0 = g->dy + i * g->dy_item + oc * g->plane, *d1 = d0 + g->plane;
-        for (size_t p = 0; p < g->plane; p += VLEN) {
-            Vec a, b, in;
-            load_vec(&a, d0 + p);
-            load_vec(&b, d1 + p);
-            for (int kh = 0; kh < 3; kh++)
-                for (int kw = 0; kw < 3; kw++) {
-                    load_vec(&in, x + kw * g->copy + (size_t)kh * g->w + p);
-                    acc[0][kh * 3 + kw] += a * in;
-                    acc[1][kh * 3 + kw] += b * in;
-                }
-        }
+ * the gradient of OC output channels from oc and input channel ic over the group, in tap rows
+ * row .. row + ROWS - 1 of a K x K filter: OC x ROWS x K vector sums held in registers
+ * meanwhile. Their lanes are added up once, at the end of the call (lane_totals). */
+#define DW_KERNEL(NAME, OC, K, ROWS)                                                               \
+    static void NAME(const DwGroup *g, int oc, int ic, int row, int first, real *lanes)            \
+    {                                                                                              \
+        Vec acc[OC][ROWS * K];                                                                     \
+        real *at[OC];                                                                              \
+        for (int o = 0; o < OC; o++)                                                               \
+            at[o] = lanes + (((size_t)(oc + o) * g->in_c + ic) * K * K + (size_t)row * K) * VLEN;  \
+        if (first)                                                                                 \
+            memset(acc, 0, sizeof acc);                                                            \
+        else                                                                                       \
+            for (int o = 0; o < OC; o++)                                                           \
+                for (int t = 0; t < ROWS * K; t++) load_vec(&acc[o][t], at[o] + t * VLEN);         \
+        for (int i = 0; i < g->images; i++) {                                                      \
+            const real *x = g->sx + i * g->sx_item + (size_t)K * ic * g->copy + (size_t)row * g->w; \
+            const real *d = g->dy + i * g->dy_item + oc * g->plane;                                \
+            for (size_t p = 0; p < g->plane; p += VLEN) {                                          \
+                Vec dy[OC], in;                                                                    \
+                for (int o = 0; o < OC; o++) load_vec(&dy[o], d + o * g->plane + p);               \
+                for (int kh = 0; kh < ROWS; kh++)                                                  \
+                    for (int kw = 0; kw < K; kw++) {                                               \
+                        load_vec(&in, x + kw * g->copy + (size_t)kh * g->w + p);                   \
+                        IN_REGISTER(in);                                                           \
+                        for (int o = 0; o < OC; o++) acc[o][kh * K + kw] += dy[o] * in;            \
+                    }                                                                              \
+            }                                                                                      \
+        }                                                                                          \
+        for (int o = 0; o < OC; o++)                                                               \
+            for (int t = 0; t < ROWS * K; t++) memcpy(at[o] + t * VLEN, &acc[o][t], sizeof(Vec));  \
     }
-    for (int o = 0; o < 2; o++)
-        for (int t = 0; t < 9; t++) memcpy(at[o] + t * VLEN, &acc[o][t], sizeof(Vec));
+
+DW_KERNEL(dw_3x3_pair, 2, 3, 3)
+DW_KERNEL(dw_5x5_quad_row, 4, 5, 1)
+
+/* A 3x3 filter's 2 x 9 sums for two output channels fit the registers at once. A 5x5 filter
+ * goes a tap row at a time for four output channels (20 sums): each input vector then feeds
+ * four multiply-adds, and each pass reads dy again, from cache. */
+static int dw_channels(int k) { return k == 3 ? 2 : 4; }
+
+static void dw_block(int k, const DwGroup *g, int oc, int ic, int first, real *lanes)
+{
+    if (k == 3) {
+        dw_3x3_pair(g, oc, ic, 0, first, lanes);
+        return;
+    }
+    for (int row = 0; row < 5; row++) dw_5x5_quad_row(g, oc, ic, row, first, lanes);
 }
 
 /* total[j] = the sum of the lanes of vector j, in lane order. */
@@ -298,7 +347,7 @@ static void load_group(const ConvShape *s, const real *x, const real *dy, DwGrou
 {
     const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w, pixels = (size_t)s->out_h * s->out_w;
     for (int i = 0; i < g->images; i++) {
-        shift_image(s->in_c, s->in_h, s->in_w, x + i * in_item, sx + i * g->sx_item);
+        shift_image(s->k_h, s->in_c, s->in_h, s->in_w, x + i * in_item, sx + i * g->sx_item);
         for (int c = 0; c < s->out_c; c++) {
             real *d = dyp + i * g->dy_item + c * g->plane;
             memcpy(d, dy + ((size_t)i * s->out_c + c) * pixels, sizeof(real) * pixels);
@@ -311,10 +360,11 @@ static void load_group(const ConvShape *s, const real *x, const real *dy, DwGrou
 
 static void weight_gradient(Backend *bk, const ConvShape *s, int n, const real *x, const real *dy, real *dw)
 {
-    const size_t w_elems = (size_t)s->out_c * s->in_c * 9;
+    const int k = s->k_h;
+    const size_t w_elems = (size_t)s->out_c * s->in_c * k * k;
     const int group = dw_group(s), groups = (n + group - 1) / group;
-    const DwGroup shape = {.sx_item = (size_t)s->in_c * shifted_elems(s->in_h, s->in_w),
-                           .copy = (size_t)(s->in_h + 2) * s->in_w,
+    const DwGroup shape = {.sx_item = (size_t)s->in_c * shifted_elems(k, s->in_h, s->in_w),
+                           .copy = copy_elems(k, s->in_h, s->in_w),
                            .dy_item = (size_t)s->out_c * padded_pixels(s), .plane = padded_pixels(s),
                            .w = s->out_w, .in_c = s->in_c};
     const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w, out_item = (size_t)s->out_c * s->out_h * s->out_w;
@@ -324,14 +374,14 @@ static void weight_gradient(Backend *bk, const ConvShape *s, int n, const real *
         real *sx = lane_sums + w_elems * VLEN, *dyp = sx + group * shape.sx_item + VLEN;
         int first_group = 1; /* this thread's first group sets its lane sums */
 #pragma omp for schedule(static)
-        for (int k = 0; k < groups; k++) {
+        for (int j = 0; j < groups; j++) {
             DwGroup g = shape;
-            const int first_image = k * group;
+            const int first_image = j * group;
             g.images = n - first_image < group ? n - first_image : group;
             load_group(s, x + first_image * in_item, dy + first_image * out_item, &g, sx, dyp);
             /* one input channel's shifted planes stay in cache while dy's channels pass by */
             for (int ic = 0; ic < s->in_c; ic++)
-                for (int oc = 0; oc < s->out_c; oc += 2) dw_pair(&g, oc, ic, first_group, lane_sums);
+                for (int oc = 0; oc < s->out_c; oc += dw_channels(k)) dw_block(k, &g, oc, ic, first_group, lane_sums);
             first_group = 0;
         }
         if (first_group) /* no group came to this thread */
@@ -351,5 +401,5 @@ void direct_conv_backward(Backend *bk, const ConvShape *s, int n, const real *x,
     if (!dx) return;
     real *arranged = cpu_shared_workspace(bk);
     arrange_backward(s, w, arranged);
-    convolve_batch(bk, n, s->in_h, s->in_w, dy, s->out_c, arranged, NULL, 1, dx, s->in_c);
+    convolve_batch(bk, s->k_h, n, s->in_h, s->in_w, dy, s->out_c, arranged, NULL, 1, dx, s->in_c);
 }

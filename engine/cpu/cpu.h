@@ -70,7 +70,7 @@ void winograd_conv_forward(Backend *bk, const ConvShape *s, int n, const real *x
                            const real *b, real *y);
 void winograd_conv_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                             const real *dy, real *dx, real *dw);
-/* conv_direct.c: direct 3x3 convolution for the small-channel layers direct_applies accepts */
+/* conv_direct.c: direct 3x3 and 5x5 convolution for the small-channel layers direct_applies accepts */
 int direct_applies(const ConvShape *s);
 Workspace direct_workspace(const ConvShape *s, size_t weight_elems);
 void direct_conv_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,

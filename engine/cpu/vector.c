@@ -51,8 +51,13 @@ void cpu_copy(Backend *bk, size_t count, const real *x, real *y)
 void cpu_fill(Backend *bk, size_t count, real value, real *x)
 {
     BK_GUARD(bk);
-    if (value == 0) { /* zeroing gradients every step: memset's streaming stores */
-        memset(x, 0, count * sizeof *x);
+    if (value == 0) { /* zeroing gradients every step: memset's streaming stores, a slice per thread */
+        const int slices = count >= CPU_PARALLEL_MIN ? bk->threads : 1;
+#pragma omp parallel for schedule(static) num_threads(slices)
+        for (int t = 0; t < slices; t++) {
+            size_t from = count * t / slices, to = count * (t + 1) / slices;
+            memset(x + from, 0, (to - from) * sizeof *x);
+        }
         return;
     }
     for (size_t i = 0; i < count; i++) x[i] = value;

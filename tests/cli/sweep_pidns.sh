@@ -59,8 +59,8 @@ expect_exit 0 "$BB" sweep "$TMP/exp.ini" --db "$DB" --workers 1 --threads 1
 
 # A sweep stopped longer than its lease (SIGSTOP, a suspended laptop) keeps its own runs when it
 # goes on: its lease ran out, but the claim is its own token.
-# (one simple-cnn run of about 20 s, so it is still running when the sweep goes on)
-sed 's/^name = sweep-pidns/name = sweep-stopped/; s/^model = lenet/model = simple-cnn/; s/^epochs = 3/epochs = 25/;
+# (one simple-cnn run of about 30 s, so it is still running when the sweep goes on)
+sed 's/^name = sweep-pidns/name = sweep-stopped/; s/^model = lenet/model = simple-cnn/; s/^epochs = 3/epochs = 50/;
      s/^lr = .*/lr = 0.01/; /^momentum/d' "$TMP/exp.ini" > "$TMP/long.ini"
 "$BB" sweep "$TMP/long.ini" --db "$TMP/long.db" --threads 1 --stale-after 10 > "$TMP/long.log" 2>&1 &
 sweep=$!
