@@ -1,0 +1,97 @@
+/* Max pooling (engine/cpu/pool.c) against a plain loop written here: the outputs and, for
+ * every output, which input it came from. The 2x2 and 3x3 stride-2 windows that lie wholly
+ * inside the plane take unrolled, vectorized kernels, the clipped ones the generic loop, so
+ * the shapes mix both: even and odd sizes, padding 0 and 1, other strides, rows wider than a
+ * vector. Values come from 5 levels, so most windows hold ties: the first maximum in row-major
+ * order must win, on both paths. One and two threads. Every tensor crosses the backend
+ * boundary. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+
+#include "../engine/backend.h"
+
+/* The plain loop: every window clipped to the plane, the first strict maximum. */
+static void reference_maxpool(const PoolShape *s, int n, const real *x, real *y, int32_t *argmax)
+{
+    for (int p = 0; p < n * s->c; p++)
+        for (int oh = 0; oh < s->out_h; oh++)
+            for (int ow = 0; ow < s->out_w; ow++) {
+                int best_at = -1;
+                for (int ih = oh * s->stride - s->pad; ih < oh * s->stride - s->pad + s->k; ih++)
+                    for (int iw = ow * s->stride - s->pad; iw < ow * s->stride - s->pad + s->k; iw++) {
+                        if (ih < 0 || ih >= s->in_h || iw < 0 || iw >= s->in_w) continue;
+                        int at = ih * s->in_w + iw;
+                        if (best_at < 0 || x[(size_t)p * s->in_h * s->in_w + at] >
+                                               x[(size_t)p * s->in_h * s->in_w + best_at])
+                            best_at = at;
+                    }
+                size_t o = ((size_t)p * s->out_h + oh) * s->out_w + ow;
+                y[o] = x[(size_t)p * s->in_h * s->in_w + best_at];
+                argmax[o] = best_at;
+            }
+}
+
+typedef struct {
+    int n, c, h, w, k, stride, pad;
+} PoolCase;
+
+static void expect_matches(PoolCase pc, int threads)
+{
+    PoolShape s = {pc.c, pc.h, pc.w, (pc.h + 2 * pc.pad - pc.k) / pc.stride + 1,
+                   (pc.w + 2 * pc.pad - pc.k) / pc.stride + 1, pc.k, pc.stride, pc.pad};
+    const size_t nx = (size_t)pc.n * pc.c * pc.h * pc.w, ny = (size_t)pc.n * pc.c * s.out_h * s.out_w;
+    real *x = malloc(nx * sizeof *x), *y = malloc(ny * sizeof *y), *want = malloc(ny * sizeof *want);
+    int32_t *at = malloc(ny * sizeof *at), *want_at = malloc(ny * sizeof *want_at);
+    cr_assert(x && y && want && at && want_at);
+    unsigned state = 7u + (unsigned)(pc.h * 31 + pc.w);
+    for (size_t i = 0; i < nx; i++) {
+        state = state * 1664525u + 1013904223u;
+        x[i] = (real)((state >> 16) % 5) - 2; /* ties in most windows */
+    }
+    reference_maxpool(&s, pc.n, x, want, want_at);
+
+    Backend *bk = backend_create(threads);
+    BkBuffer *xb = bk_buffer_alloc(bk, nx * sizeof *x), *yb = bk_buffer_alloc(bk, ny * sizeof *y);
+    BkBuffer *ab = bk_buffer_alloc(bk, ny * sizeof *at);
+    cr_assert(xb && yb && ab);
+    bk_upload(bk, bk_buffer_address(xb), x, nx * sizeof *x);
+    bk_maxpool_forward(bk, &s, pc.n, bk_buffer_address(xb), bk_buffer_address(yb), bk_buffer_address(ab));
+    bk_download(bk, y, bk_buffer_address(yb), ny * sizeof *y);
+    bk_download(bk, at, bk_buffer_address(ab), ny * sizeof *at);
+    size_t wrong = 0, first = 0;
+    for (size_t i = 0; i < ny; i++)
+        if (y[i] != want[i] || at[i] != want_at[i]) {
+            if (!wrong) first = i;
+            wrong++;
+        }
+    cr_expect(wrong == 0,
+              "%zu of %zu outputs differ (k %d stride %d pad %d, %dx%d, %d threads); first at %zu: %g from %d, want %g "
+              "from %d",
+              wrong, ny, pc.k, pc.stride, pc.pad, pc.h, pc.w, threads, first, (double)y[first], at[first],
+              (double)want[first], want_at[first]);
+    bk_buffer_free(xb);
+    bk_buffer_free(yb);
+    bk_buffer_free(ab);
+    backend_destroy(bk);
+    free(x); free(y); free(want); free(at); free(want_at);
+}
+
+static const PoolCase CASES[] = {
+    {3, 6, 28, 28, 2, 2, 0},  /* lenet's and simple-cnn's first pool */
+    {2, 5, 14, 14, 2, 2, 0},  /* their second */
+    {2, 3, 9, 37, 2, 2, 0},   /* odd sizes: the last row and column left out */
+    {2, 4, 32, 32, 3, 2, 0},  /* the CIFAR AlexNets' 3x3 stride 2 */
+    {2, 3, 55, 55, 3, 2, 0},  /* AlexNet's, 27 outputs a row */
+    {2, 4, 15, 17, 3, 2, 1},  /* padding: the edge windows clipped, the rest whole */
+    {2, 3, 12, 12, 2, 2, 1},  /* 2x2 padded: clipped at both ends */
+    {2, 3, 10, 11, 3, 1, 1},  /* stride 1: the generic loop throughout */
+    {1, 2, 3, 3, 3, 2, 1},    /* every window clipped */
+};
+
+Test(maxpool, matches_plain_loop)
+{
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        expect_matches(CASES[i], 1);
+        expect_matches(CASES[i], 2);
+    }
+}
