@@ -1,6 +1,6 @@
 /* SGD with momentum, dampening, Nesterov and coupled or decoupled weight decay, exactly as
  * engine/cpu/optim_sgd.c (torch.optim.SGD): one pass over every tensor, each value going
- * through the CPU's sequence of vector operations in registers:
+ * through the CPU's sequence of vector operations in registers (the gradient is read only):
  *   g += wd*w (coupled); v = g (first update) or v = m*v, v += (1-d)*g;
  *   g += m*v (Nesterov: the step is g, else v); w *= 1 - lr*wd (decoupled); w += -lr*step. */
 #include "optim.cuh"
@@ -13,18 +13,13 @@ struct SgdOp {
     {
         const float w0 = t.w[i];
         float g = t.g[i];
-        bool g_changed = false;
-        if (coupled) {
-            g = g + __fmul_rn(wd, w0);
-            g_changed = true;
-        }
+        if (coupled) g = g + __fmul_rn(wd, w0);
         float step = g;
         if (momentum && t.v) {
             const float v = first ? g : __fmul_rn(t.v[i], m) + __fmul_rn(one_minus_d, g);
             t.v[i] = v;
             if (nesterov) {
                 g = g + __fmul_rn(m, v);
-                g_changed = true;
                 step = g;
             } else {
                 step = v;
@@ -33,8 +28,7 @@ struct SgdOp {
         float w = w0;
         if (decay) w = __fmul_rn(w, decay_by);
         w = w + __fmul_rn(neg_lr, step);
-        t.w[i] = w;
-        if (g_changed) t.g[i] = g; /* the CPU leaves g' (and g + m*v) in the gradient */
+        t.w[i] = w; /* the gradient is left as it came, as on the CPU: only read, never written */
         s1 += mt_sq((double)(w0 - w));
     }
 };
