@@ -211,6 +211,8 @@ typedef struct {
     double *scratch; /* backend memory: 2*c + 1 doubles, the partial sums handed to `sum` */
     BkCollective *device_sum; /* when set, the backend sums the scratch with it instead */
 } BnSync;
+/* The workspace batch normalization needs at a batch size (reserve it before the first step). */
+Workspace batchnorm_workspace(const BatchNormShape *s, int batch);
 void bk_batchnorm_forward_train(Backend *bk, const BatchNormShape *s, int n, const real *x,
                                 const real *gamma, const real *beta, real *y, real *save_mean,
                                 real *save_invstd, real *running_mean, real *running_var,

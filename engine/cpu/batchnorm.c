@@ -1,33 +1,16 @@
-/* Batch normalization, one channel per OpenMP iteration: each channel's sums are
- * taken by one thread in a fixed order, so results do not depend on threads. With a
- * BnSync the per-channel sums are completed across ranks between the passes. */
+/* Batch normalization in passes over the images: each thread takes whole images, as the
+ * convolutions and ReLUs around it do, so it reads the planes its own core has just written
+ * (one channel per thread read every image, half of them from the other core's cache, and did
+ * not get faster on two threads). A plane's sum is taken in double over eight lanes; the
+ * per-channel totals add the images' plane sums in image order, so results do not depend on
+ * the number of threads. With a BnSync the per-channel totals are completed across ranks
+ * between the passes. The partial sums live in the shared workspace (batchnorm_workspace). */
 #include "cpu.h"
 #include "guard.h"
 
-/* y = gamma*(x - mean)*invstd + beta for channel c, the saved statistics and the running ones. */
-static inline void normalize_channel(const BatchNormShape *s, int c, int n, const real *x, const real *gamma,
-                                     const real *beta, real *y, double mean, double var, double m,
-                                     real *save_mean, real *save_invstd, real *running_mean, real *running_var)
-{
-    const int C = s->c, HW = s->hw;
-    real invstd = (real)(1.0 / sqrt(var + s->eps));
-    real g = gamma ? gamma[c] : 1, bt = beta ? beta[c] : 0, mu = (real)mean;
-    real a = g * invstd, b = bt - mu * a;
-    for (int i = 0; i < n; i++) {
-        size_t off = ((size_t)i * C + c) * HW;
-        for (int j = 0; j < HW; j++) y[off + j] = a * x[off + j] + b;
-    }
-    save_mean[c] = mu;
-    save_invstd[c] = invstd;
-    double unbiased = m > 1 ? var * m / (m - 1) : var;
-    running_mean[c] = (real)((1 - s->momentum) * running_mean[c] + s->momentum * mean);
-    running_var[c] = (real)((1 - s->momentum) * running_var[c] + s->momentum * unbiased);
-}
-
 /* Sums in double over eight interleaved lanes, added up in a fixed order at the end:
  * a single running sum is a chain of dependent adds that cannot vectorize, and it made
- * batch normalization 15% of a resnet8 step. The lanes depend only on the plane size,
- * not on threads, so results stay the same run to run. */
+ * batch normalization 15% of a resnet8 step. */
 enum { BN_LANES = 8 };
 
 static inline double lanes_total(const double lane[BN_LANES])
@@ -37,33 +20,113 @@ static inline double lanes_total(const double lane[BN_LANES])
     return t;
 }
 
-/* lane[j % BN_LANES] += p[j] for the hw values of one plane. */
-static inline void lanes_add(double lane[BN_LANES], const real *p, int hw)
+static inline double plane_sum(const real *p, int hw)
 {
+    double lane[BN_LANES] = {0};
     int j = 0;
     for (; j + BN_LANES <= hw; j += BN_LANES)
         for (int k = 0; k < BN_LANES; k++) lane[k] += p[j + k];
     for (; j < hw; j++) lane[j % BN_LANES] += p[j];
-}
-
-static inline double channel_sum(const BatchNormShape *s, int c, int n, const real *x)
-{
-    double lane[BN_LANES] = {0};
-    for (int i = 0; i < n; i++) lanes_add(lane, x + ((size_t)i * s->c + c) * s->hw, s->hw);
     return lanes_total(lane);
 }
 
-static inline double channel_sq_dev(const BatchNormShape *s, int c, int n, const real *x, double mean)
+static inline double plane_sq_dev(const real *p, int hw, double mean)
 {
     double lane[BN_LANES] = {0};
-    for (int i = 0; i < n; i++) {
-        const real *xc = x + ((size_t)i * s->c + c) * s->hw;
-        int j = 0;
-        for (; j + BN_LANES <= s->hw; j += BN_LANES)
-            for (int k = 0; k < BN_LANES; k++) lane[k] += (xc[j + k] - mean) * (xc[j + k] - mean);
-        for (; j < s->hw; j++) lane[j % BN_LANES] += (xc[j] - mean) * (xc[j] - mean);
-    }
+    int j = 0;
+    for (; j + BN_LANES <= hw; j += BN_LANES)
+        for (int k = 0; k < BN_LANES; k++) lane[k] += (p[j + k] - mean) * (p[j + k] - mean);
+    for (; j < hw; j++) lane[j % BN_LANES] += (p[j] - mean) * (p[j] - mean);
     return lanes_total(lane);
+}
+
+/* sum(d) and sum(d * (x - mu)) over one plane: two passes, not one, since each vectorizes alone. */
+static inline void plane_dy_sums(const real *d, const real *x, int hw, real mu, double *sum_dy, double *sum_dy_x)
+{
+    *sum_dy = plane_sum(d, hw);
+    double lane[BN_LANES] = {0};
+    int j = 0;
+    for (; j + BN_LANES <= hw; j += BN_LANES)
+        for (int k = 0; k < BN_LANES; k++) lane[k] += d[j + k] * (x[j + k] - mu);
+    for (; j < hw; j++) lane[j % BN_LANES] += d[j] * (x[j] - mu);
+    *sum_dy_x = lanes_total(lane);
+}
+
+/* The shared workspace: per (image, channel) two partial sums, then the per-channel totals
+ * (2c + 1 doubles, when no BnSync brings its own) and two coefficients per channel. */
+typedef struct {
+    double *part, *part2; /* [image][channel] */
+    double *acc;          /* 2c + 1 totals: sync->scratch, or here */
+    real *scale, *shift;  /* per channel */
+} BnScratch;
+
+Workspace batchnorm_workspace(const BatchNormShape *s, int batch)
+{
+    size_t doubles = 2 * (size_t)batch * s->c + 2 * (size_t)s->c + 1;
+    return (Workspace){0, doubles * (sizeof(double) / sizeof(real)) + 2 * (size_t)s->c};
+}
+
+static BnScratch bn_scratch(Backend *bk, const BatchNormShape *s, int n, const BnSync *sync)
+{
+    double *part = (double *)cpu_shared_workspace(bk);
+    BnScratch w = {part, part + (size_t)n * s->c, part + 2 * (size_t)n * s->c, NULL, NULL};
+    w.scale = (real *)(w.acc + 2 * (size_t)s->c + 1);
+    w.shift = w.scale + s->c;
+    if (sync) w.acc = sync->scratch;
+    return w;
+}
+
+/* total[c] = the sum of part[i][c] over the n images, in image order. */
+static void image_totals(int n, int c, const double *part, double *total)
+{
+    for (int k = 0; k < c; k++) total[k] = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < c; k++) total[k] += part[(size_t)i * c + k];
+}
+
+/* For each image's plane c: part[i][c] = its sum, or with `sums` its squared deviations from
+ * the mean sums[c] / m. */
+static void plane_sums(Backend *bk, const BatchNormShape *s, int n, const real *x, const double *sums, double m,
+                       double *part)
+{
+    const int C = s->c;
+#pragma omp parallel for schedule(static) num_threads(bk->threads)
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < C; c++) {
+            const real *p = x + ((size_t)i * C + c) * s->hw;
+            part[(size_t)i * C + c] = sums ? plane_sq_dev(p, s->hw, sums[c] / m) : plane_sum(p, s->hw);
+        }
+}
+
+/* y = scale[c] * x + shift[c] on every plane. */
+static void apply_affine(Backend *bk, const BatchNormShape *s, int n, const real *x, const real *scale,
+                         const real *shift, real *y)
+{
+    const int C = s->c, HW = s->hw;
+#pragma omp parallel for schedule(static) num_threads(bk->threads)
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < C; c++) {
+            const size_t off = ((size_t)i * C + c) * HW;
+            const real a = scale[c], b = shift[c];
+            for (int j = 0; j < HW; j++) y[off + j] = a * x[off + j] + b;
+        }
+}
+
+/* Channel c's normalization y = gamma*(x - mean)*invstd + beta as a * x + b, the saved
+ * statistics and the running ones. */
+static void channel_coefficients(const BatchNormShape *s, int c, const real *gamma, const real *beta, double mean,
+                                 double var, double m, BnScratch *w, real *save_mean, real *save_invstd,
+                                 real *running_mean, real *running_var)
+{
+    real invstd = (real)(1.0 / sqrt(var + s->eps));
+    real g = gamma ? gamma[c] : 1, bt = beta ? beta[c] : 0, mu = (real)mean;
+    w->scale[c] = g * invstd;
+    w->shift[c] = bt - mu * w->scale[c];
+    save_mean[c] = mu;
+    save_invstd[c] = invstd;
+    double unbiased = m > 1 ? var * m / (m - 1) : var;
+    running_mean[c] = (real)((1 - s->momentum) * running_mean[c] + s->momentum * mean);
+    running_var[c] = (real)((1 - s->momentum) * running_var[c] + s->momentum * unbiased);
 }
 
 void cpu_batchnorm_forward_train(Backend *bk, const BatchNormShape *s, int n, const real *x,
@@ -73,31 +136,22 @@ void cpu_batchnorm_forward_train(Backend *bk, const BatchNormShape *s, int n, co
 {
     BK_GUARD(bk);
     const int C = s->c;
+    BnScratch w = bn_scratch(bk, s, n, sync);
+    double *sums = w.acc, *sq_devs = w.acc + C + 1;
     double m = (double)n * s->hw;
-    if (!sync) {
-#pragma omp parallel for schedule(static) num_threads(bk->threads)
-        for (int c = 0; c < C; c++) {
-            double mean = channel_sum(s, c, n, x) / m;
-            double var = channel_sq_dev(s, c, n, x, mean) / m;
-            normalize_channel(s, c, n, x, gamma, beta, y, mean, var, m, save_mean, save_invstd, running_mean,
-                              running_var);
-        }
-        return;
-    }
-    /* The same two passes, each completed over the ranks: sums, then squared deviations. */
-    double *acc = sync->scratch;
-#pragma omp parallel for schedule(static) num_threads(bk->threads)
-    for (int c = 0; c < C; c++) acc[c] = channel_sum(s, c, n, x);
-    acc[C] = m;
-    sync->sum(sync->ctx, acc, C + 1);
-    m = acc[C];
-#pragma omp parallel for schedule(static) num_threads(bk->threads)
-    for (int c = 0; c < C; c++) acc[C + 1 + c] = channel_sq_dev(s, c, n, x, acc[c] / m);
-    sync->sum(sync->ctx, acc + C + 1, C);
-#pragma omp parallel for schedule(static) num_threads(bk->threads)
+    /* two passes, each completed over the ranks with --sync-bn: sums, then squared deviations */
+    plane_sums(bk, s, n, x, NULL, 0, w.part);
+    image_totals(n, C, w.part, sums);
+    sums[C] = m;
+    if (sync) sync->sum(sync->ctx, sums, C + 1);
+    m = sums[C];
+    plane_sums(bk, s, n, x, sums, m, w.part);
+    image_totals(n, C, w.part, sq_devs);
+    if (sync) sync->sum(sync->ctx, sq_devs, C);
     for (int c = 0; c < C; c++)
-        normalize_channel(s, c, n, x, gamma, beta, y, acc[c] / m, acc[C + 1 + c] / m, m, save_mean, save_invstd,
-                          running_mean, running_var);
+        channel_coefficients(s, c, gamma, beta, sums[c] / m, sq_devs[c] / m, m, &w, save_mean, save_invstd,
+                             running_mean, running_var);
+    apply_affine(bk, s, n, x, w.scale, w.shift, y);
 }
 
 void cpu_batchnorm_forward_eval(Backend *bk, const BatchNormShape *s, int n, const real *x,
@@ -105,39 +159,37 @@ void cpu_batchnorm_forward_eval(Backend *bk, const BatchNormShape *s, int n, con
                                const real *running_var, real *y)
 {
     BK_GUARD(bk);
-    const int C = s->c, HW = s->hw;
-#pragma omp parallel for schedule(static) num_threads(bk->threads)
-    for (int c = 0; c < C; c++) {
+    BnScratch w = bn_scratch(bk, s, n, NULL);
+    for (int c = 0; c < s->c; c++) {
         real invstd = 1 / sqrt(running_var[c] + s->eps);
         real g = gamma ? gamma[c] : 1, bt = beta ? beta[c] : 0;
-        real a = g * invstd, b = bt - running_mean[c] * a;
-        for (int i = 0; i < n; i++) {
-            size_t off = ((size_t)i * C + c) * HW;
-            for (int j = 0; j < HW; j++) y[off + j] = a * x[off + j] + b;
-        }
+        w.scale[c] = g * invstd;
+        w.shift[c] = bt - running_mean[c] * w.scale[c];
     }
+    apply_affine(bk, s, n, x, w.scale, w.shift, y);
 }
 
-/* dx += g*invstd/m * (m*dy - sum(dy) - xhat*sum(dy*xhat)) for channel c (dx = that, without
- * `accumulate`). */
-static inline void channel_dx(const BatchNormShape *s, int c, int n, const real *x, const real *gamma,
-                              const real *save_mean, const real *save_invstd, const real *dy, real *dx,
-                              bool accumulate, double sum_dy, double sum_dy_xhat, double m)
+/* dx += g*invstd/m * (m*dy - sum(dy) - xhat*sum(dy*xhat)) on every plane (dx = that, without
+ * `accumulate`), from the per-channel totals sum_dy and sum_dy_xhat. */
+static void apply_dx(Backend *bk, const BatchNormShape *s, int n, const real *x, const real *gamma,
+                     const real *save_mean, const real *save_invstd, const real *dy, real *dx, bool accumulate,
+                     const double *sum_dy, const double *sum_dy_xhat, double m)
 {
     const int C = s->c, HW = s->hw;
-    const real mu = save_mean[c], invstd = save_invstd[c];
-    real g = gamma ? gamma[c] : 1;
-    real k = g * invstd;
-    real mean_dy = (real)(sum_dy / m), mean_dy_xhat = (real)(sum_dy_xhat / m);
-    for (int i = 0; i < n; i++) {
-        size_t off = ((size_t)i * C + c) * HW;
-        if (accumulate)
-            for (int j = 0; j < HW; j++)
-                dx[off + j] += k * (dy[off + j] - mean_dy - (x[off + j] - mu) * invstd * mean_dy_xhat);
-        else
-            for (int j = 0; j < HW; j++)
-                dx[off + j] = k * (dy[off + j] - mean_dy - (x[off + j] - mu) * invstd * mean_dy_xhat);
-    }
+#pragma omp parallel for schedule(static) num_threads(bk->threads)
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < C; c++) {
+            const size_t off = ((size_t)i * C + c) * HW;
+            const real mu = save_mean[c], invstd = save_invstd[c];
+            const real k = (gamma ? gamma[c] : 1) * invstd;
+            const real mean_dy = (real)(sum_dy[c] / m), mean_dy_xhat = (real)(sum_dy_xhat[c] / m);
+            if (accumulate)
+                for (int j = 0; j < HW; j++)
+                    dx[off + j] += k * (dy[off + j] - mean_dy - (x[off + j] - mu) * invstd * mean_dy_xhat);
+            else
+                for (int j = 0; j < HW; j++)
+                    dx[off + j] = k * (dy[off + j] - mean_dy - (x[off + j] - mu) * invstd * mean_dy_xhat);
+        }
 }
 
 void cpu_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const real *x,
@@ -147,38 +199,28 @@ void cpu_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const r
 {
     BK_GUARD(bk);
     const int C = s->c, HW = s->hw;
-    double m = (double)n * HW;
-    double *acc = sync ? sync->scratch : NULL;
+    BnScratch w = bn_scratch(bk, s, n, sync);
+    double *sum_dy = w.acc, *sum_dy_xhat = w.acc + C;
 #pragma omp parallel for schedule(static) num_threads(bk->threads)
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < C; c++) {
+            const size_t off = ((size_t)i * C + c) * HW;
+            plane_dy_sums(dy + off, x + off, HW, save_mean[c], &w.part[(size_t)i * C + c],
+                          &w.part2[(size_t)i * C + c]);
+        }
+    image_totals(n, C, w.part, sum_dy);
+    image_totals(n, C, w.part2, sum_dy_xhat);
     for (int c = 0; c < C; c++) {
-        const real mu = save_mean[c];
-        double lane_dy[BN_LANES] = {0}, lane_dy_x[BN_LANES] = {0};
-        for (int i = 0; i < n; i++) {
-            const real *d = dy + ((size_t)i * C + c) * HW, *xc = x + ((size_t)i * C + c) * HW;
-            /* two passes over the plane, not one: each vectorizes alone */
-            lanes_add(lane_dy, d, HW);
-            int j = 0;
-            for (; j + BN_LANES <= HW; j += BN_LANES)
-                for (int k = 0; k < BN_LANES; k++) lane_dy_x[k] += d[j + k] * (xc[j + k] - mu);
-            for (; j < HW; j++) lane_dy_x[j % BN_LANES] += d[j] * (xc[j] - mu);
-        }
-        double sum_dy = lanes_total(lane_dy), sum_dy_x = lanes_total(lane_dy_x);
-        double sum_dy_xhat = sum_dy_x * save_invstd[c];
+        sum_dy_xhat[c] *= save_invstd[c];
         /* This rank's share: the gradient allreduce adds the other ranks'. */
-        if (dgamma) dgamma[c] += (real)sum_dy_xhat;
-        if (dbeta) dbeta[c] += (real)sum_dy;
-        if (acc) {
-            acc[c] = sum_dy;
-            acc[C + c] = sum_dy_xhat;
-        } else {
-            channel_dx(s, c, n, x, gamma, save_mean, save_invstd, dy, dx, accumulate, sum_dy, sum_dy_xhat, m);
-        }
+        if (dgamma) dgamma[c] += (real)sum_dy_xhat[c];
+        if (dbeta) dbeta[c] += (real)sum_dy[c];
     }
-    if (!acc) return;
-    acc[2 * C] = m;
-    sync->sum(sync->ctx, acc, 2 * C + 1);
-    m = acc[2 * C];
-#pragma omp parallel for schedule(static) num_threads(bk->threads)
-    for (int c = 0; c < C; c++)
-        channel_dx(s, c, n, x, gamma, save_mean, save_invstd, dy, dx, accumulate, acc[c], acc[C + c], m);
+    double m = (double)n * HW;
+    if (sync) {
+        w.acc[2 * C] = m;
+        sync->sum(sync->ctx, w.acc, 2 * C + 1);
+        m = w.acc[2 * C];
+    }
+    apply_dx(bk, s, n, x, gamma, save_mean, save_invstd, dy, dx, accumulate, sum_dy, sum_dy_xhat, m);
 }

@@ -52,6 +52,12 @@ static void bn_backward(Layer *l, Net *net, int n)
                           st->invstd.data, l->dout.data, dx->data, !l->fresh_dx[0], dg, db, bn_sync(net, st, &sync));
 }
 
+static void bn_plan(Layer *l, Net *net, int batch)
+{
+    BatchNormState *st = l->state;
+    backend_reserve(net->bk, batchnorm_workspace(&st->shape, batch));
+}
+
 static void bn_destroy(Layer *l)
 {
     BatchNormState *st = l->state;
@@ -62,7 +68,7 @@ static void bn_destroy(Layer *l)
 }
 
 static const LayerOps bn_ops = {
-    .kind = "batchnorm", .forward = bn_forward, .backward = bn_backward, .destroy = bn_destroy,
+    .kind = "batchnorm", .plan = bn_plan, .forward = bn_forward, .backward = bn_backward, .destroy = bn_destroy,
     .writes_fresh_gradient = true,
 };
 
