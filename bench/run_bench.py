@@ -12,11 +12,11 @@ Settings (flag, or environment variable as `make bench` passes them):
   --threads      BENCH_THREADS      threads of both sides [the number of CPUs]
   --batches      BENCH_BATCHES      comma-separated batch sizes [32,128]
   --steps        BENCH_STEPS        timed steps per run [5 at full size; else as many as
-                                    take our engine about a second (a short probe run
+                                    take our engine about 2 seconds (a short probe run
                                     finds the step time), at least 20: shorter timed
                                     runs of the fast models moved the thread-scaling
                                     efficiencies by 10-15 points from run to run]
-  --warmup       BENCH_WARMUP       untimed steps first [3; 1 at full size]
+  --warmup       BENCH_WARMUP       untimed steps first [10; 1 at full size]
   --models       BENCH_MODELS       comma-separated [every CIFAR/MNIST-size model]
   --full         BENCH_FULL=1       also the ImageNet-size models (alexnet, alexnet-bn,
                                     resnet50: minutes each) at --full-batches
@@ -48,7 +48,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = ["lenet", "simple-cnn", "alexnet-cifar", "alexnet-bn-cifar", "resnet20", "resnet8"]
 FULL_SIZE = ["alexnet", "alexnet-bn", "resnet50"]
 FULL_SIZE_STEPS = 5  # steps of seconds each
-TIMED_SECONDS = 1.0  # the least time our timed steps take, at the small models' default
+TIMED_SECONDS = 2.0  # the least time our timed steps take, at the small models' default
 PROBED_STEPS = {}     # (model, batch) -> the steps that take our engine TIMED_SECONDS
 
 
@@ -124,13 +124,14 @@ def parse_args():
 
 def timed_steps(a, model, batch):
     """--steps, or 5 at full size, or the steps that take our engine about TIMED_SECONDS on
-    a.threads threads (at least 20), from a probe of 10 steps, once per model and batch."""
+    a.threads threads (at least 20), from a probe of 30 steps after 10 untimed ones (a new
+    process's first steps are several times slower), once per model and batch."""
     if a.steps:
         return a.steps
     if model in FULL_SIZE:
         return FULL_SIZE_STEPS
     if (model, batch) not in PROBED_STEPS:
-        probe = [a.bigbatch, "bench", "--model", model, "--batch", str(batch), "--steps", "10", "--warmup", "3",
+        probe = [a.bigbatch, "bench", "--model", model, "--batch", str(batch), "--steps", "30", "--warmup", "10",
                  "--threads", str(a.threads), "--profile-steps", "0"]
         ms = float(parse_line(run(probe), "model=")["ms_per_step"])
         PROBED_STEPS[(model, batch)] = max(20, min(20000, math.ceil(TIMED_SECONDS * 1000 / ms)))
@@ -139,7 +140,7 @@ def timed_steps(a, model, batch):
 
 def ours_command(a, model, batch, threads):
     steps = timed_steps(a, model, batch)
-    warmup = a.warmup or (1 if model in FULL_SIZE else 3)
+    warmup = a.warmup or (1 if model in FULL_SIZE else 10)
     return [a.bigbatch, "bench", "--model", model, "--batch", str(batch), "--steps", str(steps),
             "--warmup", str(warmup), "--threads", str(threads), "--profile-steps", "0"]
 
@@ -178,7 +179,7 @@ def print_scaling(a, scaling):
 def measure(a, model, batch):
     """Medians over a.repeats alternating runs of each side, for one model and batch."""
     steps = timed_steps(a, model, batch)
-    warmup = a.warmup or (1 if model in FULL_SIZE else 3)
+    warmup = a.warmup or (1 if model in FULL_SIZE else 10)
     common = ["--model", model, "--batch", str(batch), "--steps", str(steps),
               "--warmup", str(warmup), "--threads", str(a.threads)]
     ours_cmd = [a.bigbatch, "bench"] + common + ["--profile-steps", str(max(2, steps // 2))]
