@@ -16,10 +16,10 @@ typedef struct {
     bool coupled, first, nesterov, decoupled;
 } SgdRule;
 
-static void sgd_tensor(Backend *bk, const SgdRule *r, size_t count, real *w, const real *g, real *v)
+/* Elements [from, to) of one tensor. */
+static void sgd_range(const SgdRule *r, size_t from, size_t to, real *w, const real *g, real *v)
 {
-#pragma omp parallel for schedule(static) num_threads(bk->threads) if (count >= CPU_PARALLEL_MIN)
-    for (size_t i = 0; i < count; i++) {
+    for (size_t i = from; i < to; i++) {
         real gi = g[i];
         if (r->coupled) gi += r->wd * w[i];
         real step = gi;
@@ -40,6 +40,29 @@ static void sgd_tensor(Backend *bk, const SgdRule *r, size_t count, real *w, con
     }
 }
 
+/* Every tensor in one parallel region (a region per tensor cost more than the small tensors'
+ * updates on two threads): a tensor of CPU_PARALLEL_MIN elements or more is split across the
+ * threads, a smaller one goes whole to one thread, in turn. Each element's arithmetic is the
+ * same whichever thread does it. */
+static void sgd_all(Backend *bk, const SgdRule *r, const BkParamList *pl, bool momentum)
+{
+#pragma omp parallel num_threads(bk->threads)
+    {
+        const int t = omp_get_thread_num(), threads = omp_get_num_threads();
+        for (int p = 0, small = 0; p < pl->n; p++) {
+            const size_t count = pl->count[p];
+            size_t from = 0, to = count;
+            if (count >= CPU_PARALLEL_MIN) {
+                from = count * t / threads;
+                to = count * (t + 1) / threads;
+            } else if (small++ % threads != t) {
+                continue;
+            }
+            sgd_range(r, from, to, pl->w[p], pl->g[p], momentum ? pl->slot[0][p] : NULL);
+        }
+    }
+}
+
 void cpu_sgd_update(Backend *bk, const OptStep *st)
 {
     const OptConfig *c = st->c;
@@ -53,9 +76,21 @@ void cpu_sgd_update(Backend *bk, const OptStep *st)
                        st->updates == 0,
                        c->nesterov,
                        c->weight_decay != 0 && c->decoupled_wd};
+    const bool momentum = c->momentum > 0;
+    if (!st->stats) {
+        sgd_all(bk, &r, st->pl, momentum);
+        return;
+    }
+    /* a step that logs statistics: tensor by tensor, each one's w saved before its update */
     for (int p = 0; p < st->pl->n; p++) {
+        BkParamList one = *st->pl;
+        one.n = 1;
+        one.w += p;
+        one.g += p;
+        one.count += p;
+        if (momentum) one.slot[0] += p;
         cpu_stats_before(bk, st, p);
-        sgd_tensor(bk, &r, st->pl->count[p], st->pl->w[p], st->pl->g[p], c->momentum > 0 ? st->pl->slot[0][p] : NULL);
+        sgd_all(bk, &r, &one, momentum);
         cpu_stats_after(bk, st, p, cpu_w_norm(st, p), cpu_g_norm(st, p), 1.0, lr);
     }
 }
