@@ -40,16 +40,16 @@ static void sgd_range(const SgdRule *r, size_t from, size_t to, real *w, const r
     }
 }
 
-/* Every tensor in one parallel region (a region per tensor cost more than the small tensors'
+/* Tensors [first, end) in one parallel region (a region per tensor cost more than the small tensors'
  * updates on two threads): a tensor of CPU_PARALLEL_MIN elements or more is split across the
  * threads, a smaller one goes whole to one thread, in turn. Each element's arithmetic is the
  * same whichever thread does it. */
-static void sgd_all(Backend *bk, const SgdRule *r, const BkParamList *pl, bool momentum)
+static void sgd_tensors(Backend *bk, const SgdRule *r, const BkParamList *pl, int first, int end, bool momentum)
 {
 #pragma omp parallel num_threads(bk->threads)
     {
         const int t = omp_get_thread_num(), threads = omp_get_num_threads();
-        for (int p = 0, small = 0; p < pl->n; p++) {
+        for (int p = first, small = 0; p < end; p++) {
             const size_t count = pl->count[p];
             size_t from = 0, to = count;
             if (count >= CPU_PARALLEL_MIN) {
@@ -78,19 +78,13 @@ void cpu_sgd_update(Backend *bk, const OptStep *st)
                        c->weight_decay != 0 && c->decoupled_wd};
     const bool momentum = c->momentum > 0;
     if (!st->stats) {
-        sgd_all(bk, &r, st->pl, momentum);
+        sgd_tensors(bk, &r, st->pl, 0, st->pl->n, momentum);
         return;
     }
     /* a step that logs statistics: tensor by tensor, each one's w saved before its update */
     for (int p = 0; p < st->pl->n; p++) {
-        BkParamList one = *st->pl;
-        one.n = 1;
-        one.w += p;
-        one.g += p;
-        one.count += p;
-        if (momentum) one.slot[0] += p;
         cpu_stats_before(bk, st, p);
-        sgd_all(bk, &r, &one, momentum);
+        sgd_tensors(bk, &r, st->pl, p, p + 1, momentum);
         cpu_stats_after(bk, st, p, cpu_w_norm(st, p), cpu_g_norm(st, p), 1.0, lr);
     }
 }

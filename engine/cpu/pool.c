@@ -54,7 +54,20 @@ static MaxpoolRow maxpool_row_kernel(const PoolShape *s)
     return s->k == 2 ? maxpool_row_2s2 : s->k == 3 ? maxpool_row_3s2 : NULL;
 }
 
-/* One output row: windows clipped to the input by the generic loop, whole ones by `row`. */
+/* Outputs [from, to) of one row by the generic loop, each window clipped to the input. */
+static void clipped_windows(const PoolShape *s, const real *xp, int h0, int h1, int from, int to, real *y,
+                            int32_t *argmax)
+{
+    for (int ow = from; ow < to; ow++) {
+        int w0 = ow * s->stride - s->pad, w1 = w0 + s->k;
+        if (w0 < 0) w0 = 0;
+        if (w1 > s->in_w) w1 = s->in_w;
+        window_max(xp, s->in_w, h0, h1, w0, w1, &y[ow], &argmax[ow]);
+    }
+}
+
+/* One output row: the windows wholly inside the plane by `row`, the clipped ones around them
+ * by the generic loop. */
 static void maxpool_output_row(const PoolShape *s, MaxpoolRow row, const real *xp, int oh, real *y, int32_t *argmax)
 {
     const int H = s->in_h, W = s->in_w;
@@ -66,18 +79,13 @@ static void maxpool_output_row(const PoolShape *s, MaxpoolRow row, const real *x
     int inner0 = (s->pad + s->stride - 1) / s->stride, inner1 = W - s->k + s->pad >= 0 ? (W - s->k + s->pad) / s->stride + 1 : 0;
     if (inner1 > s->out_w) inner1 = s->out_w;
     /* below about a vector's width of outputs the unrolled kernel was slower than the loop */
-    if (!row || !whole_rows || inner1 - inner0 < ROW_KERNEL_MIN) inner0 = inner1 = s->out_w;
-    for (int ow = 0; ow < s->out_w; ow++) {
-        if (ow == inner0) {
-            row(xp, W, s->pad, h0, inner0, inner1, y, argmax);
-            ow = inner1 - 1;
-            continue;
-        }
-        int w0 = ow * s->stride - s->pad, w1 = w0 + s->k;
-        if (w0 < 0) w0 = 0;
-        if (w1 > W) w1 = W;
-        window_max(xp, W, h0, h1, w0, w1, &y[ow], &argmax[ow]);
+    if (!row || !whole_rows || inner1 - inner0 < ROW_KERNEL_MIN) {
+        clipped_windows(s, xp, h0, h1, 0, s->out_w, y, argmax);
+        return;
     }
+    clipped_windows(s, xp, h0, h1, 0, inner0, y, argmax);
+    row(xp, W, s->pad, h0, inner0, inner1, y, argmax);
+    clipped_windows(s, xp, h0, h1, inner1, s->out_w, y, argmax);
 }
 
 void cpu_maxpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, real *y,
