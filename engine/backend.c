@@ -343,9 +343,10 @@ void bk_maxpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, r
     bk->ops->maxpool_forward(bk, s, n, x, y, argmax);
 }
 
-void bk_maxpool_backward(Backend *bk, const PoolShape *s, int n, const int32_t *argmax, const real *dy, real *dx)
+void bk_maxpool_backward(Backend *bk, const PoolShape *s, int n, const int32_t *argmax, const real *dy, real *dx,
+                         bool accumulate)
 {
-    bk->ops->maxpool_backward(bk, s, n, argmax, dy, dx);
+    bk->ops->maxpool_backward(bk, s, n, argmax, dy, dx, accumulate);
 }
 
 void bk_avgpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, real *y)

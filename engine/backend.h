@@ -186,8 +186,10 @@ typedef struct {
 /* argmax: one int32 per output element, the flat input index within its plane. */
 void bk_maxpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, real *y,
                         int32_t *argmax);
+/* Adds each output's gradient into dx at its argmax; accumulate false: dx is written, not read
+ * (zero where no window took the input). */
 void bk_maxpool_backward(Backend *bk, const PoolShape *s, int n, const int32_t *argmax,
-                         const real *dy, real *dx);
+                         const real *dy, real *dx, bool accumulate);
 /* Average pooling counts the padding in the divisor (PyTorch's default). */
 void bk_avgpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, real *y);
 void bk_avgpool_backward(Backend *bk, const PoolShape *s, int n, const real *dy, real *dx);

@@ -83,7 +83,7 @@ struct BackendOps {
     void (*maxpool_forward)(Backend *bk, const PoolShape *s, int n, const real *x, real *y,
                             int32_t *argmax);
     void (*maxpool_backward)(Backend *bk, const PoolShape *s, int n, const int32_t *argmax,
-                             const real *dy, real *dx);
+                             const real *dy, real *dx, bool accumulate);
     void (*avgpool_forward)(Backend *bk, const PoolShape *s, int n, const real *x, real *y);
     void (*avgpool_backward)(Backend *bk, const PoolShape *s, int n, const real *dy, real *dx);
     void (*batchnorm_forward_train)(Backend *bk, const BatchNormShape *s, int n, const real *x,

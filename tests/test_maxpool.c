@@ -3,10 +3,12 @@
  * inside the plane take unrolled, vectorized kernels, the clipped ones the generic loop, so
  * the shapes mix both: even and odd sizes, padding 0 and 1, other strides, rows wider than a
  * vector. Values come from 5 levels, so most windows hold ties: the first maximum in row-major
- * order must win, on both paths. One and two threads. Every tensor crosses the backend
+ * order must win, on both paths. Backward adds each output's gradient at that input, onto
+ * the old gradient or onto zero. One and two threads. Every tensor crosses the backend
  * boundary. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../engine/backend.h"
 
@@ -34,6 +36,36 @@ static void reference_maxpool(const PoolShape *s, int n, const real *x, real *y,
 typedef struct {
     int n, c, h, w, k, stride, pad;
 } PoolCase;
+
+/* Backward: each output's gradient added at its argmax, onto dx's old values (accumulate) or
+ * onto zero (a fresh gradient, which must not read the old values: they are 1e30 here). */
+static void expect_backward_matches(Backend *bk, const PoolShape *s, int n, BkBuffer *argmax, const int32_t *at,
+                                    bool accumulate)
+{
+    const size_t plane = (size_t)s->in_h * s->in_w, ohw = (size_t)s->out_h * s->out_w;
+    const size_t nx = (size_t)n * s->c * plane, ny = (size_t)n * s->c * ohw;
+    real *dy = malloc(ny * sizeof *dy), *dx = malloc(nx * sizeof *dx), *want = malloc(nx * sizeof *want);
+    cr_assert(dy && dx && want);
+    for (size_t i = 0; i < ny; i++) dy[i] = (real)(i % 7) - 3;
+    for (size_t i = 0; i < nx; i++) want[i] = dx[i] = accumulate ? (real)(i % 5) : (real)1e30;
+    if (!accumulate) memset(want, 0, nx * sizeof *want);
+    for (size_t o = 0; o < ny; o++) want[o / ohw * plane + (size_t)at[o]] += dy[o];
+
+    BkBuffer *dyb = bk_buffer_alloc(bk, ny * sizeof *dy), *dxb = bk_buffer_alloc(bk, nx * sizeof *dx);
+    cr_assert(dyb && dxb);
+    bk_upload(bk, bk_buffer_address(dyb), dy, ny * sizeof *dy);
+    bk_upload(bk, bk_buffer_address(dxb), dx, nx * sizeof *dx);
+    bk_maxpool_backward(bk, s, n, bk_buffer_address(argmax), bk_buffer_address(dyb), bk_buffer_address(dxb),
+                        accumulate);
+    bk_download(bk, dx, bk_buffer_address(dxb), nx * sizeof *dx);
+    size_t wrong = 0;
+    for (size_t i = 0; i < nx; i++) wrong += dx[i] != want[i];
+    cr_expect(wrong == 0, "backward (accumulate %d, k %d stride %d pad %d, %dx%d): %zu of %zu inputs differ",
+              accumulate, s->k, s->stride, s->pad, s->in_h, s->in_w, wrong, nx);
+    bk_buffer_free(dyb);
+    bk_buffer_free(dxb);
+    free(dy); free(dx); free(want);
+}
 
 static void expect_matches(PoolCase pc, int threads)
 {
@@ -69,6 +101,8 @@ static void expect_matches(PoolCase pc, int threads)
               "from %d",
               wrong, ny, pc.k, pc.stride, pc.pad, pc.h, pc.w, threads, first, (double)y[first], at[first],
               (double)want[first], want_at[first]);
+    expect_backward_matches(bk, &s, pc.n, ab, want_at, true);
+    expect_backward_matches(bk, &s, pc.n, ab, want_at, false);
     bk_buffer_free(xb);
     bk_buffer_free(yb);
     bk_buffer_free(ab);
@@ -79,8 +113,15 @@ static void expect_matches(PoolCase pc, int threads)
 static const PoolCase CASES[] = {
     {3, 6, 28, 28, 2, 2, 0},  /* lenet's and simple-cnn's first pool */
     {2, 5, 14, 14, 2, 2, 0},  /* their second */
-    {2, 3, 9, 37, 2, 2, 0},   /* odd sizes: the last row and column left out */
-    {2, 4, 32, 32, 3, 2, 0},  /* the CIFAR AlexNets' 3x3 stride 2 */
+    {2, 3, 9, 37, 2, 2, 0},   /* odd sizes: the last row and column left out; 18 a row */
+    {2, 4, 32, 32, 3, 2, 0},  /* the CIFAR AlexNets' 3x3 stride 2: 15 a row, 8 then 8 overlapping */
+    {2, 4, 15, 15, 3, 2, 0},  /* their second: 7 a row, below a vector */
+    {2, 4, 17, 17, 3, 2, 0},  /* exactly one vector of 8 a row */
+    {2, 4, 16, 16, 2, 2, 0},  /* 2x2: one vector of 8 */
+    {2, 3, 7, 7, 3, 2, 0},    /* their third: 3 a row */
+    {2, 3, 5, 4, 2, 2, 0},    /* 2 a row, 2x2 */
+    {2, 3, 3, 5, 3, 2, 0},    /* 2 a row, 3x3, one row */
+    {2, 3, 8, 3, 3, 2, 0},    /* 1 a row */
     {2, 3, 55, 55, 3, 2, 0},  /* AlexNet's, 27 outputs a row */
     {2, 4, 15, 17, 3, 2, 1},  /* padding: the edge windows clipped, the rest whole */
     {2, 3, 12, 12, 2, 2, 1},  /* 2x2 padded: clipped at both ends */

@@ -100,7 +100,7 @@ void cpu_normalize_pixels(Backend *bk, size_t images, int c, size_t hw, const ui
 void cpu_maxpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, real *y,
                          int32_t *argmax);
 void cpu_maxpool_backward(Backend *bk, const PoolShape *s, int n, const int32_t *argmax,
-                          const real *dy, real *dx);
+                          const real *dy, real *dx, bool accumulate);
 void cpu_avgpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, real *y);
 void cpu_avgpool_backward(Backend *bk, const PoolShape *s, int n, const real *dy, real *dx);
 /* batchnorm.c, lrn.c */

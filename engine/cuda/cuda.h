@@ -150,7 +150,7 @@ void cuda_normalize_pixels(Backend *bk, size_t images, int c, size_t hw, const u
 void cuda_maxpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, real *y,
                           int32_t *argmax);
 void cuda_maxpool_backward(Backend *bk, const PoolShape *s, int n, const int32_t *argmax,
-                           const real *dy, real *dx);
+                           const real *dy, real *dx, bool accumulate);
 void cuda_avgpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, real *y);
 void cuda_avgpool_backward(Backend *bk, const PoolShape *s, int n, const real *dy, real *dx);
 /* batchnorm.cu, lrn.cu */

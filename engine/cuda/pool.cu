@@ -65,7 +65,7 @@ void cuda_maxpool_forward(Backend *bk, const PoolShape *s, int n, const real *x,
 }
 
 static __global__ void maxpool_backward_kernel(PoolShape s, size_t total, const int32_t *argmax,
-                                               const real *dy, real *dx)
+                                               const real *dy, real *dx, bool accumulate)
 {
     const size_t hw = (size_t)s.in_h * s.in_w, ohw = (size_t)s.out_h * s.out_w;
     GRID_STRIDE(e, total) {
@@ -76,7 +76,7 @@ static __global__ void maxpool_backward_kernel(PoolShape s, size_t total, const 
         covering(iw, s.k, s.stride, s.pad, s.out_w, &ow0, &ow1);
         const int32_t *ap = argmax + p * ohw;
         const real *dyp = dy + p * ohw;
-        real v = dx[e];
+        real v = accumulate ? dx[e] : 0;
         for (int oh = oh0; oh <= oh1; oh++)
             for (int ow = ow0; ow <= ow1; ow++)
                 if (ap[oh * s.out_w + ow] == r) v += dyp[oh * s.out_w + ow];
@@ -85,12 +85,12 @@ static __global__ void maxpool_backward_kernel(PoolShape s, size_t total, const 
 }
 
 void cuda_maxpool_backward(Backend *bk, const PoolShape *s, int n, const int32_t *argmax,
-                           const real *dy, real *dx)
+                           const real *dy, real *dx, bool accumulate)
 {
     const size_t total = (size_t)n * s->c * s->in_h * s->in_w;
     if (!total) return;
     maxpool_backward_kernel<<<cuda_blocks(total), CUDA_THREADS, 0, cuda_state(bk)->stream>>>(*s, total, argmax,
-                                                                                             dy, dx);
+                                                                                             dy, dx, accumulate);
     CUDA_LAUNCHED();
 }
 

@@ -45,7 +45,9 @@ static void maxpool_backward(Layer *l, Net *net, int n)
 {
     PoolState *st = l->state;
     Tensor *dx = net_layer_input_grad(net, l, 0);
-    if (dx) bk_maxpool_backward(net->bk, &st->shape, n, bk_buffer_address(st->argmax), l->dout.data, dx->data);
+    if (dx)
+        bk_maxpool_backward(net->bk, &st->shape, n, bk_buffer_address(st->argmax), l->dout.data, dx->data,
+                            !l->fresh_dx[0]);
 }
 
 static void avgpool_forward(Layer *l, Net *net, int n, bool train)
@@ -71,7 +73,7 @@ static void pool_destroy(Layer *l)
 
 static const LayerOps maxpool_ops = {
     .kind = "maxpool", .plan = maxpool_plan, .forward = maxpool_forward, .backward = maxpool_backward,
-    .destroy = pool_destroy,
+    .destroy = pool_destroy, .writes_fresh_gradient = true,
 };
 static const LayerOps avgpool_ops = {
     .kind = "avgpool", .forward = avgpool_forward, .backward = avgpool_backward, .destroy = pool_destroy,
