@@ -7,36 +7,15 @@
  * between the passes. The partial sums live in the shared workspace (batchnorm_workspace). */
 #include "cpu.h"
 #include "guard.h"
-
-/* Sums in double over eight interleaved lanes, added up in a fixed order at the end:
- * a single running sum is a chain of dependent adds that cannot vectorize, and it made
- * batch normalization 15% of a resnet8 step. */
-enum { BN_LANES = 8 };
-
-static inline double lanes_total(const double lane[BN_LANES])
-{
-    double t = 0;
-    for (int k = 0; k < BN_LANES; k++) t += lane[k];
-    return t;
-}
-
-static inline double plane_sum(const real *p, int hw)
-{
-    double lane[BN_LANES] = {0};
-    int j = 0;
-    for (; j + BN_LANES <= hw; j += BN_LANES)
-        for (int k = 0; k < BN_LANES; k++) lane[k] += p[j + k];
-    for (; j < hw; j++) lane[j % BN_LANES] += p[j];
-    return lanes_total(lane);
-}
+#include "plane_sum.h"
 
 static inline double plane_sq_dev(const real *p, int hw, double mean)
 {
-    double lane[BN_LANES] = {0};
+    double lane[SUM_LANES] = {0};
     int j = 0;
-    for (; j + BN_LANES <= hw; j += BN_LANES)
-        for (int k = 0; k < BN_LANES; k++) lane[k] += (p[j + k] - mean) * (p[j + k] - mean);
-    for (; j < hw; j++) lane[j % BN_LANES] += (p[j] - mean) * (p[j] - mean);
+    for (; j + SUM_LANES <= hw; j += SUM_LANES)
+        for (int k = 0; k < SUM_LANES; k++) lane[k] += (p[j + k] - mean) * (p[j + k] - mean);
+    for (; j < hw; j++) lane[j % SUM_LANES] += (p[j] - mean) * (p[j] - mean);
     return lanes_total(lane);
 }
 
@@ -44,11 +23,11 @@ static inline double plane_sq_dev(const real *p, int hw, double mean)
 static inline void plane_dy_sums(const real *d, const real *x, int hw, real mu, double *sum_dy, double *sum_dy_x)
 {
     *sum_dy = plane_sum(d, hw);
-    double lane[BN_LANES] = {0};
+    double lane[SUM_LANES] = {0};
     int j = 0;
-    for (; j + BN_LANES <= hw; j += BN_LANES)
-        for (int k = 0; k < BN_LANES; k++) lane[k] += d[j + k] * (x[j + k] - mu);
-    for (; j < hw; j++) lane[j % BN_LANES] += d[j] * (x[j] - mu);
+    for (; j + SUM_LANES <= hw; j += SUM_LANES)
+        for (int k = 0; k < SUM_LANES; k++) lane[k] += d[j + k] * (x[j + k] - mu);
+    for (; j < hw; j++) lane[j % SUM_LANES] += d[j] * (x[j] - mu);
     *sum_dy_x = lanes_total(lane);
 }
 

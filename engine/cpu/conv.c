@@ -7,6 +7,7 @@
 
 #include "cpu.h"
 #include "guard.h"
+#include "plane_sum.h"
 
 static int conv_is_pointwise(const ConvShape *s)
 {
@@ -184,12 +185,9 @@ static void conv_bias_backward(Backend *bk, const ConvShape *s, int n, const rea
     const size_t OHW = (size_t)s->out_h * s->out_w, out_item = (size_t)s->out_c * OHW;
 #pragma omp parallel for schedule(static) num_threads(bk->threads)
     for (int c = 0; c < s->out_c; c++) {
-        real acc = 0;
-        for (int i = 0; i < n; i++) {
-            const real *d = dy + i * out_item + (size_t)c * OHW;
-            for (size_t j = 0; j < OHW; j++) acc += d[j];
-        }
-        db[c] += acc;
+        double acc = 0;
+        for (int i = 0; i < n; i++) acc += plane_sum(dy + i * out_item + (size_t)c * OHW, OHW);
+        db[c] += (real)acc;
     }
 }
 
