@@ -170,6 +170,7 @@ static const Case DIRECT_CASES[] = {
     {2, 16, 8, 4, 6, 1, true, 3},       /* rows of 6: vectors run across row ends */
     {3, 64, 96, 7, 7, 1, true, 3},      /* the CIFAR AlexNets' conv3: 49 pixels, a partial last chunk */
     {2, 32, 64, 15, 15, 1, false, 3},   /* their conv2: 225 pixels */
+    {12, 32, 16, 15, 15, 1, true, 3},   /* 225 pixels, groups evened out: 4 of 3 images on two threads */
     {2, 8, 16, 3, 5, 1, true, 3},       /* fewer pixels than one vector */
     {2, 16, 8, 5, 5, 1, true, 3},       /* a partial second vector */
     {1, 128, 128, 6, 6, 1, false, 3},   /* the most channels it takes */

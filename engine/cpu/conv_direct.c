@@ -101,6 +101,16 @@ static int dw_group(const ConvShape *s)
     return (DW_RUNS + per_image - 1) / per_image;
 }
 
+/* At most dw_group's images a group, evened out so that every thread gets as many groups:
+ * 32 images of 15x15 made 7 groups of 5, and one of 2 threads took 20 images, the other 12. */
+static int dw_balanced_group(const ConvShape *s, int n, int threads)
+{
+    const int most = dw_group(s);
+    const int per_thread = (n + threads * most - 1) / (threads * most);
+    const int groups = per_thread * threads;
+    return (n + groups - 1) / groups;
+}
+
 /* Per thread: the shifted input of one image (forward) or dy of one image (data gradient);
  * or a private weight gradient, its lane sums, a group's shifted images and its dy padded to
  * whole vectors (weight gradient). Shared: the arranged filters. */
@@ -362,7 +372,7 @@ static void weight_gradient(Backend *bk, const ConvShape *s, int n, const real *
 {
     const int k = s->k_h;
     const size_t w_elems = (size_t)s->out_c * s->in_c * k * k;
-    const int group = dw_group(s), groups = (n + group - 1) / group;
+    const int group = dw_balanced_group(s, n, bk->threads), groups = (n + group - 1) / group;
     const DwGroup shape = {.sx_item = (size_t)s->in_c * shifted_elems(k, s->in_h, s->in_w),
                            .copy = copy_elems(k, s->in_h, s->in_w),
                            .dy_item = (size_t)s->out_c * padded_pixels(s), .plane = padded_pixels(s),
