@@ -16,37 +16,57 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Median seconds of `repeats` allreduces of n values; bucketed: 16 "layers" of the gradients
- * in backend memory (dev) become ready in turn, as in training; plain: one MPI_Allreduce of
- * the host buffer buf. */
-static double time_allreduce(const Comm *c, GradReducer *g, real *dev, real *buf, size_t n, int repeats,
-                             bool bucketed)
+/* Seconds of one allreduce of n values, the slowest rank's view averaged; bucketed: 16
+ * "layers" of the gradients in backend memory (dev) become ready in turn, as in training;
+ * plain: one MPI_Allreduce of the host buffer buf. */
+static double time_allreduce(const Comm *c, GradReducer *g, real *dev, real *buf, size_t n, bool bucketed)
 {
-    double *t = xmalloc(sizeof *t * (size_t)repeats, "timings");
-    for (int r = -1; r < repeats; r++) { /* r = -1: untimed warm-up */
-        comm_barrier(c);
-        double t0 = now_seconds();
-        if (bucketed) {
-            grad_reducer_begin(g, dev, n);
-            for (int layer = 15; layer >= 0; layer--) grad_reducer_ready(g, n / 16 * (size_t)layer);
-            grad_reducer_finish(g);
-        } else {
-            comm_allreduce_sum_real(c, buf, n);
-        }
-        double dt = now_seconds() - t0;
-        comm_allreduce_sum_double(c, &dt, 1); /* the slowest rank's view, averaged */
-        if (r >= 0) t[r] = dt / c->size;
+    comm_barrier(c);
+    double t0 = now_seconds();
+    if (bucketed) {
+        grad_reducer_begin(g, dev, n);
+        for (int layer = 15; layer >= 0; layer--) grad_reducer_ready(g, n / 16 * (size_t)layer);
+        grad_reducer_finish(g);
+    } else {
+        comm_allreduce_sum_real(c, buf, n);
     }
-    qsort(t, (size_t)repeats, sizeof *t, cmp_double);
-    double median = t[repeats / 2];
-    free(t);
-    return median;
+    double dt = now_seconds() - t0;
+    comm_allreduce_sum_double(c, &dt, 1);
+    return dt / c->size;
+}
+
+static double median(double *t, int count)
+{
+    qsort(t, (size_t)count, sizeof *t, cmp_double);
+    return t[count / 2];
+}
+
+/* Medians of `repeats` plain and bucketed allreduces taken in turn, which goes first swapped
+ * each time, so that the machine's drift falls on both alike (timed one after the other, the
+ * two medians of the same single call differed by 9% with 4 ranks on 2 cores). */
+static void time_both(const Comm *c, GradReducer *g, real *dev, real *buf, size_t n, int repeats, double *plain,
+                      double *bucketed)
+{
+    double *tp = xmalloc(sizeof *tp * (size_t)repeats, "timings");
+    double *tb = xmalloc(sizeof *tb * (size_t)repeats, "timings");
+    for (int r = -1; r < repeats; r++) { /* r = -1: untimed warm-up */
+        const bool bucketed_first = r % 2 != 0;
+        double first = time_allreduce(c, g, dev, buf, n, bucketed_first);
+        double second = time_allreduce(c, g, dev, buf, n, !bucketed_first);
+        if (r < 0) continue;
+        tp[r] = bucketed_first ? second : first;
+        tb[r] = bucketed_first ? first : second;
+    }
+    *plain = median(tp, repeats);
+    *bucketed = median(tb, repeats);
+    free(tp);
+    free(tb);
 }
 
 int bench_allreduce(int argc, char **argv)
 {
     double mb = 0, bucket_mb = 8;
-    long repeats = 10;
+    long repeats = 20;
     Error err = {{0}};
     for (int i = 1; i < argc; i++) {
         bool value = i + 1 < argc;
@@ -81,8 +101,8 @@ int bench_allreduce(int argc, char **argv)
     tensor_upload(&grads, buf);
     GradReducer g;
     grad_reducer_init(&g, &c, bk, (size_t)(bucket_mb * 1e6), false);
-    double plain = time_allreduce(&c, &g, grads.data, buf, n, (int)repeats, false);
-    double bucketed = time_allreduce(&c, &g, grads.data, buf, n, (int)repeats, true);
+    double plain, bucketed;
+    time_both(&c, &g, grads.data, buf, n, (int)repeats, &plain, &bucketed);
     double bus = c.size > 1 ? 2.0 * (c.size - 1) / c.size * (double)n * sizeof(real) / 1e9 : 0;
     if (c.rank == 0)
         printf("allreduce_mb=%.3g ranks=%d bucket_mb=%.3g plain_ms=%.3f plain_busbw_GBps=%.3f bucketed_ms=%.3f "
