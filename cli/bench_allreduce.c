@@ -65,7 +65,7 @@ static void time_both(const Comm *c, GradReducer *g, real *dev, real *buf, size_
 
 int bench_allreduce(int argc, char **argv)
 {
-    double mb = 0, bucket_mb = 8;
+    double mb = 0, bucket_mb = GRAD_BUCKET_MB_DEFAULT;
     long repeats = 20;
     Error err = {{0}};
     for (int i = 1; i < argc; i++) {

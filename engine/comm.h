@@ -48,6 +48,12 @@ void comm_barrier(const Comm *c);
 
 /* Bucketed, overlapped allreduce (sum) of one buffer whose tail becomes final first. */
 #define GRAD_MAX_BUCKETS 4096
+/* The default bucket (train --bucket-mb, bench --allreduce), PyTorch DDP's bucket_cap_mb. With
+ * 8 MB buckets a 10-25 MB gradient took 2-4 collective calls where the plain allreduce takes one,
+ * which cost up to 22% with 4 ranks on 2 cores (bench/results/2026-12-05-mpi.txt); a proxy's
+ * training throughput was the same with either (simple-cnn, 2 ranks). Above 25 MB the buckets
+ * still beat one call (100 MB: 0.07-0.10 of its time). */
+#define GRAD_BUCKET_MB_DEFAULT 25.0
 typedef struct {
     const Comm *comm;
     Backend *bk;

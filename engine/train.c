@@ -40,7 +40,7 @@ void train_config_defaults(TrainConfig *cfg)
     cfg->precision = "fp32";
     cfg->augment = -1;
     cfg->diverge_factor = 10;
-    cfg->bucket_mb = 8;
+    cfg->bucket_mb = GRAD_BUCKET_MB_DEFAULT;
 }
 
 typedef struct {
