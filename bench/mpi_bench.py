@@ -56,7 +56,7 @@ def main():
     cores = os.cpu_count()
     for k in ranks:
         print("Gradient allreduce, %d ranks on this machine (shared memory%s), bus bandwidth = 2(K-1)/K x bytes / "
-              "time, median of %d runs of 20, plain and bucketed in turn:"
+              "time, median of %d runs, each the median of 20-2000 (about 0.5 s), plain and bucketed in turn:"
               % (k, ", more ranks than its %d cores" % cores if k > cores else "", repeats))
         print()
         print("| MB | plain MPI_Allreduce ms | GB/s | bucketed (25 MB, allreduce thread) ms | GB/s | bucketed / plain time |")

@@ -18,7 +18,7 @@ static int cmp_double(const void *a, const void *b)
 
 /* Seconds of one allreduce of n values, the slowest rank's view averaged; bucketed: 16
  * "layers" of the gradients in backend memory (dev) become ready in turn, as in training;
- * plain: one MPI_Allreduce of the host buffer buf. */
+ * plain: one MPI_Allreduce of buf. */
 static double time_allreduce(const Comm *c, GradReducer *g, real *dev, real *buf, size_t n, bool bucketed)
 {
     comm_barrier(c);
@@ -41,24 +41,39 @@ static double median(double *t, int count)
     return t[count / 2];
 }
 
-/* Medians of `repeats` plain and bucketed allreduces taken in turn, which goes first swapped
- * each time, so that the machine's drift falls on both alike (timed one after the other, the
- * two medians of the same single call differed by 9% with 4 ranks on 2 cores). */
-static void time_both(const Comm *c, GradReducer *g, real *dev, real *buf, size_t n, int repeats, double *plain,
+/* Unless --repeats says: at least 20 pairs, as many as fill about half a second (a pair of
+ * 0.1 MB calls lasts 0.06-0.4 ms here, and 20 of them were one scheduling hiccup long), at most
+ * 2000. */
+enum { AUTO_REPEATS_MIN = 20, AUTO_REPEATS_MAX = 2000 };
+static const double AUTO_REPEATS_SECONDS = 0.5;
+
+/* Medians of plain and bucketed allreduces taken in turn, which goes first swapped each time,
+ * so that the machine's drift falls on both alike (timed one after the other, the two medians
+ * of the same single call differed by 9% with 4 ranks on 2 cores). *repeats: the pairs timed,
+ * or 0 to choose from the second of two untimed pairs (rank 0's choice, broadcast). */
+static void time_both(const Comm *c, GradReducer *g, real *dev, real *buf, size_t n, long *repeats, double *plain,
                       double *bucketed)
 {
-    double *tp = xmalloc(sizeof *tp * (size_t)repeats, "timings");
-    double *tb = xmalloc(sizeof *tb * (size_t)repeats, "timings");
-    for (int r = -1; r < repeats; r++) { /* r = -1: untimed warm-up */
+    double pair = 0;
+    for (int warm = 0; warm < 2; warm++) /* the first pair is slow (a 10 MB one 10x) */
+        pair = time_allreduce(c, g, dev, buf, n, false) + time_allreduce(c, g, dev, buf, n, true);
+    if (*repeats == 0) {
+        double fill = pair > 0 ? AUTO_REPEATS_SECONDS / pair : AUTO_REPEATS_MAX;
+        *repeats = fill < AUTO_REPEATS_MIN ? AUTO_REPEATS_MIN : fill > AUTO_REPEATS_MAX ? AUTO_REPEATS_MAX : (long)fill;
+        comm_bcast_bytes(c, repeats, sizeof *repeats, 0);
+    }
+    const int count = (int)*repeats;
+    double *tp = xmalloc(sizeof *tp * (size_t)count, "timings");
+    double *tb = xmalloc(sizeof *tb * (size_t)count, "timings");
+    for (int r = 0; r < count; r++) {
         const bool bucketed_first = r % 2 != 0;
         double first = time_allreduce(c, g, dev, buf, n, bucketed_first);
         double second = time_allreduce(c, g, dev, buf, n, !bucketed_first);
-        if (r < 0) continue;
         tp[r] = bucketed_first ? second : first;
         tb[r] = bucketed_first ? first : second;
     }
-    *plain = median(tp, repeats);
-    *bucketed = median(tb, repeats);
+    *plain = median(tp, count);
+    *bucketed = median(tb, count);
     free(tp);
     free(tb);
 }
@@ -66,7 +81,7 @@ static void time_both(const Comm *c, GradReducer *g, real *dev, real *buf, size_
 int bench_allreduce(int argc, char **argv)
 {
     double mb = 0, bucket_mb = GRAD_BUCKET_MB_DEFAULT;
-    long repeats = 20;
+    long repeats = 0; /* auto */
     Error err = {{0}};
     for (int i = 1; i < argc; i++) {
         bool value = i + 1 < argc;
@@ -101,14 +116,17 @@ int bench_allreduce(int argc, char **argv)
     tensor_upload(&grads, buf);
     GradReducer g;
     grad_reducer_init(&g, &c, bk, (size_t)(bucket_mb * 1e6), false);
+    /* the plain call sums the same memory where the host may use it (the CPU backend), as
+     * training's --plain-allreduce does */
+    real *host = bk_host_address(bk, grads.data);
     double plain, bucketed;
-    time_both(&c, &g, grads.data, buf, n, (int)repeats, &plain, &bucketed);
+    time_both(&c, &g, grads.data, host ? host : buf, n, &repeats, &plain, &bucketed);
     double bus = c.size > 1 ? 2.0 * (c.size - 1) / c.size * (double)n * sizeof(real) / 1e9 : 0;
     if (c.rank == 0)
         printf("allreduce_mb=%.3g ranks=%d bucket_mb=%.3g plain_ms=%.3f plain_busbw_GBps=%.3f bucketed_ms=%.3f "
-               "bucketed_busbw_GBps=%.3f\n",
+               "bucketed_busbw_GBps=%.3f repeats=%ld\n",
                mb, c.size, bucket_mb, plain * 1e3, plain > 0 ? bus / plain : 0, bucketed * 1e3,
-               bucketed > 0 ? bus / bucketed : 0);
+               bucketed > 0 ? bus / bucketed : 0, repeats);
     grad_reducer_free(&g);
     tensor_free(&grads);
     backend_destroy(bk);
