@@ -27,7 +27,12 @@ Settings (flag, or environment variable as `make bench` passes them):
                                     it has no train/) [data/cifar10-jpeg]; "off" skips them
   --epoch-images BENCH_EPOCH_IMAGES training,test images of those epochs [10000,2000]
   --scaling      BENCH_SCALING      1: also our img/s on one thread, beside --threads, for
-                                    every model and batch (the thread-scaling table) [1]
+                                    every model and batch (the thread-scaling table); "only":
+                                    that table alone [1]
+  --scaling-pairs BENCH_SCALING_PAIRS runs on one thread and on --threads, back to back, for
+                                    the thread-scaling table; its speedup is the median of
+                                    the pairs' own ratios, so a change of the machine's speed
+                                    between pairs (minutes apart) cancels [5]
 
 End to end, both engines then train resnet20 on CIFAR-10 for one epoch with the same recipe
 (batch 128, SGD lr 0.05 momentum 0.9 weight decay 5e-4, random crop + flip, evaluation on
@@ -112,10 +117,12 @@ def parse_args():
     ap.add_argument("--bigbatch", default=os.path.join(ROOT, "bin", "bigbatch"))
     ap.add_argument("--epoch-root", default=env("BENCH_CIFAR10", os.path.join(ROOT, "data", "cifar10-jpeg")))
     ap.add_argument("--epoch-images", default=env("BENCH_EPOCH_IMAGES", "10000,2000"))
-    ap.add_argument("--scaling", default=env("BENCH_SCALING", "1"), choices=["0", "1"])
+    ap.add_argument("--scaling", default=env("BENCH_SCALING", "1"), choices=["0", "1", "only"])
+    ap.add_argument("--scaling-pairs", type=int, default=int(env("BENCH_SCALING_PAIRS", "5")))
     a = ap.parse_args()
-    if a.repeats < 1 or a.threads < 1 or a.steps < 0 or a.warmup < 0:
-        raise SystemExit("run_bench: --repeats and --threads must be positive, --steps and --warmup not negative")
+    if a.repeats < 1 or a.threads < 1 or a.steps < 0 or a.warmup < 0 or a.scaling_pairs < 1:
+        raise SystemExit("run_bench: --repeats, --threads and --scaling-pairs must be positive, --steps and "
+                         "--warmup not negative")
     cases = [(m, b) for m in a.models.split(",") if m for b in int_list(a.batches, "--batches")]
     if a.full:
         cases += [(m, b) for m in FULL_SIZE for b in int_list(a.full_batches, "--full-batches")]
@@ -146,32 +153,39 @@ def ours_command(a, model, batch, threads):
 
 
 def measure_scaling(a, cases):
-    """Our img/s on one thread and on a.threads, alternately, medians: {case: (one, many)}."""
-    if a.scaling != "1" or a.threads < 2:
+    """Our img/s on one thread and on a.threads in a.scaling_pairs back-to-back pairs (which goes
+    first alternating): {case: (median one, median many, [each pair's many / one])}."""
+    if a.scaling == "0" or a.threads < 2:
         return {}
     scaling = {}
     for model, batch in cases:
         runs = {1: [], a.threads: []}
-        for r in range(a.repeats):
+        for r in range(a.scaling_pairs):
             order = [1, a.threads] if r % 2 == 0 else [a.threads, 1]
             for t in order:
                 runs[t].append(float(parse_line(run(ours_command(a, model, batch, t)), "model=")["img_s"]))
-        scaling[(model, batch)] = (statistics.median(runs[1]), statistics.median(runs[a.threads]))
-        print("  %-17s batch %-4d threads 1 / %d: %8.1f / %8.1f img/s" % (
-            model, batch, a.threads, scaling[(model, batch)][0], scaling[(model, batch)][1]),
-            file=sys.stderr, flush=True)
+        ratios = [many / one for one, many in zip(runs[1], runs[a.threads])]
+        scaling[(model, batch)] = (statistics.median(runs[1]), statistics.median(runs[a.threads]), ratios)
+        print("  %-17s batch %-4d threads 1 / %d: %8.1f / %8.1f img/s, pairs' speedups %s" % (
+            model, batch, a.threads, scaling[(model, batch)][0], scaling[(model, batch)][1],
+            " ".join("%.2f" % x for x in ratios)), file=sys.stderr, flush=True)
     return scaling
 
 
 def print_scaling(a, scaling):
     if not scaling:
         return
-    print("Thread scaling, ours: img/s on 1 and %d threads (synthetic data, median of %d runs each, "
-          "alternately; efficiency = speedup / %d)" % (a.threads, a.repeats, a.threads))
+    print("Thread scaling, ours: img/s on 1 and %d threads (synthetic data, %d pairs of runs back to back, "
+          "medians; speedup = the median of the pairs' own ratios, efficiency = speedup / %d)"
+          % (a.threads, a.scaling_pairs, a.threads))
     print()
-    header = ("model", "batch", "1 thread img/s", "%d threads img/s" % a.threads, "speedup", "efficiency")
-    rows = [(m, str(b), "%.1f" % one, "%.1f" % many, "%.2fx" % (many / one), "%.0f%%" % (100 * many / one / a.threads))
-            for (m, b), (one, many) in scaling.items()]
+    header = ("model", "batch", "1 thread img/s", "%d threads img/s" % a.threads, "speedup", "efficiency",
+              "pairs' efficiency range")
+    rows = []
+    for (m, b), (one, many, ratios) in scaling.items():
+        speedup = statistics.median(ratios)
+        rows.append((m, str(b), "%.1f" % one, "%.1f" % many, "%.2fx" % speedup, "%.0f%%" % (100 * speedup / a.threads),
+                     "%.0f-%.0f%%" % (100 * min(ratios) / a.threads, 100 * max(ratios) / a.threads)))
     print_table(header, rows)
     print()
 
@@ -269,6 +283,10 @@ def main():
     if load > 0.5:
         print("run_bench: warning: load average %.2f before starting; other work skews the numbers"
               % load, file=sys.stderr)
+    if a.scaling == "only":
+        print_scaling(a, measure_scaling(a, cases))
+        print("threads %d, %s, %s" % (a.threads, datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), cpu_name()))
+        return
     results = {case: measure(a, *case) for case in cases}
     scaling = measure_scaling(a, cases)
     epochs, epochs_skipped = measure_epochs(a)
