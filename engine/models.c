@@ -18,9 +18,9 @@ static Init constant(double v) { return (Init){INIT_CONSTANT, v}; }
 static void build_lenet(Net *net, int classes)
 {
     int x = nb_conv(net, "conv1", NET_INPUT, 6, 5, 1, 2, 1, true, TORCH, TORCH);
-    x = nb_maxpool(net, nb_relu(net, x), 2, 2, 0);
+    x = nb_relu_maxpool(net, x, 2, 2, 0);
     x = nb_conv(net, "conv2", x, 16, 5, 1, 0, 1, true, TORCH, TORCH);
-    x = nb_maxpool(net, nb_relu(net, x), 2, 2, 0);
+    x = nb_relu_maxpool(net, x, 2, 2, 0);
     x = nb_relu(net, nb_linear(net, "fc1", x, 120, true, TORCH, TORCH));
     x = nb_relu(net, nb_linear(net, "fc2", x, 84, true, TORCH, TORCH));
     x = nb_linear(net, "fc3", x, classes, true, TORCH, TORCH);
@@ -31,12 +31,19 @@ static void build_lenet(Net *net, int classes)
 static void build_simple_cnn(Net *net, int classes)
 {
     int x = nb_conv(net, "conv1", NET_INPUT, 32, 5, 1, 2, 1, true, TORCH, TORCH);
-    x = nb_maxpool(net, nb_relu(net, x), 2, 2, 0);
+    x = nb_relu_maxpool(net, x, 2, 2, 0);
     x = nb_conv(net, "conv2", x, 64, 5, 1, 2, 1, true, TORCH, TORCH);
-    x = nb_maxpool(net, nb_relu(net, x), 2, 2, 0);
+    x = nb_relu_maxpool(net, x, 2, 2, 0);
     x = nb_relu(net, nb_linear(net, "fc1", x, 1024, true, TORCH, TORCH));
     x = nb_linear(net, "fc2", x, classes, true, TORCH, TORCH);
     nb_softmax_xent(net, x);
+}
+
+/* ReLU, BVLC's LRN where there is one, and AlexNet's max pooling 3/2 */
+static int relu_lrn_pool(Net *net, int x, bool lrn, const char *norm)
+{
+    if (!lrn) return nb_relu_maxpool(net, x, 3, 2, 0);
+    return nb_maxpool(net, nb_lrn(net, norm, nb_relu(net, x), 5, 1e-4, 0.75, 1), 3, 2, 0);
 }
 
 /* ---- BVLC AlexNet (227x227, LRN, groups of 2) and NVCaffe AlexNet-BN ----
@@ -46,20 +53,16 @@ static void build_simple_cnn(Net *net, int classes)
  * conv2..conv5; conv2/4/5 keep BVLC's groups of 2. */
 static void build_alexnet_full(Net *net, int classes, bool bn)
 {
-    int x = nb_relu(net, nb_conv(net, "conv1", NET_INPUT, 96, 11, 4, 0, 1, true, gauss(0.01), ZERO));
-    if (!bn) x = nb_lrn(net, "norm1", x, 5, 1e-4, 0.75, 1);
-    x = nb_maxpool(net, x, 3, 2, 0);
+    int x = nb_conv(net, "conv1", NET_INPUT, 96, 11, 4, 0, 1, true, gauss(0.01), ZERO);
+    x = relu_lrn_pool(net, x, !bn, "norm1");
     if (bn) x = nb_batchnorm(net, "bn2", x, false, 1e-4, 0.1);
-    x = nb_relu(net, nb_conv(net, "conv2", x, 256, 5, 1, 2, 2, true, gauss(0.01), constant(0.1)));
-    if (!bn) x = nb_lrn(net, "norm2", x, 5, 1e-4, 0.75, 1);
-    x = nb_maxpool(net, x, 3, 2, 0);
+    x = relu_lrn_pool(net, nb_conv(net, "conv2", x, 256, 5, 1, 2, 2, true, gauss(0.01), constant(0.1)), !bn, "norm2");
     if (bn) x = nb_batchnorm(net, "bn3", x, false, 1e-4, 0.1);
     x = nb_relu(net, nb_conv(net, "conv3", x, 384, 3, 1, 1, 1, true, gauss(0.01), ZERO));
     if (bn) x = nb_batchnorm(net, "bn4", x, false, 1e-4, 0.1);
     x = nb_relu(net, nb_conv(net, "conv4", x, 384, 3, 1, 1, 2, true, gauss(0.01), constant(0.1)));
     if (bn) x = nb_batchnorm(net, "bn5", x, false, 1e-4, 0.1);
-    x = nb_relu(net, nb_conv(net, "conv5", x, 256, 3, 1, 1, 2, true, gauss(0.01), constant(0.1)));
-    x = nb_maxpool(net, x, 3, 2, 0);
+    x = nb_relu_maxpool(net, nb_conv(net, "conv5", x, 256, 3, 1, 1, 2, true, gauss(0.01), constant(0.1)), 3, 2, 0);
     x = nb_dropout(net, nb_relu(net, nb_linear(net, "fc6", x, 4096, true, gauss(0.005), constant(0.1))), 0.5);
     x = nb_dropout(net, nb_relu(net, nb_linear(net, "fc7", x, 4096, true, gauss(0.005), constant(0.1))), 0.5);
     x = nb_linear(net, "fc8", x, classes, true, gauss(0.01), ZERO);
@@ -72,20 +75,16 @@ static void build_alexnet_full(Net *net, int classes, bool bn)
  * the full-size std of 0.01 leaves a net this narrow untrainable in a few epochs. */
 static void build_alexnet_cifar(Net *net, int classes, bool bn)
 {
-    int x = nb_relu(net, nb_conv(net, "conv1", NET_INPUT, 32, 5, 1, 2, 1, true, HE, ZERO));
-    if (!bn) x = nb_lrn(net, "norm1", x, 5, 1e-4, 0.75, 1);
-    x = nb_maxpool(net, x, 3, 2, 0); /* 32 -> 15 */
+    int x = nb_conv(net, "conv1", NET_INPUT, 32, 5, 1, 2, 1, true, HE, ZERO);
+    x = relu_lrn_pool(net, x, !bn, "norm1"); /* 32 -> 15 */
     if (bn) x = nb_batchnorm(net, "bn2", x, false, 1e-4, 0.1);
-    x = nb_relu(net, nb_conv(net, "conv2", x, 64, 3, 1, 1, 1, true, HE, ZERO));
-    if (!bn) x = nb_lrn(net, "norm2", x, 5, 1e-4, 0.75, 1);
-    x = nb_maxpool(net, x, 3, 2, 0); /* 15 -> 7 */
+    x = relu_lrn_pool(net, nb_conv(net, "conv2", x, 64, 3, 1, 1, 1, true, HE, ZERO), !bn, "norm2"); /* 15 -> 7 */
     if (bn) x = nb_batchnorm(net, "bn3", x, false, 1e-4, 0.1);
     x = nb_relu(net, nb_conv(net, "conv3", x, 96, 3, 1, 1, 1, true, HE, ZERO));
     if (bn) x = nb_batchnorm(net, "bn4", x, false, 1e-4, 0.1);
     x = nb_relu(net, nb_conv(net, "conv4", x, 64, 3, 1, 1, 1, true, HE, ZERO));
     if (bn) x = nb_batchnorm(net, "bn5", x, false, 1e-4, 0.1);
-    x = nb_relu(net, nb_conv(net, "conv5", x, 64, 3, 1, 1, 1, true, HE, ZERO));
-    x = nb_maxpool(net, x, 3, 2, 0); /* 7 -> 3 */
+    x = nb_relu_maxpool(net, nb_conv(net, "conv5", x, 64, 3, 1, 1, 1, true, HE, ZERO), 3, 2, 0); /* 7 -> 3 */
     x = nb_dropout(net, nb_relu(net, nb_linear(net, "fc6", x, 256, true, HE, ZERO)), 0.5);
     x = nb_dropout(net, nb_relu(net, nb_linear(net, "fc7", x, 256, true, HE, ZERO)), 0.5);
     x = nb_linear(net, "fc8", x, classes, true, gauss(0.01), ZERO);
@@ -137,8 +136,7 @@ static void build_cifar_resnet(Net *net, int classes, int blocks)
  * its 3x3 convolution, not its first 1x1 (v1). */
 static void build_resnet50(Net *net, int classes)
 {
-    int x = nb_relu(net, conv_bn(net, "", "conv1", "bn1", NET_INPUT, 64, 7, 2, 3));
-    x = nb_maxpool(net, x, 3, 2, 1);
+    int x = nb_relu_maxpool(net, conv_bn(net, "", "conv1", "bn1", NET_INPUT, 64, 7, 2, 3), 3, 2, 1);
     const int depth[4] = {3, 4, 6, 3};
     int in_c = 64;
     for (int stage = 0; stage < 4; stage++) {

@@ -96,6 +96,11 @@ int nb_maxpool(Net *net, int in, int k, int stride, int pad)
     return pool_add(net, &maxpool_ops, in, k, stride, pad);
 }
 
+int nb_relu_maxpool(Net *net, int in, int k, int stride, int pad)
+{
+    return nb_relu(net, nb_maxpool(net, in, k, stride, pad));
+}
+
 int nb_avgpool(Net *net, int in, int k, int stride, int pad)
 {
     return pool_add(net, &avgpool_ops, in, k, stride, pad);
