@@ -29,10 +29,18 @@ Settings (flag, or environment variable as `make bench` passes them):
   --scaling      BENCH_SCALING      1: also our img/s on one thread, beside --threads, for
                                     every model and batch (the thread-scaling table); "only":
                                     that table alone [1]
-  --scaling-pairs BENCH_SCALING_PAIRS runs on one thread and on --threads, back to back, for
-                                    the thread-scaling table; its speedup is the median of
-                                    the pairs' own ratios, so a change of the machine's speed
-                                    between pairs (minutes apart) cancels [5]
+  --scaling-pairs BENCH_SCALING_PAIRS rounds of the thread-scaling table [5]. Each round runs
+                                    one thread pinned to each of the first --threads CPUs,
+                                    then --threads threads, back to back (the order alternating
+                                    between rounds). Efficiency is the threads' img/s over the
+                                    sum of the cores' own: "linear" on these virtual machines,
+                                    whose cores run at different speeds from hour to hour (one
+                                    at 63% of the other's lenet speed on 2026-12-05 while both
+                                    ran a scalar loop alike). Its median over the rounds is
+                                    the table's, so a change of the machine's speed between
+                                    rounds (minutes apart) cancels. Beside it, what an even
+                                    split of the images can reach at best: threads x the
+                                    slowest core over that sum
 
 End to end, both engines then train resnet20 on CIFAR-10 for one epoch with the same recipe
 (batch 128, SGD lr 0.05 momentum 0.9 weight decay 5e-4, random crop + flip, evaluation on
@@ -70,8 +78,10 @@ def parse_line(text, prefix):
     raise RuntimeError("no '%s...' line in:\n%s" % (prefix, text))
 
 
-def run(cmd):
-    p = subprocess.run(cmd, capture_output=True, text=True)
+def run(cmd, cpu=None):
+    """A run's stdout; on CPU `cpu` alone when given (the child pins itself before exec)."""
+    pin = (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
+    p = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=pin)
     if p.returncode != 0:
         sys.stderr.write(p.stdout + p.stderr)
         raise SystemExit("run_bench: failed (exit %d): %s" % (p.returncode, " ".join(cmd)))
@@ -152,41 +162,69 @@ def ours_command(a, model, batch, threads):
             "--warmup", str(warmup), "--threads", str(threads), "--profile-steps", "0"]
 
 
+def scaling_cpus(a):
+    """The CPUs the one-thread runs are pinned to: the first a.threads this process may use."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < a.threads:
+        raise SystemExit("run_bench: the thread-scaling table needs %d CPUs, this process may use %d"
+                         % (a.threads, len(cpus)))
+    return cpus[:a.threads]
+
+
+def img_s(cmd, cpu=None):
+    return float(parse_line(run(cmd, cpu), "model=")["img_s"])
+
+
 def measure_scaling(a, cases):
-    """Our img/s on one thread and on a.threads in a.scaling_pairs back-to-back pairs (which goes
-    first alternating): {case: (median one, median many, [each pair's many / one])}."""
+    """Per case, a.scaling_pairs rounds of one run on one thread pinned to each CPU and one on
+    a.threads threads: {case: {"cores": [[img/s of each round] per CPU], "many": [img/s of each
+    round]}}."""
     if a.scaling == "0" or a.threads < 2:
         return {}
+    cpus = scaling_cpus(a)
     scaling = {}
     for model, batch in cases:
-        runs = {1: [], a.threads: []}
+        cores, many = [[] for _ in cpus], []
         for r in range(a.scaling_pairs):
-            order = [1, a.threads] if r % 2 == 0 else [a.threads, 1]
-            for t in order:
-                runs[t].append(float(parse_line(run(ours_command(a, model, batch, t)), "model=")["img_s"]))
-        ratios = [many / one for one, many in zip(runs[1], runs[a.threads])]
-        scaling[(model, batch)] = (statistics.median(runs[1]), statistics.median(runs[a.threads]), ratios)
-        print("  %-17s batch %-4d threads 1 / %d: %8.1f / %8.1f img/s, pairs' speedups %s" % (
-            model, batch, a.threads, scaling[(model, batch)][0], scaling[(model, batch)][1],
-            " ".join("%.2f" % x for x in ratios)), file=sys.stderr, flush=True)
+            if r % 2:
+                many.append(img_s(ours_command(a, model, batch, a.threads)))
+            for k, cpu in enumerate(cpus):
+                cores[k].append(img_s(ours_command(a, model, batch, 1), cpu))
+            if r % 2 == 0:
+                many.append(img_s(ours_command(a, model, batch, a.threads)))
+        scaling[(model, batch)] = {"cores": cores, "many": many, "cpus": cpus}
+        print("  %-17s batch %-4d cores %s: %s img/s on 1 thread, %d threads: %s" % (
+            model, batch, ",".join(map(str, cpus)),
+            " / ".join(" ".join("%.0f" % x for x in c) for c in cores), a.threads,
+            " ".join("%.0f" % x for x in many)), file=sys.stderr, flush=True)
     return scaling
+
+
+def scaling_row(m, b, s):
+    """One row of the thread-scaling table from a case's rounds."""
+    rounds = range(len(s["many"]))
+    sums = [sum(c[r] for c in s["cores"]) for r in rounds]
+    eff = [s["many"][r] / sums[r] for r in rounds]
+    even = [len(s["cores"]) * min(c[r] for c in s["cores"]) / sums[r] for r in rounds]
+    slowest = [min(c[r] for c in s["cores"]) / max(c[r] for c in s["cores"]) for r in rounds]
+    pct = lambda x: "%.0f%%" % (100 * x)
+    return (m, str(b), " / ".join("%.1f" % statistics.median(c) for c in s["cores"]),
+            "%.1f" % statistics.median(s["many"]), pct(statistics.median(eff)),
+            "%s-%s" % (pct(min(eff)), pct(max(eff))), pct(statistics.median(slowest)),
+            pct(statistics.median(even)))
 
 
 def print_scaling(a, scaling):
     if not scaling:
         return
-    print("Thread scaling, ours: img/s on 1 and %d threads (synthetic data, %d pairs of runs back to back, "
-          "medians; speedup = the median of the pairs' own ratios, efficiency = speedup / %d)"
-          % (a.threads, a.scaling_pairs, a.threads))
+    cpus = next(iter(scaling.values()))["cpus"]
+    print("Thread scaling, ours: img/s on 1 thread pinned to each of CPUs %s and on %d threads (synthetic data, "
+          "%d rounds back to back, medians; efficiency = %d threads' img/s / the sum of the cores' own, the "
+          "median of the rounds' own ratios)" % (",".join(map(str, cpus)), a.threads, a.scaling_pairs, a.threads))
     print()
-    header = ("model", "batch", "1 thread img/s", "%d threads img/s" % a.threads, "speedup", "efficiency",
-              "pairs' efficiency range")
-    rows = []
-    for (m, b), (one, many, ratios) in scaling.items():
-        speedup = statistics.median(ratios)
-        rows.append((m, str(b), "%.1f" % one, "%.1f" % many, "%.2fx" % speedup, "%.0f%%" % (100 * speedup / a.threads),
-                     "%.0f-%.0f%%" % (100 * min(ratios) / a.threads, 100 * max(ratios) / a.threads)))
-    print_table(header, rows)
+    header = ("model", "batch", "1 thread img/s, each core", "%d threads img/s" % a.threads, "efficiency",
+              "rounds' efficiency range", "slowest core / fastest", "even split's best")
+    print_table(header, [scaling_row(m, b, s) for (m, b), s in scaling.items()])
     print()
 
 
