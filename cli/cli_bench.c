@@ -278,7 +278,7 @@ static void print_layers(const Net *net, int batch, int steps, double elapsed)
         total += t;
         double mult = l->in[0] == NET_INPUT && !net->want_input_grad ? 2.0 : 3.0;
         double rate = l->flops > 0 && t > 0 ? mult * l->flops * batch * steps / t / 1e9 : 0;
-        fprintf(stderr, "%-24s %-10s %9.2f %9.2f %6.1f%% ", l->name, l->ops->kind,
+        fprintf(stderr, "%-24s %-10s %9.3f %9.3f %6.1f%% ", l->name, l->ops->kind,
                 1e3 * l->fwd_seconds / steps, 1e3 * l->bwd_seconds / steps, 100 * t / elapsed);
         if (rate > 0) fprintf(stderr, "%9.2f\n", rate);
         else fprintf(stderr, "%9s\n", "-");
