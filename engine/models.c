@@ -50,7 +50,8 @@ static int relu_lrn_pool(Net *net, int x, bool lrn, const char *norm)
  * BVLC fillers: conv gaussian 0.01, fc6/fc7 gaussian 0.005, fc8 0.01; biases 0
  * for conv1, conv3, fc8 and 0.1 elsewhere. AlexNet-BN (NVCaffe train_val2): no
  * LRN; BatchNorm without scale/shift (eps 1e-4, moving average 0.9) before
- * conv2..conv5; conv2/4/5 keep BVLC's groups of 2. */
+ * conv2..conv5; conv2/4/5 keep BVLC's groups of 2. A ReLU that meets a max pooling follows
+ * it here (nb_relu_maxpool: the same values and gradients). */
 static void build_alexnet_full(Net *net, int classes, bool bn)
 {
     int x = nb_conv(net, "conv1", NET_INPUT, 96, 11, 4, 0, 1, true, gauss(0.01), ZERO);
@@ -71,7 +72,8 @@ static void build_alexnet_full(Net *net, int classes, bool bn)
 
 /* ---- AlexNet proxies for 32x32x3: five conv + three fc, ~14 M multiply-adds ----
  * Same layer order as BVLC (LRN after relu1/relu2) or NVCaffe (BN without affine
- * before conv2..conv5). Gaussian fillers scaled by fan-in (Caffe "msra"), because
+ * before conv2..conv5), but for each ReLU that meets a max pooling, which follows it here
+ * (nb_relu_maxpool: the same values and gradients). Gaussian fillers scaled by fan-in (Caffe "msra"), because
  * the full-size std of 0.01 leaves a net this narrow untrainable in a few epochs. */
 static void build_alexnet_cifar(Net *net, int classes, bool bn)
 {
