@@ -139,7 +139,8 @@ typedef struct {
     int out_c, out_h, out_w;
     int k_h, k_w, stride, pad, groups;
 } ConvShape;
-Workspace conv_workspace(const ConvShape *s, size_t weight_elems);
+/* What a convolution of up to `batch` images needs (the bias gradient's per-image sums among it). */
+Workspace conv_workspace(const ConvShape *s, size_t weight_elems, int batch);
 void bk_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                        const real *b, real *y);
 /* dx may be NULL (first layer); db may be NULL (no bias). */

@@ -24,11 +24,22 @@ Workspace conv_im2col_workspace(const ConvShape *s, size_t weight_elems)
     return (Workspace){2 * conv_col_elems(s) + weight_elems, 0};
 }
 
-/* Sized for the path the layer takes, not the largest of them. */
-Workspace conv_workspace(const ConvShape *s, size_t weight_elems)
+/* The bias gradient's per-image plane sums: [image][channel] doubles, in reals. */
+static size_t bias_sums_elems(const ConvShape *s, int batch)
 {
-    if (direct_applies(s)) return direct_workspace(s, weight_elems);
-    return winograd_applies(s) ? winograd_workspace(s) : conv_im2col_workspace(s, weight_elems);
+    return (size_t)batch * s->out_c * (sizeof(double) / sizeof(real));
+}
+
+/* Sized for the path the layer takes, not the largest of them. The shared part also holds the
+ * bias gradient's sums, which are taken after the path's backward is done with it. */
+Workspace conv_workspace(const ConvShape *s, size_t weight_elems, int batch)
+{
+    Workspace w = direct_applies(s)     ? direct_workspace(s, weight_elems)
+                  : winograd_applies(s) ? winograd_workspace(s)
+                                        : conv_im2col_workspace(s, weight_elems);
+    const size_t sums = bias_sums_elems(s, batch);
+    if (w.shared < sums) w.shared = sums;
+    return w;
 }
 
 /* col[(c*kh + ki)*kw + kj][oh*OW + ow] = x[c][oh*stride - pad + ki][ow*stride - pad + kj]
@@ -180,14 +191,26 @@ void conv_im2col_backward(Backend *bk, const ConvShape *s, int n, const real *x,
     }
 }
 
+/* db[c] += the sum of dy's planes c. Each thread sums the planes of the images the convolution's
+ * backward gave it, which its own core has just read (one channel per thread read every image,
+ * half of them from the other core's cache); the per-channel totals then add the images' sums
+ * in image order, so results do not depend on the number of threads. */
 static void conv_bias_backward(Backend *bk, const ConvShape *s, int n, const real *dy, real *db)
 {
     const size_t OHW = (size_t)s->out_h * s->out_w, out_item = (size_t)s->out_c * OHW;
-#pragma omp parallel for schedule(static) num_threads(bk->threads)
-    for (int c = 0; c < s->out_c; c++) {
-        double acc = 0;
-        for (int i = 0; i < n; i++) acc += plane_sum(dy + i * out_item + (size_t)c * OHW, OHW);
-        db[c] += (real)acc;
+    const int C = s->out_c;
+    double *sums = (double *)cpu_shared_workspace(bk);
+#pragma omp parallel num_threads(bk->threads)
+    {
+#pragma omp for schedule(static)
+        for (int i = 0; i < n; i++)
+            for (int c = 0; c < C; c++) sums[(size_t)i * C + c] = plane_sum(dy + i * out_item + (size_t)c * OHW, OHW);
+#pragma omp for schedule(static)
+        for (int c = 0; c < C; c++) {
+            double acc = 0;
+            for (int i = 0; i < n; i++) acc += sums[(size_t)i * C + c];
+            db[c] += (real)acc;
+        }
     }
 }
 

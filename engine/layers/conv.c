@@ -10,10 +10,9 @@ typedef struct {
 
 static void conv_plan(Layer *l, Net *net, int batch)
 {
-    (void)batch;
     ConvState *st = l->state;
     const Param *w = &net->params[l->param[0]];
-    backend_reserve(net->bk, conv_workspace(&st->shape, (size_t)w->n * w->c * w->h * w->w));
+    backend_reserve(net->bk, conv_workspace(&st->shape, (size_t)w->n * w->c * w->h * w->w, batch));
 }
 
 static void conv_forward(Layer *l, Net *net, int n, bool train)
