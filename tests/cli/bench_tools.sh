@@ -1,0 +1,21 @@
+# The benchmark scripts' own tables, which no timed number checks: bench/layer_scaling.py reads
+# `bench --layers` (a change of its columns would leave the rows empty), and run_bench.py's
+# thread-scaling table (--scaling only: no PyTorch needed) pins a one-thread run to each CPU.
+# Tiny runs: only the rows and their fields are checked, never a value.
+. tests/cli/lib.inc
+PY=${PYTHON:-python3}
+command -v "$PY" >/dev/null || { echo "skipped: no $PY"; exit 77; }
+[ "$(nproc)" -ge 2 ] || { echo "skipped: the scaling tables need 2 CPUs, this machine has $(nproc)"; exit 77; }
+expect_exit 0 "$PY" bench/layer_scaling.py --bigbatch "$BB" --model lenet --batch 8 --rounds 1 --steps 2
+expect_output '^lenet batch 8: img/s on 1 thread [0-9]*, on 2 threads [0-9]* (1 rounds of 2 profiled steps'
+for layer in conv1 maxpool1 relu2 conv2 fc1 fc3 loss STEP; do
+    expect_output "^$layer  *[0-9.]*  *[0-9.]*  *[0-9]*%"
+done
+expect_exit 0 "$PY" bench/run_bench.py --bigbatch "$BB" --models lenet --batches 8 --steps 2 --warmup 1 \
+    --threads 2 --scaling only --scaling-pairs 2
+expect_output '^Thread scaling, ours: img/s on 1 thread pinned to each of CPUs [0-9]*,[0-9]* and on 2 threads'
+expect_output '^lenet *| *8 *| *[0-9.]* / [0-9.]* *| *[0-9.]* *| *[0-9]*% *| *[0-9]*%-[0-9]*% *| *[0-9]*% *| *[0-9]*%$'
+expect_output 'lenet *batch 8 *cores [0-9]*,[0-9]*: [0-9 ]* / [0-9 ]* img/s on 1 thread, 2 threads: [0-9]* [0-9]*$'
+# no rounds is an error, not an empty table
+expect_exit 1 "$PY" bench/run_bench.py --bigbatch "$BB" --models lenet --scaling only --scaling-pairs 0
+expect_output 'scaling-pairs must be positive'
