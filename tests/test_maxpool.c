@@ -4,7 +4,7 @@
  * the shapes mix both: even and odd sizes, padding 0 and 1, other strides, rows wider than a
  * vector. Values come from 5 levels, so most windows hold ties: the first maximum in row-major
  * order must win, on both paths. Backward adds each output's gradient at that input, onto
- * the old gradient or onto zero. One and two threads. Every tensor crosses the backend
+ * the old gradient or onto zero. One, two and three threads. Every tensor crosses the backend
  * boundary. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -127,6 +127,7 @@ static const PoolCase CASES[] = {
     {2, 3, 12, 12, 2, 2, 1},  /* 2x2 padded: clipped at both ends */
     {2, 3, 10, 11, 3, 1, 1},  /* stride 1: the generic loop throughout */
     {1, 2, 3, 3, 3, 2, 1},    /* every window clipped */
+    {3, 3, 9, 9, 2, 2, 0},    /* 9 planes: no thread count above one splits them evenly */
 };
 
 Test(maxpool, matches_plain_loop)
@@ -134,5 +135,6 @@ Test(maxpool, matches_plain_loop)
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
         expect_matches(CASES[i], 1);
         expect_matches(CASES[i], 2);
+        expect_matches(CASES[i], 3); /* the planes split unevenly (the zeroing once raced the adding) */
     }
 }

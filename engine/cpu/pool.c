@@ -210,17 +210,14 @@ void cpu_maxpool_backward(Backend *bk, const PoolShape *s, int n, const int32_t 
     BK_GUARD(bk);
     const int planes = n * s->c, ohw = s->out_h * s->out_w;
     const size_t plane = (size_t)s->in_h * s->in_w;
-#pragma omp parallel num_threads(bk->threads)
-    {
-        if (!accumulate) {
-#pragma omp for schedule(static) nowait
-            for (size_t i = 0; i < (size_t)planes * plane; i++) dx[i] = 0;
-        }
-#pragma omp for schedule(static)
-        for (int p = 0; p < planes; p++) {
-            real *dxp = dx + (size_t)p * plane;
-            for (int j = 0; j < ohw; j++) dxp[argmax[(size_t)p * ohw + j]] += dy[(size_t)p * ohw + j];
-        }
+    /* Each plane is zeroed by the thread that scatters into it: a separate split of the
+     * zeroing by elements met the planes' split only where the threads divide the planes
+     * evenly, and otherwise zeroed gradients another thread had already added. */
+#pragma omp parallel for schedule(static) num_threads(bk->threads)
+    for (int p = 0; p < planes; p++) {
+        real *dxp = dx + (size_t)p * plane;
+        if (!accumulate) memset(dxp, 0, plane * sizeof *dxp);
+        for (int j = 0; j < ohw; j++) dxp[argmax[(size_t)p * ohw + j]] += dy[(size_t)p * ohw + j];
     }
 }
 
