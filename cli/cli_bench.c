@@ -26,6 +26,7 @@
 #include "../engine/loader.h"
 #include "../engine/models.h"
 #include "../engine/optimizer.h"
+#include "../engine/replicas.h"
 #include "../engine/rng.h"
 #include "cli.h"
 
@@ -71,9 +72,14 @@ static void bench_usage(FILE *f, const BenchConfig *d)
             "After --warmup steps, --steps timed steps give img_s; then --profile-steps more\n"
             "steps with per-layer timers give the convolutions' rate. Prints one line:\n"
             "\n"
-            "  model=M batch=B threads=T img_s=X ms_per_step=Y peak_rss_mb=Z conv_gflops=G conv_fraction=F\n"
-            "  [data_wait=W crop_ms=C]   (with --loader)   [peak_device_mb=D device=\"NAME\"]   (on a GPU)\n"
+            "  model=M batch=B threads=T [split=S] img_s=X ms_per_step=Y peak_rss_mb=Z conv_gflops=G\n"
+            "  conv_fraction=F [data_wait=W crop_ms=C]   (with --loader)   [peak_device_mb=D device=\"NAME\"]\n"
+            "  (on a GPU)\n"
             "\n"
+            "  split          how 2+ CPU threads share a step: \"images\", each thread a replica of the\n"
+            "                 net over its own images for the whole step (nets without batch norm\n"
+            "                 whose activations are small and outweigh the weights), or \"layers\",\n"
+            "                 every operation split across the threads\n"
             "  peak_rss_mb    getrusage(RUSAGE_SELF).ru_maxrss of the whole process\n"
             "  peak_device_mb the most GPU memory held at once: buffers and workspaces\n"
             "  conv_gflops    convolution FLOPs (forward, backward-data, backward-weights: 3x the\n"
@@ -338,12 +344,11 @@ static void bench_data_close(BenchData *d)
     imageset_free(&d->set);
 }
 
-static double step(Net *net, Optimizer *opt, BenchData *data, int batch, double lr)
+static double step(Net *net, Replicas *replicas, Optimizer *opt, BenchData *data, int batch, double lr)
 {
     if (data) bench_load(data, batch);
     net_zero_grad(net);
-    double loss = net_forward(net, batch, true);
-    net_backward(net, batch);
+    double loss = net_train_pass(net, replicas, batch, false);
     optimizer_step(opt, net, lr);
     return loss;
 }
@@ -390,22 +395,23 @@ static int bench_model(const BenchConfig *cfg)
     }
     net_plan(net, cfg->batch);
     fill_synthetic(net, cfg->batch, cfg->seed);
+    Replicas *replicas = replicas_open(net, cfg->batch, &err);
     BenchData bench_data, *data = NULL;
-    if (cfg->loader) {
-        if (bench_data_open(&bench_data, net, cfg->batch, cfg->seed, &err) != 0) {
-            fprintf(stderr, "bigbatch bench: --loader: %s\n", err.msg);
-            optimizer_destroy(opt);
-            net_destroy(net);
-            backend_destroy(bk);
-            return 1;
-        }
-        data = &bench_data;
+    const bool replicas_failed = err.msg[0] != 0;
+    if (replicas_failed || (cfg->loader && bench_data_open(&bench_data, net, cfg->batch, cfg->seed, &err) != 0)) {
+        fprintf(stderr, "bigbatch bench: %s%s\n", replicas_failed ? "" : "--loader: ", err.msg);
+        replicas_close(replicas);
+        optimizer_destroy(opt);
+        net_destroy(net);
+        backend_destroy(bk);
+        return 1;
     }
+    if (cfg->loader) data = &bench_data;
 
     double loss = 0;
-    for (int s = 0; s < cfg->warmup; s++) loss = step(net, opt, data, cfg->batch, cfg->lr);
+    for (int s = 0; s < cfg->warmup; s++) loss = step(net, replicas, opt, data, cfg->batch, cfg->lr);
     double t0 = now_seconds(), wait0 = data ? loader_wait_seconds(data->loader) : 0;
-    for (int s = 0; s < cfg->steps; s++) loss = step(net, opt, data, cfg->batch, cfg->lr);
+    for (int s = 0; s < cfg->steps; s++) loss = step(net, replicas, opt, data, cfg->batch, cfg->lr);
     bk_synchronize(bk); /* a GPU may still run the last update */
     double elapsed = now_seconds() - t0;
     double waited = data ? loader_wait_seconds(data->loader) - wait0 : 0;
@@ -416,7 +422,7 @@ static int bench_model(const BenchConfig *cfg)
         for (int i = 0; i < net->n_layers; i++) net->layers[i].fwd_seconds = net->layers[i].bwd_seconds = 0;
         net->profile = true;
         double p0 = now_seconds();
-        for (int s = 0; s < cfg->profile_steps; s++) loss = step(net, opt, data, cfg->batch, cfg->lr);
+        for (int s = 0; s < cfg->profile_steps; s++) loss = step(net, replicas, opt, data, cfg->batch, cfg->lr);
         prof_elapsed = now_seconds() - p0;
         net->profile = false;
         if (cfg->layers) print_layers(net, cfg->batch, cfg->profile_steps, prof_elapsed);
@@ -434,10 +440,11 @@ static int bench_model(const BenchConfig *cfg)
     double img_s = (double)cfg->batch * cfg->steps / elapsed;
     double conv_gflops = conv_seconds > 0 ? conv_flops / conv_seconds / 1e9 : 0;
     double conv_fraction = prof_elapsed > 0 ? conv_seconds / prof_elapsed : 0;
-    printf("model=%s batch=%d threads=%d img_s=%.1f ms_per_step=%.3f peak_rss_mb=%.1f "
-           "conv_gflops=%.2f conv_fraction=%.3f",
-           cfg->model, cfg->batch, cfg->threads, img_s, 1e3 * elapsed / cfg->steps, peak_rss_mb(),
-           conv_gflops, conv_fraction);
+    printf("model=%s batch=%d threads=%d", cfg->model, cfg->batch, cfg->threads);
+    const bool cpu = strncmp(backend_name(bk), "cpu", 3) == 0; /* a GPU splits no steps by threads */
+    if (cpu && cfg->threads > 1) printf(" split=%s", replicas ? "images" : "layers");
+    printf(" img_s=%.1f ms_per_step=%.3f peak_rss_mb=%.1f conv_gflops=%.2f conv_fraction=%.3f", img_s,
+           1e3 * elapsed / cfg->steps, peak_rss_mb(), conv_gflops, conv_fraction);
     if (data) {
         const long cropped = loader_batches_cropped(data->loader);
         printf(" data_wait=%.4f crop_ms=%.2f", elapsed > 0 ? waited / elapsed : 0,
@@ -449,6 +456,7 @@ static int bench_model(const BenchConfig *cfg)
     printf("\n");
     fflush(stdout);
     if (data) bench_data_close(data);
+    replicas_close(replicas);
     optimizer_destroy(opt);
     net_destroy(net);
     backend_destroy(bk);

@@ -129,6 +129,8 @@ void backend_destroy(Backend *bk)
 
 int backend_threads(const Backend *bk) { return bk->threads; }
 
+Backend *backend_open_thread(Backend *bk) { return bk->ops->open_thread ? bk->ops->open_thread(bk) : NULL; }
+
 const char *backend_name(const Backend *bk) { return bk ? bk->ops->name : cpu_backend_name(); }
 
 const char *backend_device_name(const Backend *bk)

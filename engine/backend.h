@@ -46,6 +46,11 @@ const char *backend_devices(void);
 Backend *backend_create(int threads);
 void backend_destroy(Backend *bk);
 int backend_threads(const Backend *bk);
+/* A backend of one thread on bk's device, whose memory bk's operations may read and write:
+ * what one thread's replica of a net runs on (engine/replicas.h). Process-wide settings (the
+ * OpenMP and OpenBLAS thread counts) stay bk's. NULL when the backend has no such thing (a GPU
+ * runs every operation across the whole device). Close it with backend_destroy. */
+Backend *backend_open_thread(Backend *bk);
 /* Workspace is planned once, before training: each operation's need is declared
  * here at build time so the step itself never allocates. Sizes are in elements:
  * `per_thread` for each thread's private buffers, `shared` once for what all threads

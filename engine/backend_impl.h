@@ -37,6 +37,8 @@ struct BackendOps {
     const char *name;                              /* "cpu", "cpu-guarded", "cuda" */
     const char *(*device_name)(const Backend *bk); /* "NVIDIA H200"; NULL: the name */
     void (*destroy)(Backend *bk);
+    /* a backend of one thread on bk's device and memory (backend_open_thread); NULL: none */
+    Backend *(*open_thread)(Backend *bk);
     void (*reserve)(Backend *bk, Workspace need);
     size_t (*peak_bytes)(const Backend *bk);       /* NULL: not counted */
     /* tf32 on or off (backend_set_precision); NULL: fp32 only */

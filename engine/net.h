@@ -71,6 +71,9 @@ typedef struct {
      * (Layer.fresh_dx), so the net need not zero it first: one write and one read fewer a
      * value (ReLU, the residual add, batch norm) */
     bool writes_fresh_gradient;
+    /* training ties the batch's images together (batch norm's statistics): the net cannot
+     * train as per-thread replicas, each over its own images (engine/replicas.h) */
+    bool couples_images;
 } LayerOps;
 
 struct Layer {

@@ -19,6 +19,7 @@
 #include "models.h"
 #include "noise_scale.h"
 #include "opt_names.h"
+#include "replicas.h"
 
 void train_config_defaults(TrainConfig *cfg)
 {
@@ -46,6 +47,7 @@ void train_config_defaults(TrainConfig *cfg)
 typedef struct {
     Dataset ds;
     Net *net;
+    Replicas *replicas;  /* the step's threads split by images through per-thread nets, or NULL */
     Optimizer *opt;
     Backend *bk;
     uint32_t *order;
@@ -80,6 +82,7 @@ static void run_free(Run *r)
     free(r->ready_from);
     tensor_free(&r->grad_before);
     optimizer_destroy(r->opt);
+    replicas_close(r->replicas);
     net_destroy(r->net);
     backend_destroy(r->bk);
     dataset_free(&r->ds);
@@ -217,13 +220,6 @@ static double train_step(Run *r, const TrainConfig *cfg, const uint32_t *idx, co
         /* stage 1: data */
         load_micro_batch(r, idx, next_idx, step, j, parts);
         /* stage 2-3: forward and backward, accumulating into the gradient */
-        double loss = net_forward(net, m, true);
-        sums[1] += net->correct;
-        sums[0] += loss * m;
-        if (!isfinite(loss)) {
-            finite = false;
-            if (comm->size == 1) break; /* alone: no peer waits for this rank's gradients */
-        }
         if (cfg->noise_scale) bk_copy(bk, net->n_weights, net->grad_block.data, r->grad_before.data);
         /* The last micro-batch's backward hands finished layers to the allreduce, which sums
          * them in place while backward goes on; not with --noise-scale, which reads this
@@ -232,8 +228,15 @@ static double train_step(Run *r, const TrainConfig *cfg, const uint32_t *idx, co
         if (last) grad_reducer_begin(&r->reducer, net->grad_block.data, net->n_weights);
         net->after_layer_backward = last && !cfg->noise_scale ? reduce_finished : NULL;
         net->after_layer_ctx = r;
-        net_backward(net, m);
+        /* alone, a loss that is not finite ends the step: no peer waits for its gradients */
+        double loss = net_train_pass(net, r->replicas, m, comm->size == 1);
         net->after_layer_backward = NULL;
+        sums[1] += net->correct;
+        sums[0] += loss * m;
+        if (!isfinite(loss)) {
+            finite = false;
+            if (comm->size == 1) break;
+        }
         if (cfg->noise_scale) { /* |g_j|^2 of this micro-batch's own mean gradient */
             bk_axpy(bk, net->n_weights, -1, net->grad_block.data, r->grad_before.data);
             double scale = (double)B / m;
@@ -477,6 +480,8 @@ static int run_setup(Run *r, const TrainConfig *cfg, Observer *obs, Error *err)
     r->opt = optimizer_create(&cfg->opt, r->net, err);
     if (!r->opt) return -1;
     run_buffers(r);
+    r->replicas = replicas_open(r->net, cfg->micro_batch > 0 ? cfg->micro_batch : cfg->batch / r->comm->size, err);
+    if (!r->replicas && err->msg[0]) return -1;
     r->loader = loader_create(r->net, r->ds.mean, r->ds.std, err);
     if (!r->loader) return -1;
     r->device_sum = comm_device_collective(r->comm, r->bk, err);

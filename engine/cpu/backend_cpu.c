@@ -17,6 +17,21 @@ static void cpu_destroy(Backend *bk)
     free(bk);
 }
 
+/* Its state and workspace table; the process-wide thread counts are the caller's business. */
+static Backend *cpu_backend_new(const BackendOps *ops, int threads)
+{
+    Backend *bk = xcalloc(1, sizeof *bk, "backend");
+    CpuState *cs = xcalloc(1, sizeof *cs, "backend state");
+    bk->ops = ops;
+    bk->threads = threads;
+    bk->impl = cs;
+    cs->ws = xcalloc((size_t)threads, sizeof *cs->ws, "backend workspace table");
+    return bk;
+}
+
+/* Host memory is every thread's: a one-thread backend needs only its own workspace. */
+static Backend *cpu_open_thread(Backend *bk) { return cpu_backend_new(bk->ops, 1); }
+
 /* Replaces *area with a zeroed, cache-line aligned block of `elems` (exits when out of memory). */
 static void workspace_grow(real **area, size_t elems)
 {
@@ -58,6 +73,7 @@ static const BackendOps CPU_OPS = {
 #endif
     .device_name = cpu_device_name,
     .destroy = cpu_destroy,
+    .open_thread = cpu_open_thread,
     .reserve = cpu_reserve,
     .buffer_alloc = cpu_buffer_alloc,
     .buffer_free = cpu_buffer_free,
@@ -113,12 +129,7 @@ Backend *cpu_backend_open(int device_index, int threads, Error *err)
         return NULL;
     }
     if (threads < 1) threads = 1;
-    Backend *bk = xcalloc(1, sizeof *bk, "backend");
-    CpuState *cs = xcalloc(1, sizeof *cs, "backend state");
-    bk->ops = &CPU_OPS;
-    bk->threads = threads;
-    bk->impl = cs;
-    cs->ws = xcalloc((size_t)threads, sizeof *cs->ws, "backend workspace table");
+    Backend *bk = cpu_backend_new(&CPU_OPS, threads);
     omp_set_num_threads(threads);
     openblas_set_num_threads(threads);
     return bk;

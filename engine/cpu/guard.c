@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -35,6 +36,9 @@ typedef struct {
 } Arena;
 
 static Arena arena;
+/* Net replicas (engine/replicas.h) call the backend from several threads at once: the
+ * arena opens at the first open call and closes after the last. */
+static pthread_mutex_t arena_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void die(const char *what)
 {
@@ -114,14 +118,18 @@ static void arena_init(void)
 
 Backend *guard_open(Backend *bk)
 {
+    pthread_mutex_lock(&arena_lock);
     if (arena.depth++ == 0) protect(PROT_READ | PROT_WRITE);
+    pthread_mutex_unlock(&arena_lock);
     return bk;
 }
 
 void guard_close(Backend **bk)
 {
     (void)bk;
+    pthread_mutex_lock(&arena_lock);
     if (--arena.depth == 0) protect(PROT_NONE);
+    pthread_mutex_unlock(&arena_lock);
 }
 
 void *guard_alloc(size_t bytes, size_t *block)

@@ -69,7 +69,7 @@ static void bn_destroy(Layer *l)
 
 static const LayerOps bn_ops = {
     .kind = "batchnorm", .plan = bn_plan, .forward = bn_forward, .backward = bn_backward, .destroy = bn_destroy,
-    .writes_fresh_gradient = true,
+    .writes_fresh_gradient = true, .couples_images = true,
 };
 
 int nb_batchnorm(Net *net, const char *name, int in, bool affine, double eps, double momentum)

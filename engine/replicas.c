@@ -1,0 +1,163 @@
+/* Per-thread net replicas (see replicas.h). */
+#include "replicas.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+
+#include "models.h"
+
+/* Where replicas pay, measured on 2 threads (docs/performance.md): a thread's layer outputs
+ * within the caches' reach (lenet: +7% at batch 128, +5-24% at 32; alexnet-cifar at 32, 11 MB a
+ * thread: +2%; at 128, 44 MB: within noise), and at least twice the weights, whose per-replica
+ * gradient is zeroed, written and added every step (simple-cnn at 128, 1.1 times: -3%). */
+#define REPLICA_OUTPUTS_MAX (8.0 * 1024 * 1024)
+
+struct Replicas {
+    int count;
+    Backend **bk;
+    Net **net;
+};
+
+bool replicas_suit(const Net *net, int batch_cap)
+{
+    const int T = backend_threads(net->bk);
+    if (T < 2) return false;
+    double outputs = 0; /* values the layers output for one thread's images */
+    for (int i = 0; i < net->n_layers; i++) {
+        const Layer *l = &net->layers[i];
+        if (l->ops->couples_images) return false;
+        outputs += (double)l->c * l->h * l->w;
+    }
+    const double per_thread = outputs * ((batch_cap + T - 1) / T);
+    return per_thread <= REPLICA_OUTPUTS_MAX && 2.0 * (double)net->n_weights <= per_thread;
+}
+
+void replicas_close(Replicas *r)
+{
+    if (!r) return;
+    for (int k = 0; k < r->count; k++) {
+        net_destroy(r->net[k]);
+        backend_destroy(r->bk[k]);
+    }
+    free(r->net);
+    free(r->bk);
+    free(r);
+}
+
+/* The replica reads the net's parameters: its own copy of them goes. */
+static void share_parameters(Net *replica, const Net *net)
+{
+    for (int p = 0; p < net->n_params; p++) replica->params[p].value.data = net->params[p].value.data;
+    tensor_free(&replica->param_block);
+}
+
+Replicas *replicas_open(Net *net, int batch_cap, Error *err)
+{
+    return replicas_suit(net, batch_cap) ? replicas_build(net, batch_cap, err) : NULL;
+}
+
+Replicas *replicas_build(Net *net, int batch_cap, Error *err)
+{
+    for (int i = 0; i < net->n_layers; i++)
+        if (net->layers[i].ops->couples_images) return NULL;
+    Replicas *r = xcalloc(1, sizeof *r, "net replicas");
+    const int T = backend_threads(net->bk);
+    r->bk = xcalloc((size_t)T, sizeof *r->bk, "net replicas");
+    r->net = xcalloc((size_t)T, sizeof *r->net, "net replicas");
+    for (int k = 0; k < T; k++) {
+        r->bk[k] = backend_open_thread(net->bk);
+        if (!r->bk[k]) break; /* a backend without one-thread backends: the net runs itself */
+        r->count = k + 1;
+        r->net[k] = model_build(net->model, r->bk[k], net->classes, 0, err);
+        if (!r->net[k]) {
+            error_prefix(err, "a thread's replica of the net");
+            replicas_close(r);
+            return NULL;
+        }
+        share_parameters(r->net[k], net);
+        net_plan(r->net[k], (batch_cap + T - 1) / T);
+    }
+    if (r->count < T) {
+        replicas_close(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* Replica k's share of n images, [*from, *to). */
+static void replica_share(int n, int count, int k, int *from, int *to)
+{
+    *from = (int)((long)n * k / count);
+    *to = (int)((long)n * (k + 1) / count);
+}
+
+/* Replica k forward and backward over its images of the net's batch. */
+static void replica_pass(Replicas *r, const Net *net, int k, int n, bool skip_diverged)
+{
+    Net *s = r->net[k];
+    int from, to;
+    replica_share(n, r->count, k, &from, &to);
+    s->input.data = net->input.data + (size_t)from * tensor_per_item(&net->input);
+    s->labels = net->labels + from;
+    s->dropout_seed = net->dropout_seed;
+    s->step = net->step;
+    s->first_image = net->first_image + (uint64_t)from; /* the masks of one net's batch */
+    s->label_smoothing = net->label_smoothing;
+    s->loss_scale = net->loss_scale > 0 ? net->loss_scale : (real)1 / (real)n;
+    s->profile = net->profile && k == 0;
+    net_zero_grad(s);
+    s->loss = 0;
+    s->correct = 0;
+    if (to == from) return;
+    double loss = net_forward(s, to - from, true);
+    if (!skip_diverged || isfinite(loss)) net_backward(s, to - from);
+}
+
+/* net->grad_block += (replica 0's + replica 1's + ...), summed in that order. */
+static void add_gradients(Replicas *r, Net *net)
+{
+    Net *first = r->net[0];
+    for (int k = 1; k < r->count; k++)
+        bk_axpy(net->bk, net->n_weights, 1, r->net[k]->grad_block.data, first->grad_block.data);
+    bk_axpy(net->bk, net->n_weights, 1, first->grad_block.data, net->grad_block.data);
+}
+
+/* The first replica's layer times, moved to the net's. */
+static void take_profile(Net *net, Net *first)
+{
+    for (int i = 0; i < net->n_layers; i++) {
+        net->layers[i].fwd_seconds += first->layers[i].fwd_seconds;
+        net->layers[i].bwd_seconds += first->layers[i].bwd_seconds;
+        first->layers[i].fwd_seconds = first->layers[i].bwd_seconds = 0;
+    }
+}
+
+static double replicas_train_pass(Replicas *r, Net *net, int n, bool skip_diverged)
+{
+#pragma omp parallel for schedule(static, 1) num_threads(r->count)
+    for (int k = 0; k < r->count; k++) replica_pass(r, net, k, n, skip_diverged);
+    double loss_sum = 0;
+    int correct = 0;
+    for (int k = 0; k < r->count; k++) {
+        int from, to;
+        replica_share(n, r->count, k, &from, &to);
+        loss_sum += r->net[k]->loss * (to - from);
+        correct += r->net[k]->correct;
+    }
+    add_gradients(r, net);
+    if (net->profile) take_profile(net, r->net[0]);
+    if (net->after_layer_backward)
+        for (int i = net->n_layers - 1; i >= 0; i--) net->after_layer_backward(net, i, net->after_layer_ctx);
+    net->loss = loss_sum / n;
+    net->correct = correct;
+    return net->loss;
+}
+
+double net_train_pass(Net *net, Replicas *r, int n, bool skip_diverged)
+{
+    if (r) return replicas_train_pass(r, net, n, skip_diverged);
+    double loss = net_forward(net, n, true);
+    if (!skip_diverged || isfinite(loss)) net_backward(net, n);
+    return loss;
+}
