@@ -69,12 +69,12 @@ static void plane_sums(Backend *bk, const BatchNormShape *s, int n, const real *
                        double *part)
 {
     const int C = s->c;
-#pragma omp parallel for schedule(static) num_threads(bk->threads)
-    for (int i = 0; i < n; i++)
+    CPU_FOR(bk, int, i, n, {
         for (int c = 0; c < C; c++) {
             const real *p = x + ((size_t)i * C + c) * s->hw;
             part[(size_t)i * C + c] = sums ? plane_sq_dev(p, s->hw, sums[c] / m) : plane_sum(p, s->hw);
         }
+    });
 }
 
 /* y = scale[c] * x + shift[c] on every plane. */
@@ -82,13 +82,13 @@ static void apply_affine(Backend *bk, const BatchNormShape *s, int n, const real
                          const real *shift, real *y)
 {
     const int C = s->c, HW = s->hw;
-#pragma omp parallel for schedule(static) num_threads(bk->threads)
-    for (int i = 0; i < n; i++)
+    CPU_FOR(bk, int, i, n, {
         for (int c = 0; c < C; c++) {
             const size_t off = ((size_t)i * C + c) * HW;
             const real a = scale[c], b = shift[c];
             for (int j = 0; j < HW; j++) y[off + j] = a * x[off + j] + b;
         }
+    });
 }
 
 /* Channel c's normalization y = gamma*(x - mean)*invstd + beta as a * x + b, the saved
@@ -155,8 +155,7 @@ static void apply_dx(Backend *bk, const BatchNormShape *s, int n, const real *x,
                      const double *sum_dy, const double *sum_dy_xhat, double m)
 {
     const int C = s->c, HW = s->hw;
-#pragma omp parallel for schedule(static) num_threads(bk->threads)
-    for (int i = 0; i < n; i++)
+    CPU_FOR(bk, int, i, n, {
         for (int c = 0; c < C; c++) {
             const size_t off = ((size_t)i * C + c) * HW;
             const real mu = save_mean[c], invstd = save_invstd[c];
@@ -169,6 +168,7 @@ static void apply_dx(Backend *bk, const BatchNormShape *s, int n, const real *x,
                 for (int j = 0; j < HW; j++)
                     dx[off + j] = k * (dy[off + j] - mean_dy - (x[off + j] - mu) * invstd * mean_dy_xhat);
         }
+    });
 }
 
 void cpu_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const real *x,
@@ -180,13 +180,13 @@ void cpu_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const r
     const int C = s->c, HW = s->hw;
     BnScratch w = bn_scratch(bk, s, n, sync);
     double *sum_dy = w.acc, *sum_dy_xhat = w.acc + C;
-#pragma omp parallel for schedule(static) num_threads(bk->threads)
-    for (int i = 0; i < n; i++)
+    CPU_FOR(bk, int, i, n, {
         for (int c = 0; c < C; c++) {
             const size_t off = ((size_t)i * C + c) * HW;
             plane_dy_sums(dy + off, x + off, HW, save_mean[c], &w.part[(size_t)i * C + c],
                           &w.part2[(size_t)i * C + c]);
         }
+    });
     image_totals(n, C, w.part, sum_dy);
     image_totals(n, C, w.part2, sum_dy_xhat);
     for (int c = 0; c < C; c++) {

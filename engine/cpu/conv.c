@@ -123,9 +123,8 @@ void conv_im2col_forward(Backend *bk, const ConvShape *s, int n, const real *x, 
     const int K = icg * s->k_h * s->k_w, OHW = s->out_h * s->out_w;
     const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w, out_item = (size_t)s->out_c * OHW;
     const int pointwise = conv_is_pointwise(s);
-#pragma omp parallel for schedule(static) num_threads(bk->threads)
-    for (int i = 0; i < n; i++) {
-        real *col = cpu_workspace(bk, omp_get_thread_num());
+    CPU_FOR_T(bk, t, int, i, n, {
+        real *col = cpu_workspace(bk, t);
         const real *xi = x + i * in_item;
         real *yi = y + i * out_item;
         for (int g = 0; g < G; g++) {
@@ -144,74 +143,99 @@ void conv_im2col_forward(Backend *bk, const ConvShape *s, int n, const real *x, 
                 for (int j = 0; j < OHW; j++) yc[j] += b[c];
             }
         }
+    });
+}
+
+typedef struct {
+    Backend *bk;
+    const ConvShape *s;
+    int n;
+    const real *x, *w, *dy;
+    real *dx, *dw;
+} ConvBackward;
+
+/* Thread t's images into its private weight gradient (and their input gradients), then its
+ * share of the private copies' sum into dw. */
+static void im2col_backward_images(void *ctx, int t, int T)
+{
+    const ConvBackward *a = ctx;
+    const ConvShape *s = a->s;
+    const int G = s->groups, icg = s->in_c / G, ocg = s->out_c / G;
+    const int K = icg * s->k_h * s->k_w, OHW = s->out_h * s->out_w;
+    const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w, out_item = (size_t)s->out_c * OHW;
+    const size_t col_elems = conv_col_elems(s), w_elems = (size_t)s->out_c * K;
+    const int pointwise = conv_is_pointwise(s);
+    real *col = cpu_workspace(a->bk, t), *dcol = col + col_elems, *dw_t = dcol + col_elems;
+    memset(dw_t, 0, sizeof(real) * w_elems);
+    size_t from, to;
+    cpu_share((size_t)a->n, t, T, &from, &to);
+    for (size_t i = from; i < to; i++) {
+        const real *xi = a->x + i * in_item, *dyi = a->dy + i * out_item;
+        for (int g = 0; g < G; g++) {
+            const real *xg = xi + (size_t)g * icg * s->in_h * s->in_w;
+            const real *dyg = dyi + (size_t)g * ocg * OHW;
+            const real *wg = a->w + (size_t)g * ocg * K;
+            const real *cg = xg;
+            if (!pointwise) {
+                im2col(s, icg, xg, col);
+                cg = col;
+            }
+            gemm(CblasNoTrans, CblasTrans, ocg, K, OHW, 1, dyg, OHW, cg, OHW, 1, dw_t + (size_t)g * ocg * K, K);
+            if (a->dx) {
+                real *dxg = a->dx + i * in_item + (size_t)g * icg * s->in_h * s->in_w;
+                if (pointwise) {
+                    gemm(CblasTrans, CblasNoTrans, K, OHW, ocg, 1, wg, K, dyg, OHW, 1, dxg, OHW);
+                } else {
+                    gemm(CblasTrans, CblasNoTrans, K, OHW, ocg, 1, wg, K, dyg, OHW, 0, dcol, OHW);
+                    col2im_add(s, icg, dcol, dxg);
+                }
+            }
+        }
     }
+    cpu_sum_thread_copies(a->bk, t, T, 2 * col_elems, w_elems, a->dw);
 }
 
 void conv_im2col_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                           const real *dy, real *dx, real *dw)
 {
     BK_GUARD(bk);
-    const int G = s->groups, icg = s->in_c / G, ocg = s->out_c / G;
-    const int K = icg * s->k_h * s->k_w, OHW = s->out_h * s->out_w;
-    const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w, out_item = (size_t)s->out_c * OHW;
-    const size_t col_elems = conv_col_elems(s), w_elems = (size_t)s->out_c * K;
-    const int pointwise = conv_is_pointwise(s);
-
-#pragma omp parallel num_threads(bk->threads)
-    {
-        int t = omp_get_thread_num();
-        real *col = cpu_workspace(bk, t), *dcol = col + col_elems, *dw_t = dcol + col_elems;
-        memset(dw_t, 0, sizeof(real) * w_elems);
-#pragma omp for schedule(static)
-        for (int i = 0; i < n; i++) {
-            const real *xi = x + i * in_item, *dyi = dy + i * out_item;
-            for (int g = 0; g < G; g++) {
-                const real *xg = xi + (size_t)g * icg * s->in_h * s->in_w;
-                const real *dyg = dyi + (size_t)g * ocg * OHW;
-                const real *wg = w + (size_t)g * ocg * K;
-                const real *cg = xg;
-                if (!pointwise) {
-                    im2col(s, icg, xg, col);
-                    cg = col;
-                }
-                gemm(CblasNoTrans, CblasTrans, ocg, K, OHW, 1, dyg, OHW, cg, OHW, 1,
-                     dw_t + (size_t)g * ocg * K, K);
-                if (dx) {
-                    real *dxg = dx + i * in_item + (size_t)g * icg * s->in_h * s->in_w;
-                    if (pointwise) {
-                        gemm(CblasTrans, CblasNoTrans, K, OHW, ocg, 1, wg, K, dyg, OHW, 1, dxg, OHW);
-                    } else {
-                        gemm(CblasTrans, CblasNoTrans, K, OHW, ocg, 1, wg, K, dyg, OHW, 0, dcol, OHW);
-                        col2im_add(s, icg, dcol, dxg);
-                    }
-                }
-            }
-        }
-        cpu_sum_thread_copies(bk, 2 * col_elems, w_elems, dw);
-    }
+    ConvBackward a = {bk, s, n, x, w, dy, dx, dw};
+    cpu_run(bk->threads, im2col_backward_images, &a);
 }
 
 /* db[c] += the sum of dy's planes c. Each thread sums the planes of the images the convolution's
  * backward gave it, which its own core has just read (one channel per thread read every image,
  * half of them from the other core's cache); the per-channel totals then add the images' sums
  * in image order, so results do not depend on the number of threads. */
+typedef struct {
+    const ConvShape *s;
+    int n;
+    const real *dy;
+    real *db;
+    double *sums;
+} BiasBackward;
+
+static void bias_backward_share(void *ctx, int t, int T)
+{
+    const BiasBackward *a = ctx;
+    const size_t OHW = (size_t)a->s->out_h * a->s->out_w, C = (size_t)a->s->out_c, out_item = C * OHW;
+    size_t from, to;
+    cpu_share((size_t)a->n, t, T, &from, &to);
+    for (size_t i = from; i < to; i++)
+        for (size_t c = 0; c < C; c++) a->sums[i * C + c] = plane_sum(a->dy + i * out_item + c * OHW, OHW);
+    cpu_barrier(T);
+    cpu_share(C, t, T, &from, &to);
+    for (size_t c = from; c < to; c++) {
+        double acc = 0;
+        for (int i = 0; i < a->n; i++) acc += a->sums[(size_t)i * C + c];
+        a->db[c] += (real)acc;
+    }
+}
+
 static void conv_bias_backward(Backend *bk, const ConvShape *s, int n, const real *dy, real *db)
 {
-    const size_t OHW = (size_t)s->out_h * s->out_w, out_item = (size_t)s->out_c * OHW;
-    const int C = s->out_c;
-    double *sums = (double *)cpu_shared_workspace(bk);
-#pragma omp parallel num_threads(bk->threads)
-    {
-#pragma omp for schedule(static)
-        for (int i = 0; i < n; i++)
-            for (int c = 0; c < C; c++) sums[(size_t)i * C + c] = plane_sum(dy + i * out_item + (size_t)c * OHW, OHW);
-#pragma omp for schedule(static)
-        for (int c = 0; c < C; c++) {
-            double acc = 0;
-            for (int i = 0; i < n; i++) acc += sums[(size_t)i * C + c];
-            db[c] += (real)acc;
-        }
-    }
+    BiasBackward a = {s, n, dy, db, (double *)cpu_shared_workspace(bk)};
+    cpu_run(bk->threads, bias_backward_share, &a);
 }
 
 void cpu_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,

@@ -256,12 +256,11 @@ static void convolve_batch(Backend *bk, int k, int n, int h, int w, const real *
                            const real *arranged, const real *bias, int accumulate, real *dst, int to)
 {
     const size_t src_item = (size_t)from * h * w, dst_item = (size_t)to * h * w;
-#pragma omp parallel for schedule(static) num_threads(bk->threads)
-    for (int i = 0; i < n; i++) {
-        real *shifted = cpu_workspace(bk, omp_get_thread_num());
+    CPU_FOR_T(bk, t, int, i, n, {
+        real *shifted = cpu_workspace(bk, t);
         shift_image(k, from, h, w, src + i * src_item, shifted);
         convolve_image(k, shifted, from, arranged, to, h, w, bias, accumulate, dst + i * dst_item);
-    }
+    });
 }
 
 void direct_conv_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *b,
@@ -368,38 +367,56 @@ static void load_group(const ConvShape *s, const real *x, const real *dy, DwGrou
     g->dy = dyp;
 }
 
-static void weight_gradient(Backend *bk, const ConvShape *s, int n, const real *x, const real *dy, real *dw)
+typedef struct {
+    Backend *bk;
+    const ConvShape *s;
+    int n, group, groups;
+    DwGroup shape;
+    const real *x, *dy;
+    real *dw;
+} WeightGradient;
+
+/* Thread t's groups of images into its private weight gradient, then its share of the
+ * private copies' sum into dw. */
+static void weight_gradient_groups(void *ctx, int t, int T)
 {
+    const WeightGradient *a = ctx;
+    const ConvShape *s = a->s;
     const int k = s->k_h;
     const size_t w_elems = (size_t)s->out_c * s->in_c * k * k;
-    const int group = dw_balanced_group(s, n, bk->threads), groups = (n + group - 1) / group;
-    const DwGroup shape = {.sx_item = (size_t)s->in_c * shifted_elems(k, s->in_h, s->in_w),
-                           .copy = copy_elems(k, s->in_h, s->in_w),
-                           .dy_item = (size_t)s->out_c * padded_pixels(s), .plane = padded_pixels(s),
-                           .w = s->out_w, .in_c = s->in_c};
     const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w, out_item = (size_t)s->out_c * s->out_h * s->out_w;
-#pragma omp parallel num_threads(bk->threads)
-    {
-        real *dw_t = cpu_workspace(bk, omp_get_thread_num()), *lane_sums = dw_t + w_elems;
-        real *sx = lane_sums + w_elems * VLEN, *dyp = sx + group * shape.sx_item + VLEN;
-        int first_group = 1; /* this thread's first group sets its lane sums */
-#pragma omp for schedule(static)
-        for (int j = 0; j < groups; j++) {
-            DwGroup g = shape;
-            const int first_image = j * group;
-            g.images = n - first_image < group ? n - first_image : group;
-            load_group(s, x + first_image * in_item, dy + first_image * out_item, &g, sx, dyp);
-            /* one input channel's shifted planes stay in cache while dy's channels pass by */
-            for (int ic = 0; ic < s->in_c; ic++)
-                for (int oc = 0; oc < s->out_c; oc += dw_channels(k)) dw_block(k, &g, oc, ic, first_group, lane_sums);
-            first_group = 0;
-        }
-        if (first_group) /* no group came to this thread */
-            memset(dw_t, 0, sizeof(real) * w_elems);
-        else
-            lane_totals(w_elems, lane_sums, dw_t);
-        cpu_sum_thread_copies(bk, 0, w_elems, dw);
+    real *dw_t = cpu_workspace(a->bk, t), *lane_sums = dw_t + w_elems;
+    real *sx = lane_sums + w_elems * VLEN, *dyp = sx + a->group * a->shape.sx_item + VLEN;
+    int first_group = 1; /* this thread's first group sets its lane sums */
+    size_t from, to;
+    cpu_share((size_t)a->groups, t, T, &from, &to);
+    for (size_t j = from; j < to; j++) {
+        DwGroup g = a->shape;
+        const int first_image = (int)j * a->group;
+        g.images = a->n - first_image < a->group ? a->n - first_image : a->group;
+        load_group(s, a->x + first_image * in_item, a->dy + first_image * out_item, &g, sx, dyp);
+        /* one input channel's shifted planes stay in cache while dy's channels pass by */
+        for (int ic = 0; ic < s->in_c; ic++)
+            for (int oc = 0; oc < s->out_c; oc += dw_channels(k)) dw_block(k, &g, oc, ic, first_group, lane_sums);
+        first_group = 0;
     }
+    if (first_group) /* no group came to this thread */
+        memset(dw_t, 0, sizeof(real) * w_elems);
+    else
+        lane_totals(w_elems, lane_sums, dw_t);
+    cpu_sum_thread_copies(a->bk, t, T, 0, w_elems, a->dw);
+}
+
+static void weight_gradient(Backend *bk, const ConvShape *s, int n, const real *x, const real *dy, real *dw)
+{
+    const int group = dw_balanced_group(s, n, bk->threads);
+    WeightGradient a = {bk, s, n, group, (n + group - 1) / group,
+                        {.sx_item = (size_t)s->in_c * shifted_elems(s->k_h, s->in_h, s->in_w),
+                         .copy = copy_elems(s->k_h, s->in_h, s->in_w),
+                         .dy_item = (size_t)s->out_c * padded_pixels(s), .plane = padded_pixels(s),
+                         .w = s->out_w, .in_c = s->in_c},
+                        x, dy, dw};
+    cpu_run(bk->threads, weight_gradient_groups, &a);
 }
 
 /* dw += the weight gradient; dx (may be NULL) += the data gradient. */

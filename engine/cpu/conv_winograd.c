@@ -416,9 +416,8 @@ void winograd_conv_forward(Backend *bk, const ConvShape *s, int n, const real *x
 {
     BK_GUARD(bk);
     const Pass p = pass_begin(bk, s, n, w);
-#pragma omp parallel for schedule(static) num_threads(bk->threads)
-    for (int k = 0; k < p.chunks; k++) {
-        ThreadBuffers tb = thread_buffers(bk, omp_get_thread_num(), s, &p.t);
+    CPU_FOR_T(bk, t, int, k, p.chunks, {
+        ThreadBuffers tb = thread_buffers(bk, t, s, &p.t);
         const Chunk ch = chunk_at(&p.t, n, k);
         const int ct = (int)ch.tiles;
         input_transform(s, &p.t, &ch, x + ch.first * p.in_item, tb.v, &tb.scratch);
@@ -426,7 +425,7 @@ void winograd_conv_forward(Backend *bk, const ConvShape *s, int n, const real *x
             gemm(CblasNoTrans, CblasNoTrans, s->out_c, ct, s->in_c, 1, p.u + xi * p.plane, s->in_c,
                  tb.v + (size_t)xi * s->in_c * ct, ct, 0, tb.m + (size_t)xi * s->out_c * ct, ct);
         output_transform(s, &p.t, &ch, tb.m, b, y + ch.first * p.out_item, &tb.scratch);
-    }
+    });
 }
 
 /* dw += the weight gradient; dx (may be NULL) += the data gradient. */
@@ -437,36 +436,31 @@ void winograd_conv_backward(Backend *bk, const ConvShape *s, int n, const real *
     const Pass p = pass_begin(bk, s, n, w);
     for (int th = 0; th < bk->threads; th++)
         memset(thread_buffers(bk, th, s, &p.t).du, 0, sizeof(real) * TILE * p.plane);
-#pragma omp parallel num_threads(bk->threads)
-    {
-        ThreadBuffers tb = thread_buffers(bk, omp_get_thread_num(), s, &p.t);
-#pragma omp for schedule(static)
-        for (int k = 0; k < p.chunks; k++) {
-            const Chunk ch = chunk_at(&p.t, n, k);
-            const int ct = (int)ch.tiles;
-            input_transform(s, &p.t, &ch, x + ch.first * p.in_item, tb.v, &tb.scratch);
-            output_transform_adjoint(s, &p.t, &ch, dy + ch.first * p.out_item, tb.m, &tb.scratch);
-            for (int xi = 0; xi < TILE; xi++) {
-                const real *mx = tb.m + (size_t)xi * s->out_c * ct;
-                real *vx = tb.v + (size_t)xi * s->in_c * ct;
-                gemm(CblasNoTrans, CblasTrans, s->out_c, s->in_c, ct, 1, mx, ct, vx, ct, 1,
-                     tb.du + xi * p.plane, s->in_c);
-                if (dx)  /* V is spent: dV takes its place */
-                    gemm(CblasTrans, CblasNoTrans, s->in_c, ct, s->out_c, 1, p.u + xi * p.plane, s->in_c,
-                         mx, ct, 0, vx, ct);
-            }
-            if (dx) input_transform_adjoint(s, &p.t, &ch, tb.v, dx + ch.first * p.in_item, &tb.scratch);
+    CPU_FOR_T(bk, t, int, k, p.chunks, {
+        ThreadBuffers tb = thread_buffers(bk, t, s, &p.t);
+        const Chunk ch = chunk_at(&p.t, n, k);
+        const int ct = (int)ch.tiles;
+        input_transform(s, &p.t, &ch, x + ch.first * p.in_item, tb.v, &tb.scratch);
+        output_transform_adjoint(s, &p.t, &ch, dy + ch.first * p.out_item, tb.m, &tb.scratch);
+        for (int xi = 0; xi < TILE; xi++) {
+            const real *mx = tb.m + (size_t)xi * s->out_c * ct;
+            real *vx = tb.v + (size_t)xi * s->in_c * ct;
+            gemm(CblasNoTrans, CblasTrans, s->out_c, s->in_c, ct, 1, mx, ct, vx, ct, 1,
+                 tb.du + xi * p.plane, s->in_c);
+            if (dx)  /* V is spent: dV takes its place */
+                gemm(CblasTrans, CblasNoTrans, s->in_c, ct, s->out_c, 1, p.u + xi * p.plane, s->in_c,
+                     mx, ct, 0, vx, ct);
         }
-    }
+        if (dx) input_transform_adjoint(s, &p.t, &ch, tb.v, dx + ch.first * p.in_item, &tb.scratch);
+    });
     /* Sum the private dU into thread 0's, each value in thread order (deterministic), the
      * values split over the threads; then back to 3x3. */
     real *du = thread_buffers(bk, 0, s, &p.t).du;
     const size_t at = (size_t)(du - cpu_workspace(bk, 0)), n_du = TILE * p.plane;
-#pragma omp parallel for schedule(static) num_threads(bk->threads)
-    for (size_t j = 0; j < n_du; j++) {
+    CPU_FOR(bk, size_t, j, n_du, {
         real acc = du[j];
         for (int th = 1; th < bk->threads; th++) acc += cpu_workspace(bk, th)[at + j];
         du[j] = acc;
-    }
+    });
     filter_transform_adjoint(s, du, dw);
 }

@@ -7,6 +7,7 @@
 #include <omp.h>
 
 #include "../backend_impl.h"
+#include "threads.h"
 
 typedef struct {
     size_t ws_elems;      /* per thread */
@@ -20,15 +21,16 @@ static inline real *cpu_shared_workspace(Backend *bk) { return ((CpuState *)bk->
 
 /* dst[j] += the sum over threads u = 0, 1, ... in that order of thread u's workspace value at
  * offset + j, j < count: the private weight gradients added the same way every run. Called by
- * every thread of a parallel region of bk->threads threads, which share the values out once
- * all have written their copies. */
-static inline void cpu_sum_thread_copies(Backend *bk, size_t offset, size_t count, real *dst)
+ * each thread t of T in cpu_run's fn, which share the values out once all have written their
+ * copies. */
+static inline void cpu_sum_thread_copies(Backend *bk, int t, int T, size_t offset, size_t count, real *dst)
 {
-#pragma omp barrier
-#pragma omp for schedule(static)
-    for (size_t j = 0; j < count; j++) {
+    cpu_barrier(T);
+    size_t from, to;
+    cpu_share(count, t, T, &from, &to);
+    for (size_t j = from; j < to; j++) {
         real acc = 0;
-        for (int u = 0; u < bk->threads; u++) acc += cpu_workspace(bk, u)[offset + j];
+        for (int u = 0; u < T; u++) acc += cpu_workspace(bk, u)[offset + j];
         dst[j] += acc;
     }
 }

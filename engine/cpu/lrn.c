@@ -31,8 +31,7 @@ void cpu_lrn_forward(Backend *bk, const LrnShape *s, int n, const real *x, real 
     BK_GUARD(bk);
     const int C = s->c, HW = s->hw, lo = s->size / 2, hi = (s->size - 1) / 2;
     const real a = s->alpha / s->size;
-#pragma omp parallel for schedule(static) num_threads(bk->threads)
-    for (int i = 0; i < n; i++) {
+    CPU_FOR(bk, int, i, n, {
         const real *xi = x + (size_t)i * C * HW;
         real *yi = y + (size_t)i * C * HW, *si = scale + (size_t)i * C * HW;
         for (int c = 0; c < C; c++) {
@@ -48,7 +47,7 @@ void cpu_lrn_forward(Backend *bk, const LrnShape *s, int n, const real *x, real 
             lrn_pow_neg(HW, s->beta, sc, yc);
             for (int j = 0; j < HW; j++) yc[j] *= xc[j];
         }
-    }
+    });
 }
 
 void cpu_lrn_backward(Backend *bk, const LrnShape *s, int n, const real *x, const real *y,
@@ -57,12 +56,11 @@ void cpu_lrn_backward(Backend *bk, const LrnShape *s, int n, const real *x, cons
     BK_GUARD(bk);
     const int C = s->c, HW = s->hw, lo = s->size / 2, hi = (s->size - 1) / 2;
     const real coef = 2 * s->alpha * s->beta / s->size;
-#pragma omp parallel for schedule(static) num_threads(bk->threads)
-    for (int i = 0; i < n; i++) {
+    CPU_FOR_T(bk, t, int, i, n, {
         const size_t base = (size_t)i * C * HW;
         /* ratio[q] = dy_q y_q / scale_q, once per element; one row each for the window
          * sum and the power (lrn_workspace). */
-        real *ratio = cpu_workspace(bk, omp_get_thread_num()), *acc = ratio + (size_t)C * HW,
+        real *ratio = cpu_workspace(bk, t), *acc = ratio + (size_t)C * HW,
              *pw = acc + HW;
         for (size_t e = 0; e < (size_t)C * HW; e++) ratio[e] = dy[base + e] * y[base + e] / scale[base + e];
         for (int c = 0; c < C; c++) {
@@ -77,5 +75,5 @@ void cpu_lrn_backward(Backend *bk, const LrnShape *s, int n, const real *x, cons
             lrn_pow_neg(HW, s->beta, scale + at, pw);
             for (int j = 0; j < HW; j++) dx[at + j] += dy[at + j] * pw[j] - coef * x[at + j] * acc[j];
         }
-    }
+    });
 }

@@ -50,23 +50,34 @@ static void sgd_range(const SgdRule *rule, size_t from, size_t to, real *restric
  * updates on two threads): a tensor of CPU_PARALLEL_MIN elements or more is split across the
  * threads, a smaller one goes whole to one thread, in turn. Each element's arithmetic is the
  * same whichever thread does it. */
+typedef struct {
+    const SgdRule *r;
+    const BkParamList *pl;
+    int first, end;
+    bool momentum;
+} SgdTensors;
+
+static void sgd_thread_tensors(void *ctx, int t, int threads)
+{
+    const SgdTensors *a = ctx;
+    const BkParamList *pl = a->pl;
+    for (int p = a->first, small = 0; p < a->end; p++) {
+        const size_t count = pl->count[p];
+        size_t from = 0, to = count;
+        if (count >= CPU_PARALLEL_MIN) {
+            from = count * t / threads;
+            to = count * (t + 1) / threads;
+        } else if (small++ % threads != t) {
+            continue;
+        }
+        sgd_range(a->r, from, to, pl->w[p], pl->g[p], a->momentum ? pl->slot[0][p] : NULL);
+    }
+}
+
 static void sgd_tensors(Backend *bk, const SgdRule *r, const BkParamList *pl, int first, int end, bool momentum)
 {
-#pragma omp parallel num_threads(bk->threads)
-    {
-        const int t = omp_get_thread_num(), threads = omp_get_num_threads();
-        for (int p = first, small = 0; p < end; p++) {
-            const size_t count = pl->count[p];
-            size_t from = 0, to = count;
-            if (count >= CPU_PARALLEL_MIN) {
-                from = count * t / threads;
-                to = count * (t + 1) / threads;
-            } else if (small++ % threads != t) {
-                continue;
-            }
-            sgd_range(r, from, to, pl->w[p], pl->g[p], momentum ? pl->slot[0][p] : NULL);
-        }
-    }
+    SgdTensors a = {r, pl, first, end, momentum};
+    cpu_run(bk->threads, sgd_thread_tensors, &a);
 }
 
 void cpu_sgd_update(Backend *bk, const OptStep *st)

@@ -29,11 +29,10 @@ double cpu_sum_squares(Backend *bk, size_t count, const real *x)
     if (count < CPU_PARALLEL_MIN) return block_sum_squares(count, x);
     double part[SUM_BLOCKS];
     const size_t per = (count + SUM_BLOCKS - 1) / SUM_BLOCKS;
-#pragma omp parallel for schedule(static) num_threads(bk->threads)
-    for (int b = 0; b < SUM_BLOCKS; b++) {
+    CPU_FOR(bk, int, b, SUM_BLOCKS, {
         size_t lo = (size_t)b * per, hi = lo + per < count ? lo + per : count;
         part[b] = lo < hi ? block_sum_squares(hi - lo, x + lo) : 0;
-    }
+    });
     double total = 0;
     for (int b = 0; b < SUM_BLOCKS; b++) total += part[b];
     return total;
@@ -44,8 +43,7 @@ void cpu_copy(Backend *bk, size_t count, const real *x, real *y)
     BK_GUARD(bk);
     /* split across threads as axpy: one core's memcpy is slower than two threads' adds (the
      * residual add's backward copies activation-sized gradients) */
-#pragma omp parallel for schedule(static) num_threads(bk->threads) if (count >= CPU_PARALLEL_MIN)
-    for (size_t i = 0; i < count; i++) y[i] = x[i];
+    CPU_FOR_IF(bk, count >= CPU_PARALLEL_MIN, size_t, i, count, { y[i] = x[i]; });
 }
 
 void cpu_fill(Backend *bk, size_t count, real value, real *x)
@@ -53,11 +51,10 @@ void cpu_fill(Backend *bk, size_t count, real value, real *x)
     BK_GUARD(bk);
     if (value == 0) { /* zeroing gradients every step: memset's streaming stores, a slice per thread */
         const int slices = count >= CPU_PARALLEL_MIN ? bk->threads : 1;
-#pragma omp parallel for schedule(static) num_threads(slices)
-        for (int t = 0; t < slices; t++) {
+        CPU_FOR_IF(bk, slices > 1, int, t, slices, {
             size_t from = count * t / slices, to = count * (t + 1) / slices;
             memset(x + from, 0, (to - from) * sizeof *x);
-        }
+        });
         return;
     }
     for (size_t i = 0; i < count; i++) x[i] = value;
@@ -66,13 +63,11 @@ void cpu_fill(Backend *bk, size_t count, real value, real *x)
 void cpu_scale(Backend *bk, size_t count, real alpha, real *x)
 {
     BK_GUARD(bk);
-#pragma omp parallel for schedule(static) num_threads(bk->threads) if (count >= CPU_PARALLEL_MIN)
-    for (size_t i = 0; i < count; i++) x[i] *= alpha;
+    CPU_FOR_IF(bk, count >= CPU_PARALLEL_MIN, size_t, i, count, { x[i] *= alpha; });
 }
 
 void cpu_axpy(Backend *bk, size_t count, real alpha, const real *x, real *y)
 {
     BK_GUARD(bk);
-#pragma omp parallel for schedule(static) num_threads(bk->threads) if (count >= CPU_PARALLEL_MIN)
-    for (size_t i = 0; i < count; i++) y[i] += alpha * x[i];
+    CPU_FOR_IF(bk, count >= CPU_PARALLEL_MIN, size_t, i, count, { y[i] += alpha * x[i]; });
 }
