@@ -106,7 +106,6 @@ static void replica_pass(Replicas *r, const Net *net, int k, int n, bool skip_di
     s->label_smoothing = net->label_smoothing;
     s->loss_scale = net->loss_scale > 0 ? net->loss_scale : (real)1 / (real)n;
     s->profile = net->profile && k == 0;
-    net_zero_grad(s);
     s->loss = 0;
     s->correct = 0;
     if (to == from) return;
@@ -114,13 +113,19 @@ static void replica_pass(Replicas *r, const Net *net, int k, int n, bool skip_di
     if (!skip_diverged || isfinite(loss)) net_backward(s, to - from);
 }
 
-/* net->grad_block += (replica 0's + replica 1's + ...), summed in that order. */
-static void add_gradients(Replicas *r, Net *net)
+/* Share k of net->grad_block += (replica 0's + replica 1's + ...), summed in that order, by
+ * replica k's thread on its own backend; the replicas' gradients are then zeroed there, ready
+ * for the next pass (they are zero between passes). */
+static void add_gradient_share(Replicas *r, Net *net, int k)
 {
-    Net *first = r->net[0];
-    for (int k = 1; k < r->count; k++)
-        bk_axpy(net->bk, net->n_weights, 1, r->net[k]->grad_block.data, first->grad_block.data);
-    bk_axpy(net->bk, net->n_weights, 1, first->grad_block.data, net->grad_block.data);
+    const size_t count = net->n_weights, from = count * (size_t)k / (size_t)r->count,
+                 to = count * (size_t)(k + 1) / (size_t)r->count;
+    if (to == from) return;
+    Backend *bk = r->bk[k];
+    real *first = r->net[0]->grad_block.data + from;
+    for (int j = 1; j < r->count; j++) bk_axpy(bk, to - from, 1, r->net[j]->grad_block.data + from, first);
+    bk_axpy(bk, to - from, 1, first, net->grad_block.data + from);
+    for (int j = 0; j < r->count; j++) bk_fill(bk, to - from, 0, r->net[j]->grad_block.data + from);
 }
 
 /* The first replica's layer times, moved to the net's. */
@@ -135,8 +140,13 @@ static void take_profile(Net *net, Net *first)
 
 static double replicas_train_pass(Replicas *r, Net *net, int n, bool skip_diverged)
 {
-#pragma omp parallel for schedule(static, 1) num_threads(r->count)
-    for (int k = 0; k < r->count; k++) replica_pass(r, net, k, n, skip_diverged);
+#pragma omp parallel num_threads(r->count)
+    {
+#pragma omp for schedule(static, 1)
+        for (int k = 0; k < r->count; k++) replica_pass(r, net, k, n, skip_diverged);
+#pragma omp for schedule(static, 1)
+        for (int k = 0; k < r->count; k++) add_gradient_share(r, net, k);
+    }
     double loss_sum = 0;
     int correct = 0;
     for (int k = 0; k < r->count; k++) {
@@ -145,7 +155,6 @@ static double replicas_train_pass(Replicas *r, Net *net, int n, bool skip_diverg
         loss_sum += r->net[k]->loss * (to - from);
         correct += r->net[k]->correct;
     }
-    add_gradients(r, net);
     if (net->profile) take_profile(net, r->net[0]);
     if (net->after_layer_backward)
         for (int i = net->n_layers - 1; i >= 0; i--) net->after_layer_backward(net, i, net->after_layer_ctx);
