@@ -7,11 +7,14 @@
 
 #include "models.h"
 
-/* Where replicas pay, measured on 2 threads (docs/performance.md): a thread's layer outputs
- * within the caches' reach (lenet: +7% at batch 128, +5-24% at 32; alexnet-cifar at 32, 11 MB a
- * thread: +2%; at 128, 44 MB: within noise), and at least twice the weights, whose per-replica
- * gradient is zeroed, written and added every step (simple-cnn at 128, 1.1 times: -3%). */
-#define REPLICA_OUTPUTS_MAX (8.0 * 1024 * 1024)
+/* Where replicas pay, measured on 2 threads against the per-layer split (bench/ab_scaling.py,
+ * bench/results/2026-12-05-replicas.txt): lenet, whose layers output 0.16-0.6M values a thread
+ * at batch 32-128 (79% -> 88% and 85% -> 90% of the cores' own img/s in the steadiest runs).
+ * Where a thread's outputs outgrow its core's caches they gain nothing measurable (alexnet-cifar
+ * at 32, 2.8M a thread: -6% in one run, +5% in another) and cost a second set of activations;
+ * where the weights come near the outputs, the replicas' gradients (each written, added and
+ * zeroed every step) eat the gain (simple-cnn at 128, 1.1 times: 2,874 -> 2,859 img/s). */
+#define REPLICA_OUTPUTS_MAX (1024.0 * 1024)
 
 struct Replicas {
     int count;

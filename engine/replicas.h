@@ -17,7 +17,7 @@ typedef struct Replicas Replicas;
 
 /* Whether net trains by replicas for batches of up to batch_cap images: its backend has 2+
  * threads, no layer ties a batch's images together in training, and the values its layers
- * output for one thread's images are within the caches' reach (8M) and at least twice the
+ * output for one thread's images are within its core's caches' reach (1M) and at least twice the
  * weights: each replica zeroes, writes and adds a whole gradient a step, which costs more than
  * it saves where the weights outweigh the activations kept local, and activations far beyond
  * the caches gain nothing from staying on one core (replicas.c has the measurements). */

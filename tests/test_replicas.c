@@ -152,7 +152,9 @@ Test(replicas, which_nets_suit)
     cr_expect(!suits("alexnet-bn-cifar", 2, 32), "batch norm ties a batch's images together");
     cr_expect(!suits("resnet8", 2, 32), "batch norm ties a batch's images together");
     cr_expect(!suits("simple-cnn", 2, 128), "3.3M weights outweigh the activations");
-    cr_expect(!suits("alexnet-cifar", 2, 128), "44 MB of outputs a thread: beyond the caches");
+    cr_expect(!suits("alexnet-cifar", 2, 32), "11 MB of outputs a thread: beyond its core's caches");
+    cr_expect(!suits("lenet", 2, 16), "its weights outweigh 8 images' outputs");
+    cr_expect(!suits("lenet", 2, 256), "5 MB of outputs a thread: beyond its core's caches");
 }
 
 Test(replicas, none_for_batch_norm)

@@ -19,3 +19,10 @@ expect_output 'lenet *batch 8 *cores [0-9]*,[0-9]*: [0-9 ]* / [0-9 ]* img/s on 1
 # no rounds is an error, not an empty table
 expect_exit 1 "$PY" bench/run_bench.py --bigbatch "$BB" --models lenet --scaling only --scaling-pairs 0
 expect_output 'scaling-pairs must be positive'
+# bench/ab_scaling.py: one table per case, a row per binary (the same binary twice here)
+expect_exit 0 "$PY" bench/ab_scaling.py --bin one="$BB" --bin two="$BB" --case lenet:8 --rounds 2 --seconds 0.05
+expect_output '^lenet batch 8: 2 rounds of [0-9]* steps a run; img/s, medians; efficiency = 2 threads / (CPU [0-9]* + CPU [0-9]*)$'
+expect_output '^one *| *[0-9]* *| *[0-9]* *| *[0-9]* *| *[0-9]*% *| [0-9]*% [0-9]*%$'
+expect_output '^two *| *[0-9]* *| *[0-9]* *| *[0-9]* *| *[0-9]*% *| [0-9]*% [0-9]*%$'
+expect_exit 1 "$PY" bench/ab_scaling.py --bin "$BB" --case lenet:8
+expect_output 'is not NAME=PATH'
