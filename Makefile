@@ -173,6 +173,11 @@ bench: bin/bigbatch
 	@BENCH_PYTHON=$(BENCH_PYTHON) $(BENCH_PYTHON) bench/run_bench.py
 	@$(BENCH_PYTHON) bench/mpi_bench.py
 
+# What an OpenMP region and a small sgemm cost here (bench/region_cost.c; docs/performance.md).
+$(BUILD)/bench/region_cost: bench/region_cost.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) $(LDLIBS)
+
 # libFuzzer targets (fuzz/fuzz_*.c) against the engine and sweep readers, built by clang with
 # ASan and UBSan: `make fuzz` runs each for FUZZ_SECONDS (or FUZZ_RUNS executions, whichever
 # comes first) from its committed seed corpus
