@@ -184,6 +184,7 @@ static const BackendOps CUDA_OPS = {
     .name = "cuda",
     .device_name = cuda_device_name,
     .destroy = cuda_destroy,
+    .open_thread = nullptr, /* one stream runs every operation across the whole device */
     .reserve = cuda_reserve,
     .peak_bytes = cuda_peak_bytes,
     .set_tf32 = cuda_set_tf32,
