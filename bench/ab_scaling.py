@@ -14,21 +14,15 @@ them all alike. Prints one table per case: medians over the rounds, and each rou
 import argparse
 import os
 import statistics
-import subprocess
 import sys
+
+import run_bench
 
 
 def img_s(binary, model, batch, steps, threads, cpu=None):
-    cmd = [binary, "bench", "--model", model, "--batch", str(batch), "--steps", str(steps), "--warmup", "10",
-           "--threads", str(threads), "--profile-steps", "0"]
-    pin = (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
-    p = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=pin)
-    if p.returncode != 0:
-        raise SystemExit("ab_scaling: failed (exit %d): %s\n%s" % (p.returncode, " ".join(cmd), p.stderr))
-    for field in p.stdout.split():
-        if field.startswith("img_s="):
-            return float(field[len("img_s="):])
-    raise SystemExit("ab_scaling: no img_s in: %s" % p.stdout)
+    """One `bigbatch bench` run's img/s (pinned to CPU `cpu` when given), through run_bench's runner."""
+    return run_bench.img_s([binary, "bench", "--model", model, "--batch", str(batch), "--steps", str(steps),
+                            "--warmup", "10", "--threads", str(threads), "--profile-steps", "0"], cpu)
 
 
 def steps_for(binary, model, batch, seconds):

@@ -22,17 +22,31 @@ struct Replicas {
     Net **net;
 };
 
+/* Whether a layer ties a batch's images together in training. */
+static bool couples_images(const Net *net)
+{
+    for (int i = 0; i < net->n_layers; i++)
+        if (net->layers[i].ops->couples_images) return true;
+    return false;
+}
+
+/* The most images one of `threads` replicas takes from a batch of batch_cap. */
+static int images_per_thread(int batch_cap, int threads) { return (batch_cap + threads - 1) / threads; }
+
+/* Replica k's share [*from, *to) of n items (a batch's images, or the weights). */
+static void replica_share(size_t n, int count, int k, size_t *from, size_t *to)
+{
+    *from = n * (size_t)k / (size_t)count;
+    *to = n * (size_t)(k + 1) / (size_t)count;
+}
+
 bool replicas_suit(const Net *net, int batch_cap)
 {
     const int T = backend_threads(net->bk);
-    if (T < 2) return false;
-    double outputs = 0; /* values the layers output for one thread's images */
-    for (int i = 0; i < net->n_layers; i++) {
-        const Layer *l = &net->layers[i];
-        if (l->ops->couples_images) return false;
-        outputs += (double)l->c * l->h * l->w;
-    }
-    const double per_thread = outputs * ((batch_cap + T - 1) / T);
+    if (T < 2 || couples_images(net)) return false;
+    double outputs = 0; /* values the layers output for one image */
+    for (int i = 0; i < net->n_layers; i++) outputs += (double)net->layers[i].c * net->layers[i].h * net->layers[i].w;
+    const double per_thread = outputs * images_per_thread(batch_cap, T);
     return per_thread <= REPLICA_OUTPUTS_MAX && 2.0 * (double)net->n_weights <= per_thread;
 }
 
@@ -62,8 +76,7 @@ Replicas *replicas_open(Net *net, int batch_cap, Error *err)
 
 Replicas *replicas_build(Net *net, int batch_cap, Error *err)
 {
-    for (int i = 0; i < net->n_layers; i++)
-        if (net->layers[i].ops->couples_images) return NULL;
+    if (couples_images(net)) return NULL;
     Replicas *r = xcalloc(1, sizeof *r, "net replicas");
     const int T = backend_threads(net->bk);
     r->bk = xcalloc((size_t)T, sizeof *r->bk, "net replicas");
@@ -79,7 +92,7 @@ Replicas *replicas_build(Net *net, int batch_cap, Error *err)
             return NULL;
         }
         share_parameters(r->net[k], net);
-        net_plan(r->net[k], (batch_cap + T - 1) / T);
+        net_plan(r->net[k], images_per_thread(batch_cap, T));
     }
     if (r->count < T) {
         replicas_close(r);
@@ -88,19 +101,12 @@ Replicas *replicas_build(Net *net, int batch_cap, Error *err)
     return r;
 }
 
-/* Replica k's share of n images, [*from, *to). */
-static void replica_share(int n, int count, int k, int *from, int *to)
-{
-    *from = (int)((long)n * k / count);
-    *to = (int)((long)n * (k + 1) / count);
-}
-
 /* Replica k forward and backward over its images of the net's batch. */
 static void replica_pass(Replicas *r, const Net *net, int k, int n, bool skip_diverged)
 {
     Net *s = r->net[k];
-    int from, to;
-    replica_share(n, r->count, k, &from, &to);
+    size_t from, to;
+    replica_share((size_t)n, r->count, k, &from, &to);
     s->input.data = net->input.data + (size_t)from * tensor_per_item(&net->input);
     s->labels = net->labels + from;
     s->dropout_seed = net->dropout_seed;
@@ -112,8 +118,8 @@ static void replica_pass(Replicas *r, const Net *net, int k, int n, bool skip_di
     s->loss = 0;
     s->correct = 0;
     if (to == from) return;
-    double loss = net_forward(s, to - from, true);
-    if (!skip_diverged || isfinite(loss)) net_backward(s, to - from);
+    double loss = net_forward(s, (int)(to - from), true);
+    if (!skip_diverged || isfinite(loss)) net_backward(s, (int)(to - from));
 }
 
 /* Share k of net->grad_block += (replica 0's + replica 1's + ...), summed in that order, by
@@ -121,8 +127,8 @@ static void replica_pass(Replicas *r, const Net *net, int k, int n, bool skip_di
  * for the next pass (they are zero between passes). */
 static void add_gradient_share(Replicas *r, Net *net, int k)
 {
-    const size_t count = net->n_weights, from = count * (size_t)k / (size_t)r->count,
-                 to = count * (size_t)(k + 1) / (size_t)r->count;
+    size_t from, to;
+    replica_share(net->n_weights, r->count, k, &from, &to);
     if (to == from) return;
     Backend *bk = r->bk[k];
     real *first = r->net[0]->grad_block.data + from;
@@ -153,9 +159,9 @@ static double replicas_train_pass(Replicas *r, Net *net, int n, bool skip_diverg
     double loss_sum = 0;
     int correct = 0;
     for (int k = 0; k < r->count; k++) {
-        int from, to;
-        replica_share(n, r->count, k, &from, &to);
-        loss_sum += r->net[k]->loss * (to - from);
+        size_t from, to;
+        replica_share((size_t)n, r->count, k, &from, &to);
+        loss_sum += r->net[k]->loss * (double)(to - from);
         correct += r->net[k]->correct;
     }
     if (net->profile) take_profile(net, r->net[0]);

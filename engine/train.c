@@ -167,6 +167,12 @@ static void reduce_finished(Net *net, int layer, void *ctx)
     grad_reducer_ready(&r->reducer, r->ready_from[layer]);
 }
 
+/* The images of one forward and backward: --micro-batch, or this rank's whole share. */
+static int micro_batch_size(const Run *r)
+{
+    return r->cfg->micro_batch > 0 ? r->cfg->micro_batch : r->cfg->batch / r->comm->size;
+}
+
 /* The images of micro-batch j of a step (idx: the step's whole batch) for this rank, and the
  * start of their augmentation draws in *rng: the step's generator, seeded by (seed, step),
  * past the draws of the images before them in the global batch, so every image gets the
@@ -174,7 +180,7 @@ static void reduce_finished(Net *net, int layer, void *ctx)
 static BatchJob micro_batch_job(const Run *r, const uint32_t *idx, long step, int j, Rng *rng)
 {
     const TrainConfig *cfg = r->cfg;
-    const int share = cfg->batch / r->comm->size, m = cfg->micro_batch > 0 ? cfg->micro_batch : share;
+    const int share = cfg->batch / r->comm->size, m = micro_batch_size(r);
     const int first = r->comm->rank * share + j * m;
     rng_seed(rng, cfg->seed, 0xa09000000ULL + (uint64_t)step);
     if (r->use_aug) augment_skip(&r->ds.train, &r->aug, rng, first);
@@ -205,7 +211,7 @@ static double train_step(Run *r, const TrainConfig *cfg, const uint32_t *idx, co
     Backend *bk = net->bk;
     const Comm *comm = r->comm;
     const int B = cfg->batch, share = B / comm->size;
-    const int m = cfg->micro_batch > 0 ? cfg->micro_batch : share, parts = share / m;
+    const int m = micro_batch_size(r), parts = share / m;
     const int first = comm->rank * share; /* position of this rank's slice in the batch */
     net_zero_grad(net);
     net->loss_scale = (real)1 / (real)B;
@@ -408,7 +414,7 @@ static void ready_offsets(Run *r)
 static void run_buffers(Run *r)
 {
     const TrainConfig *cfg = r->cfg;
-    const int micro = cfg->micro_batch > 0 ? cfg->micro_batch : cfg->batch / r->comm->size;
+    const int micro = micro_batch_size(r);
     net_plan(r->net, micro > cfg->eval_batch ? micro : cfg->eval_batch);
     grad_reducer_init(&r->reducer, r->comm, r->bk, (size_t)(cfg->bucket_mb * 1e6), cfg->plain_allreduce);
     if (cfg->sync_bn && r->comm->size > 1) {
@@ -480,7 +486,7 @@ static int run_setup(Run *r, const TrainConfig *cfg, Observer *obs, Error *err)
     r->opt = optimizer_create(&cfg->opt, r->net, err);
     if (!r->opt) return -1;
     run_buffers(r);
-    r->replicas = replicas_open(r->net, cfg->micro_batch > 0 ? cfg->micro_batch : cfg->batch / r->comm->size, err);
+    r->replicas = replicas_open(r->net, micro_batch_size(r), err);
     if (!r->replicas && err->msg[0]) return -1;
     r->loader = loader_create(r->net, r->ds.mean, r->ds.std, err);
     if (!r->loader) return -1;
