@@ -225,11 +225,7 @@ static void bias_backward_share(void *ctx, int t, int T)
         for (size_t c = 0; c < C; c++) a->sums[i * C + c] = plane_sum(a->dy + i * out_item + c * OHW, OHW);
     cpu_barrier(T);
     cpu_share(C, t, T, &from, &to);
-    for (size_t c = from; c < to; c++) {
-        double acc = 0;
-        for (int i = 0; i < a->n; i++) acc += a->sums[(size_t)i * C + c];
-        a->db[c] += (real)acc;
-    }
+    for (size_t c = from; c < to; c++) a->db[c] += (real)image_order_total(a->sums, a->n, C, c);
 }
 
 static void conv_bias_backward(Backend *bk, const ConvShape *s, int n, const real *dy, real *db)

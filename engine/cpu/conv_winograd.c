@@ -457,10 +457,6 @@ void winograd_conv_backward(Backend *bk, const ConvShape *s, int n, const real *
      * values split over the threads; then back to 3x3. */
     real *du = thread_buffers(bk, 0, s, &p.t).du;
     const size_t at = (size_t)(du - cpu_workspace(bk, 0)), n_du = TILE * p.plane;
-    CPU_FOR(bk, size_t, j, n_du, {
-        real acc = du[j];
-        for (int th = 1; th < bk->threads; th++) acc += cpu_workspace(bk, th)[at + j];
-        du[j] = acc;
-    });
+    CPU_FOR(bk, size_t, j, n_du, { du[j] = cpu_thread_copies_at(bk, bk->threads, at + j); });
     filter_transform_adjoint(s, du, dw);
 }

@@ -23,16 +23,20 @@ static inline real *cpu_shared_workspace(Backend *bk) { return ((CpuState *)bk->
  * offset + j, j < count: the private weight gradients added the same way every run. Called by
  * each thread t of T in cpu_run's fn, which share the values out once all have written their
  * copies. */
+/* The sum of the T threads' workspace values at `at`, in thread order. */
+static inline real cpu_thread_copies_at(Backend *bk, int T, size_t at)
+{
+    real acc = 0;
+    for (int u = 0; u < T; u++) acc += cpu_workspace(bk, u)[at];
+    return acc;
+}
+
 static inline void cpu_sum_thread_copies(Backend *bk, int t, int T, size_t offset, size_t count, real *dst)
 {
     cpu_barrier(T);
     size_t from, to;
     cpu_share(count, t, T, &from, &to);
-    for (size_t j = from; j < to; j++) {
-        real acc = 0;
-        for (int u = 0; u < T; u++) acc += cpu_workspace(bk, u)[offset + j];
-        dst[j] += acc;
-    }
+    for (size_t j = from; j < to; j++) dst[j] += cpu_thread_copies_at(bk, T, offset + j);
 }
 
 static inline void gemm(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int m, int n, int k,

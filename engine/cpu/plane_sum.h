@@ -28,4 +28,13 @@ static inline double plane_sum(const real *p, size_t count)
     return lanes_total(lane);
 }
 
+/* The sum over images i < n, in image order, of part[i][c] (n rows of c_count plane sums): the
+ * per-channel total that does not depend on which thread summed which image's planes. */
+static inline double image_order_total(const double *part, int n, size_t c_count, size_t c)
+{
+    double t = 0;
+    for (int i = 0; i < n; i++) t += part[(size_t)i * c_count + c];
+    return t;
+}
+
 #endif
