@@ -2,12 +2,14 @@
  * a buffer and an event, and the table of operations that engine/backend.c dispatches
  * every bk_* call through. Nothing outside the implementations and backend.c includes it.
  *
- * Each member has the signature of the bk_* function of the same name (engine/backend.h),
- * except memory and events: an implementation allocates and frees addresses, and backend.c
- * wraps them in BkBuffer and BkEvent, so a buffer or event always knows its backend. */
+ * Each member has the signature of the bk_* function of the same name (engine/backend.h); the
+ * arithmetic's come from the one list in backend_ops.h. Memory and events differ: an
+ * implementation allocates and frees addresses, and backend.c wraps them in BkBuffer and
+ * BkEvent, so a buffer or event always knows its backend. */
 #ifndef BB_BACKEND_IMPL_H
 #define BB_BACKEND_IMPL_H
 #include "backend.h"
+#include "backend_ops.h"
 
 typedef struct BackendOps BackendOps;
 
@@ -64,58 +66,10 @@ struct BackendOps {
     void (*collective_sum_async)(Backend *bk, void *impl, real *dev, size_t count);
     void (*collective_join)(Backend *bk, void *impl);
     void (*collective_sum_double)(Backend *bk, void *impl, double *dev, size_t count);
-    /* layers */
-    void (*conv2d_forward)(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
-                           const real *b, real *y);
-    void (*conv2d_backward)(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
-                            const real *dy, real *dx, real *dw, real *db);
-    void (*linear_forward)(Backend *bk, int n, int in, int out, const real *x, const real *w,
-                           const real *b, real *y);
-    void (*linear_backward)(Backend *bk, int n, int in, int out, const real *x, const real *w,
-                            const real *dy, real *dx, real *dw, real *db);
-    void (*relu_forward)(Backend *bk, size_t count, const real *x, real *y);
-    void (*relu_backward)(Backend *bk, size_t count, const real *y, const real *dy, real *dx, bool accumulate);
-    void (*add_forward)(Backend *bk, size_t count, const real *a, const real *b, real *y);
-    void (*accumulate)(Backend *bk, size_t count, const real *dy, real *dx);
-    void (*dropout_forward)(Backend *bk, size_t count, real p, const DropoutKey *key, real *mask,
-                            const real *x, real *y);
-    void (*dropout_backward)(Backend *bk, size_t count, const real *mask, const real *dy, real *dx);
-    void (*normalize_pixels)(Backend *bk, size_t images, int c, size_t hw, const uint8_t *x,
-                             const float *mean, const float *std, real *y);
-    void (*maxpool_forward)(Backend *bk, const PoolShape *s, int n, const real *x, real *y,
-                            int32_t *argmax);
-    void (*maxpool_backward)(Backend *bk, const PoolShape *s, int n, const int32_t *argmax,
-                             const real *dy, real *dx, bool accumulate);
-    void (*avgpool_forward)(Backend *bk, const PoolShape *s, int n, const real *x, real *y);
-    void (*avgpool_backward)(Backend *bk, const PoolShape *s, int n, const real *dy, real *dx);
-    void (*batchnorm_forward_train)(Backend *bk, const BatchNormShape *s, int n, const real *x,
-                                    const real *gamma, const real *beta, real *y, real *save_mean,
-                                    real *save_invstd, real *running_mean, real *running_var,
-                                    const BnSync *sync);
-    void (*batchnorm_forward_eval)(Backend *bk, const BatchNormShape *s, int n, const real *x,
-                                   const real *gamma, const real *beta, const real *running_mean,
-                                   const real *running_var, real *y);
-    void (*batchnorm_backward)(Backend *bk, const BatchNormShape *s, int n, const real *x,
-                               const real *gamma, const real *save_mean, const real *save_invstd,
-                               const real *dy, real *dx, bool accumulate, real *dgamma, real *dbeta,
-                               const BnSync *sync);
-    void (*lrn_forward)(Backend *bk, const LrnShape *s, int n, const real *x, real *y, real *scale);
-    void (*lrn_backward)(Backend *bk, const LrnShape *s, int n, const real *x, const real *y,
-                         const real *scale, const real *dy, real *dx);
-    void (*softmax_xent_forward)(Backend *bk, int n, int classes, const real *logits,
-                                 const int32_t *labels, real smoothing, real *probs, double *result);
-    void (*softmax_xent_backward)(Backend *bk, int n, int classes, const real *probs,
-                                  const int32_t *labels, real smoothing, real scale, real *dlogits);
-    /* optimizers */
-    void (*param_norms)(Backend *bk, const BkParamList *pl, double *norms);
-    void (*optimizer_update)(Backend *bk, const OptConfig *cfg, const BkParamList *pl, double lr,
-                             long updates, const double *norms, OptStats *stats);
-    /* vectors */
-    double (*sum_squares)(Backend *bk, size_t count, const real *x);
-    void (*copy)(Backend *bk, size_t count, const real *x, real *y);
-    void (*fill)(Backend *bk, size_t count, real value, real *x);
-    void (*scale)(Backend *bk, size_t count, real alpha, real *x);
-    void (*axpy)(Backend *bk, size_t count, real alpha, const real *x, real *y);
+    /* the arithmetic (backend_ops.h) */
+#define BACKEND_OP_MEMBER(ret, name, params, args) ret(*name) params;
+    BACKEND_OPERATIONS(BACKEND_OP_MEMBER)
+#undef BACKEND_OP_MEMBER
 };
 
 /* The implementations' constructors (backend.c's device table calls them): a Backend with

@@ -65,6 +65,7 @@ static const char *cpu_device_name(const Backend *bk)
     return "cpu";
 }
 
+#define CPU_OP_ENTRY(ret, name, params, args) .name = cpu_##name,
 static const BackendOps CPU_OPS = {
 #ifdef BB_GUARDED
     .name = "cpu-guarded",
@@ -88,36 +89,9 @@ static const BackendOps CPU_OPS = {
     .event_destroy = cpu_event_destroy,
     .event_record = cpu_event_record,
     .event_wait = cpu_event_wait,
-    .conv2d_forward = cpu_conv2d_forward,
-    .conv2d_backward = cpu_conv2d_backward,
-    .linear_forward = cpu_linear_forward,
-    .linear_backward = cpu_linear_backward,
-    .relu_forward = cpu_relu_forward,
-    .relu_backward = cpu_relu_backward,
-    .add_forward = cpu_add_forward,
-    .accumulate = cpu_accumulate,
-    .dropout_forward = cpu_dropout_forward,
-    .dropout_backward = cpu_dropout_backward,
-    .normalize_pixels = cpu_normalize_pixels,
-    .maxpool_forward = cpu_maxpool_forward,
-    .maxpool_backward = cpu_maxpool_backward,
-    .avgpool_forward = cpu_avgpool_forward,
-    .avgpool_backward = cpu_avgpool_backward,
-    .batchnorm_forward_train = cpu_batchnorm_forward_train,
-    .batchnorm_forward_eval = cpu_batchnorm_forward_eval,
-    .batchnorm_backward = cpu_batchnorm_backward,
-    .lrn_forward = cpu_lrn_forward,
-    .lrn_backward = cpu_lrn_backward,
-    .softmax_xent_forward = cpu_softmax_xent_forward,
-    .softmax_xent_backward = cpu_softmax_xent_backward,
-    .param_norms = cpu_param_norms,
-    .optimizer_update = cpu_optimizer_update,
-    .sum_squares = cpu_sum_squares,
-    .copy = cpu_copy,
-    .fill = cpu_fill,
-    .scale = cpu_scale,
-    .axpy = cpu_axpy,
+    BACKEND_OPERATIONS(CPU_OP_ENTRY)
 };
+#undef CPU_OP_ENTRY
 
 const char *cpu_backend_name(void) { return CPU_OPS.name; }
 

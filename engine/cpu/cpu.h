@@ -83,64 +83,14 @@ void direct_conv_forward(Backend *bk, const ConvShape *s, int n, const real *x, 
                          const real *b, real *y);
 void direct_conv_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                           const real *dy, real *dx, real *dw);
-/* conv.c, linear.c */
-void cpu_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
-                        const real *b, real *y);
-void cpu_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
-                         const real *dy, real *dx, real *dw, real *db);
-void cpu_linear_forward(Backend *bk, int n, int in, int out, const real *x, const real *w,
-                        const real *b, real *y);
-void cpu_linear_backward(Backend *bk, int n, int in, int out, const real *x, const real *w,
-                         const real *dy, real *dx, real *dw, real *db);
-/* elementwise.c */
-void cpu_relu_forward(Backend *bk, size_t count, const real *x, real *y);
-void cpu_relu_backward(Backend *bk, size_t count, const real *y, const real *dy, real *dx, bool accumulate);
-void cpu_add_forward(Backend *bk, size_t count, const real *a, const real *b, real *y);
-void cpu_accumulate(Backend *bk, size_t count, const real *dy, real *dx);
-void cpu_dropout_forward(Backend *bk, size_t count, real p, const DropoutKey *key, real *mask,
-                         const real *x, real *y);
-void cpu_dropout_backward(Backend *bk, size_t count, const real *mask, const real *dy, real *dx);
-void cpu_normalize_pixels(Backend *bk, size_t images, int c, size_t hw, const uint8_t *x, const float *mean,
-                          const float *std, real *y);
-/* pool.c */
-void cpu_maxpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, real *y,
-                         int32_t *argmax);
-void cpu_maxpool_backward(Backend *bk, const PoolShape *s, int n, const int32_t *argmax,
-                          const real *dy, real *dx, bool accumulate);
-void cpu_avgpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, real *y);
-void cpu_avgpool_backward(Backend *bk, const PoolShape *s, int n, const real *dy, real *dx);
-/* batchnorm.c, lrn.c */
-void cpu_batchnorm_forward_train(Backend *bk, const BatchNormShape *s, int n, const real *x,
-                                 const real *gamma, const real *beta, real *y, real *save_mean,
-                                 real *save_invstd, real *running_mean, real *running_var,
-                                 const BnSync *sync);
-void cpu_batchnorm_forward_eval(Backend *bk, const BatchNormShape *s, int n, const real *x,
-                                const real *gamma, const real *beta, const real *running_mean,
-                                const real *running_var, real *y);
-void cpu_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const real *x,
-                            const real *gamma, const real *save_mean, const real *save_invstd,
-                            const real *dy, real *dx, bool accumulate, real *dgamma, real *dbeta,
-                            const BnSync *sync);
-void cpu_lrn_forward(Backend *bk, const LrnShape *s, int n, const real *x, real *y, real *scale);
-void cpu_lrn_backward(Backend *bk, const LrnShape *s, int n, const real *x, const real *y,
-                      const real *scale, const real *dy, real *dx);
-/* softmax_xent.c */
-void cpu_softmax_xent_forward(Backend *bk, int n, int classes, const real *logits,
-                              const int32_t *labels, real smoothing, real *probs, double *result);
-void cpu_softmax_xent_backward(Backend *bk, int n, int classes, const real *probs,
-                               const int32_t *labels, real smoothing, real scale, real *dlogits);
-/* optim.c */
-void cpu_param_norms(Backend *bk, const BkParamList *pl, double *norms);
-void cpu_optimizer_update(Backend *bk, const OptConfig *cfg, const BkParamList *pl, double lr,
-                          long updates, const double *norms, OptStats *stats);
+/* the arithmetic, one function each (backend_ops.h): conv.c, linear.c, elementwise.c, pool.c,
+ * batchnorm.c, lrn.c, softmax_xent.c, optim.c, vector.c */
+#define CPU_OP_PROTOTYPE(ret, name, params, args) ret cpu_##name params;
+BACKEND_OPERATIONS(CPU_OP_PROTOTYPE)
+#undef CPU_OP_PROTOTYPE
 /* vector.c. Loops over a parameter tensor split across threads only from this many elements:
  * below it, waking the threads costs more than the pass. Elementwise arithmetic is the same
  * on any number of threads, and sums use blocks that depend on the count alone. */
 enum { CPU_PARALLEL_MIN = 1 << 15 };
-double cpu_sum_squares(Backend *bk, size_t count, const real *x);
-void cpu_copy(Backend *bk, size_t count, const real *x, real *y);
-void cpu_fill(Backend *bk, size_t count, real value, real *x);
-void cpu_scale(Backend *bk, size_t count, real alpha, real *x);
-void cpu_axpy(Backend *bk, size_t count, real alpha, const real *x, real *y);
 
 #endif

@@ -180,6 +180,7 @@ static void cuda_destroy(Backend *bk)
     free(bk);
 }
 
+#define CUDA_OP_ENTRY(ret, name, params, args) .name = cuda_##name,
 static const BackendOps CUDA_OPS = {
     .name = "cuda",
     .device_name = cuda_device_name,
@@ -206,36 +207,9 @@ static const BackendOps CUDA_OPS = {
     .collective_sum_async = cuda_collective_sum_async,
     .collective_join = cuda_collective_join,
     .collective_sum_double = cuda_collective_sum_double,
-    .conv2d_forward = cuda_conv2d_forward,
-    .conv2d_backward = cuda_conv2d_backward,
-    .linear_forward = cuda_linear_forward,
-    .linear_backward = cuda_linear_backward,
-    .relu_forward = cuda_relu_forward,
-    .relu_backward = cuda_relu_backward,
-    .add_forward = cuda_add_forward,
-    .accumulate = cuda_accumulate,
-    .dropout_forward = cuda_dropout_forward,
-    .dropout_backward = cuda_dropout_backward,
-    .normalize_pixels = cuda_normalize_pixels,
-    .maxpool_forward = cuda_maxpool_forward,
-    .maxpool_backward = cuda_maxpool_backward,
-    .avgpool_forward = cuda_avgpool_forward,
-    .avgpool_backward = cuda_avgpool_backward,
-    .batchnorm_forward_train = cuda_batchnorm_forward_train,
-    .batchnorm_forward_eval = cuda_batchnorm_forward_eval,
-    .batchnorm_backward = cuda_batchnorm_backward,
-    .lrn_forward = cuda_lrn_forward,
-    .lrn_backward = cuda_lrn_backward,
-    .softmax_xent_forward = cuda_softmax_xent_forward,
-    .softmax_xent_backward = cuda_softmax_xent_backward,
-    .param_norms = cuda_param_norms,
-    .optimizer_update = cuda_optimizer_update,
-    .sum_squares = cuda_sum_squares,
-    .copy = cuda_copy,
-    .fill = cuda_fill,
-    .scale = cuda_scale,
-    .axpy = cuda_axpy,
+    BACKEND_OPERATIONS(CUDA_OP_ENTRY)
 };
+#undef CUDA_OP_ENTRY
 
 /* The device to use, or -1 with err set. */
 static int pick_device(int requested, Error *err)

@@ -109,79 +109,29 @@ void cuda_upload(Backend *bk, void *dev, const void *host, size_t bytes);
 void cuda_download(Backend *bk, void *host, const void *dev, size_t bytes);
 void *cuda_host_address(Backend *bk, void *dev);
 void *cuda_host_alloc(Backend *bk, size_t bytes);
-/* nccl.cu */
-void *cuda_collective_open(Backend *bk, const BkCollectiveSpec *spec, Error *err);
-void cuda_collective_close(Backend *bk, void *impl);
-void cuda_collective_sum_async(Backend *bk, void *impl, real *dev, size_t count);
-void cuda_collective_join(Backend *bk, void *impl);
-void cuda_collective_sum_double(Backend *bk, void *impl, double *dev, size_t count);
 void cuda_host_free(Backend *bk, void *host);
 void cuda_synchronize(Backend *bk);
 void *cuda_event_create(Backend *bk);
 void cuda_event_destroy(Backend *bk, void *event);
 void cuda_event_record(Backend *bk, void *event);
 void cuda_event_wait(Backend *bk, void *event);
-/* conv.cu (cuDNN), linear.cu (cuBLAS) */
-void cuda_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
-                         const real *b, real *y);
-void cuda_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
-                          const real *dy, real *dx, real *dw, real *db);
+/* nccl.cu */
+void *cuda_collective_open(Backend *bk, const BkCollectiveSpec *spec, Error *err);
+void cuda_collective_close(Backend *bk, void *impl);
+void cuda_collective_sum_async(Backend *bk, void *impl, real *dev, size_t count);
+void cuda_collective_join(Backend *bk, void *impl);
+void cuda_collective_sum_double(Backend *bk, void *impl, double *dev, size_t count);
+/* conv.cu (cuDNN) */
 void cuda_conv_plans_free(Backend *bk);
 /* conv_pointwise.cu: 1x1 unpadded convolutions as cuBLAS products (conv.cu dispatches) */
 bool cuda_conv_is_pointwise(const ConvShape *s);
 void cuda_conv_pointwise_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, real *y);
 void cuda_conv_pointwise_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                                   const real *dy, real *dx, real *dw);
-void cuda_linear_forward(Backend *bk, int n, int in, int out, const real *x, const real *w,
-                         const real *b, real *y);
-void cuda_linear_backward(Backend *bk, int n, int in, int out, const real *x, const real *w,
-                          const real *dy, real *dx, real *dw, real *db);
-/* elementwise.cu */
-void cuda_relu_forward(Backend *bk, size_t count, const real *x, real *y);
-void cuda_relu_backward(Backend *bk, size_t count, const real *y, const real *dy, real *dx, bool accumulate);
-void cuda_add_forward(Backend *bk, size_t count, const real *a, const real *b, real *y);
-void cuda_accumulate(Backend *bk, size_t count, const real *dy, real *dx);
-void cuda_dropout_forward(Backend *bk, size_t count, real p, const DropoutKey *key, real *mask,
-                          const real *x, real *y);
-void cuda_dropout_backward(Backend *bk, size_t count, const real *mask, const real *dy, real *dx);
-void cuda_normalize_pixels(Backend *bk, size_t images, int c, size_t hw, const uint8_t *x, const float *mean,
-                           const float *std, real *y);
-/* pool.cu */
-void cuda_maxpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, real *y,
-                          int32_t *argmax);
-void cuda_maxpool_backward(Backend *bk, const PoolShape *s, int n, const int32_t *argmax,
-                           const real *dy, real *dx, bool accumulate);
-void cuda_avgpool_forward(Backend *bk, const PoolShape *s, int n, const real *x, real *y);
-void cuda_avgpool_backward(Backend *bk, const PoolShape *s, int n, const real *dy, real *dx);
-/* batchnorm.cu, lrn.cu */
-void cuda_batchnorm_forward_train(Backend *bk, const BatchNormShape *s, int n, const real *x,
-                                  const real *gamma, const real *beta, real *y, real *save_mean,
-                                  real *save_invstd, real *running_mean, real *running_var,
-                                  const BnSync *sync);
-void cuda_batchnorm_forward_eval(Backend *bk, const BatchNormShape *s, int n, const real *x,
-                                 const real *gamma, const real *beta, const real *running_mean,
-                                 const real *running_var, real *y);
-void cuda_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const real *x,
-                             const real *gamma, const real *save_mean, const real *save_invstd,
-                             const real *dy, real *dx, bool accumulate, real *dgamma, real *dbeta,
-                             const BnSync *sync);
-void cuda_lrn_forward(Backend *bk, const LrnShape *s, int n, const real *x, real *y, real *scale);
-void cuda_lrn_backward(Backend *bk, const LrnShape *s, int n, const real *x, const real *y,
-                       const real *scale, const real *dy, real *dx);
-/* softmax_xent.cu */
-void cuda_softmax_xent_forward(Backend *bk, int n, int classes, const real *logits,
-                               const int32_t *labels, real smoothing, real *probs, double *result);
-void cuda_softmax_xent_backward(Backend *bk, int n, int classes, const real *probs,
-                                const int32_t *labels, real smoothing, real scale, real *dlogits);
-/* optim.cu */
-void cuda_param_norms(Backend *bk, const BkParamList *pl, double *norms);
-void cuda_optimizer_update(Backend *bk, const OptConfig *cfg, const BkParamList *pl, double lr,
-                           long updates, const double *norms, OptStats *stats);
-/* vector.cu */
-double cuda_sum_squares(Backend *bk, size_t count, const real *x);
-void cuda_copy(Backend *bk, size_t count, const real *x, real *y);
-void cuda_fill(Backend *bk, size_t count, real value, real *x);
-void cuda_scale(Backend *bk, size_t count, real alpha, real *x);
-void cuda_axpy(Backend *bk, size_t count, real alpha, const real *x, real *y);
+/* the arithmetic, one function each (backend_ops.h): conv.cu, linear.cu, elementwise.cu, pool.cu,
+ * batchnorm.cu, lrn.cu, softmax_xent.cu, optim.cu, vector.cu */
+#define CUDA_OP_PROTOTYPE(ret, name, params, args) ret cuda_##name params;
+BACKEND_OPERATIONS(CUDA_OP_PROTOTYPE)
+#undef CUDA_OP_PROTOTYPE
 
 #endif
