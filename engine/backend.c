@@ -293,3 +293,5 @@ void bk_collective_sum_double(BkCollective *c, double *dev, size_t count)
     ret bk_##name params { BK_RETURN_##ret bk->ops->name args; }
 BACKEND_OPERATIONS(BK_DISPATCH)
 #undef BK_DISPATCH
+#undef BK_RETURN_void
+#undef BK_RETURN_double

@@ -19,10 +19,6 @@ typedef struct {
 static inline real *cpu_workspace(Backend *bk, int thread) { return ((CpuState *)bk->impl)->ws[thread]; }
 static inline real *cpu_shared_workspace(Backend *bk) { return ((CpuState *)bk->impl)->shared; }
 
-/* dst[j] += the sum over threads u = 0, 1, ... in that order of thread u's workspace value at
- * offset + j, j < count: the private weight gradients added the same way every run. Called by
- * each thread t of T in cpu_run's fn, which share the values out once all have written their
- * copies. */
 /* The sum of the T threads' workspace values at `at`, in thread order. */
 static inline real cpu_thread_copies_at(Backend *bk, int T, size_t at)
 {
@@ -31,6 +27,10 @@ static inline real cpu_thread_copies_at(Backend *bk, int T, size_t at)
     return acc;
 }
 
+/* dst[j] += the sum over threads u = 0, 1, ... in that order of thread u's workspace value at
+ * offset + j, j < count: the private weight gradients added the same way every run. Called by
+ * each thread t of T in cpu_run's fn, which share the values out once all have written their
+ * copies. */
 static inline void cpu_sum_thread_copies(Backend *bk, int t, int T, size_t offset, size_t count, real *dst)
 {
     cpu_barrier(T);
