@@ -8,7 +8,8 @@ backward time on both beside the efficiency (one-thread time / (threads x thread
 
 Run it on an otherwise idle machine: every run's profiled steps are timed layer by layer
 (the backend synchronized around each layer), so the step is slower than `bench` reports
-without --layers. The last row, STEP, is the whole profiled step.
+without --layers. The rows after the layers are the step's zeroing of the gradients (zero_grad)
+and the optimizer's update (update); the last row, STEP, is the whole profiled step.
 """
 import argparse
 import os

@@ -102,7 +102,8 @@ static void bench_usage(FILE *f, const BenchConfig *d)
             "  --precision P          fp32, or tf32 on a GPU (tensor cores) [%s]\n"
             "  --lr X                 learning rate of the updates [%g]\n"
             "  --seed N               seed of the parameters and the synthetic batch [%llu]\n"
-            "  --layers               also print the profiled time of every layer (on stderr)\n"
+            "  --layers               also print the profiled time of every layer (on stderr), then\n"
+            "                         of the gradients' zeroing (zero_grad) and the update (update)\n"
             "  --loader               each step loads its batch as training does: synthetic 8-bit\n"
             "                         images (256 x 256 for the full-size nets, cropped at random;\n"
             "                         the input's size padded by 4 for the others), random crop and\n"
@@ -272,8 +273,24 @@ static int bench_sgemm(const BenchConfig *cfg)
 
 static void fill_synthetic(Net *net, int batch, uint64_t seed) { net_upload_random_batch(net, batch, seed, 0xbe7c); }
 
-/* Per-layer profile of the profiled steps, per step, on stderr. */
-static void print_layers(const Net *net, int batch, int steps, double elapsed)
+/* The profiled steps' time outside the layers: zeroing the gradients and the optimizer's update. */
+typedef struct {
+    double zero_seconds, update_seconds;
+} StepTimes;
+
+/* One row of the profile: a layer's, or a part of the step outside the layers (no backward). */
+static void print_profile_row(const char *name, const char *kind, double fwd, double bwd, double rate, int steps,
+                              double elapsed)
+{
+    fprintf(stderr, "%-24s %-10s %9.3f %9.3f %6.1f%% ", name, kind, 1e3 * fwd / steps, 1e3 * bwd / steps,
+            100 * (fwd + bwd) / elapsed);
+    if (rate > 0) fprintf(stderr, "%9.2f\n", rate);
+    else fprintf(stderr, "%9s\n", "-");
+}
+
+/* Per-layer profile of the profiled steps, per step, on stderr; then the gradients' zeroing and
+ * the optimizer's update, which no layer's time includes. */
+static void print_layers(const Net *net, const StepTimes *times, int batch, int steps, double elapsed)
 {
     fprintf(stderr, "%-24s %-10s %9s %9s %7s %9s\n", "layer", "kind", "fwd_ms", "bwd_ms", "step%",
             "GFLOP/s");
@@ -284,13 +301,13 @@ static void print_layers(const Net *net, int batch, int steps, double elapsed)
         total += t;
         double mult = l->in[0] == NET_INPUT && !net->want_input_grad ? 2.0 : 3.0;
         double rate = l->flops > 0 && t > 0 ? mult * l->flops * batch * steps / t / 1e9 : 0;
-        fprintf(stderr, "%-24s %-10s %9.3f %9.3f %6.1f%% ", l->name, l->ops->kind,
-                1e3 * l->fwd_seconds / steps, 1e3 * l->bwd_seconds / steps, 100 * t / elapsed);
-        if (rate > 0) fprintf(stderr, "%9.2f\n", rate);
-        else fprintf(stderr, "%9s\n", "-");
+        print_profile_row(l->name, l->ops->kind, l->fwd_seconds, l->bwd_seconds, rate, steps, elapsed);
     }
-    fprintf(stderr, "%-24s %-10s %9s %9s %6.1f%%  (zero_grad, update, timers: the rest of %.2f ms/step)\n",
-            "all layers", "", "", "", 100 * total / elapsed, 1e3 * elapsed / steps);
+    print_profile_row("zero_grad", "step", times->zero_seconds, 0, 0, steps, elapsed);
+    print_profile_row("update", "step", times->update_seconds, 0, 0, steps, elapsed);
+    total += times->zero_seconds + times->update_seconds;
+    fprintf(stderr, "%-24s %-10s %9s %9s %6.1f%%  (timers, replicas' gradient sums: the rest of %.2f ms/step)\n",
+            "all of the above", "", "", "", 100 * total / elapsed, 1e3 * elapsed / steps);
 }
 
 /* --loader: two batches' worth of synthetic images that the steps take turns on, each step
@@ -344,12 +361,27 @@ static void bench_data_close(BenchData *d)
     imageset_free(&d->set);
 }
 
-static double step(Net *net, Replicas *replicas, Optimizer *opt, BenchData *data, int batch, double lr)
+/* One training step; with times, its zeroing and update timed (the backend synchronized first). */
+static double step(Net *net, Replicas *replicas, Optimizer *opt, BenchData *data, int batch, double lr,
+                   StepTimes *times)
 {
     if (data) bench_load(data, batch);
+    double t0 = times ? now_seconds() : 0;
     net_zero_grad(net);
+    if (times) {
+        bk_synchronize(net->bk);
+        times->zero_seconds += now_seconds() - t0;
+    }
     double loss = net_train_pass(net, replicas, batch, false);
+    if (times) {
+        bk_synchronize(net->bk);
+        t0 = now_seconds();
+    }
     optimizer_step(opt, net, lr);
+    if (times) {
+        bk_synchronize(net->bk);
+        times->update_seconds += now_seconds() - t0;
+    }
     return loss;
 }
 
@@ -409,9 +441,9 @@ static int bench_model(const BenchConfig *cfg)
     if (cfg->loader) data = &bench_data;
 
     double loss = 0;
-    for (int s = 0; s < cfg->warmup; s++) loss = step(net, replicas, opt, data, cfg->batch, cfg->lr);
+    for (int s = 0; s < cfg->warmup; s++) loss = step(net, replicas, opt, data, cfg->batch, cfg->lr, NULL);
     double t0 = now_seconds(), wait0 = data ? loader_wait_seconds(data->loader) : 0;
-    for (int s = 0; s < cfg->steps; s++) loss = step(net, replicas, opt, data, cfg->batch, cfg->lr);
+    for (int s = 0; s < cfg->steps; s++) loss = step(net, replicas, opt, data, cfg->batch, cfg->lr, NULL);
     bk_synchronize(bk); /* a GPU may still run the last update */
     double elapsed = now_seconds() - t0;
     double waited = data ? loader_wait_seconds(data->loader) - wait0 : 0;
@@ -421,11 +453,12 @@ static int bench_model(const BenchConfig *cfg)
     if (cfg->profile_steps > 0) {
         for (int i = 0; i < net->n_layers; i++) net->layers[i].fwd_seconds = net->layers[i].bwd_seconds = 0;
         net->profile = true;
+        StepTimes times = {0, 0};
         double p0 = now_seconds();
-        for (int s = 0; s < cfg->profile_steps; s++) loss = step(net, replicas, opt, data, cfg->batch, cfg->lr);
+        for (int s = 0; s < cfg->profile_steps; s++) loss = step(net, replicas, opt, data, cfg->batch, cfg->lr, &times);
         prof_elapsed = now_seconds() - p0;
         net->profile = false;
-        if (cfg->layers) print_layers(net, cfg->batch, cfg->profile_steps, prof_elapsed);
+        if (cfg->layers) print_layers(net, &times, cfg->batch, cfg->profile_steps, prof_elapsed);
         for (int i = 0; i < net->n_layers; i++) {
             const Layer *l = &net->layers[i];
             if (strcmp(l->ops->kind, "conv") != 0) continue;

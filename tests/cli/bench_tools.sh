@@ -8,7 +8,7 @@ command -v "$PY" >/dev/null || { echo "skipped: no $PY"; exit 77; }
 [ "$(nproc)" -ge 2 ] || { echo "skipped: the scaling tables need 2 CPUs, this machine has $(nproc)"; exit 77; }
 expect_exit 0 "$PY" bench/layer_scaling.py --bigbatch "$BB" --model lenet --batch 8 --rounds 1 --steps 2
 expect_output '^lenet batch 8: img/s on 1 thread [0-9]*, on 2 threads [0-9]* (1 rounds of 2 profiled steps'
-for layer in conv1 maxpool1 relu2 conv2 fc1 fc3 loss STEP; do
+for layer in conv1 maxpool1 relu2 conv2 fc1 fc3 loss zero_grad update STEP; do
     expect_output "^$layer  *[0-9.]*  *[0-9.]*  *[0-9]*%"
 done
 expect_exit 0 "$PY" bench/run_bench.py --bigbatch "$BB" --models lenet --batches 8 --steps 2 --warmup 1 \
