@@ -10,7 +10,13 @@ CPU 1 and then two threads (`bigbatch bench` on synthetic data, each run timed f
 two pinned runs. The binaries alternate within every round, so a change of the machine's speed
 between rounds (these virtual machines' cores move by tens of percent within minutes) reaches
 them all alike. Prints one table per case: medians over the rounds, and each round's efficiency.
+
+With --together each round also runs the two pinned one-thread runs at the same time, as two
+processes that share nothing but the machine: their img/s summed is what two cores give when
+both work (shared caches, memory and the host's other tenants included), and two threads'
+img/s over it ("2T / together") is the part of the shortfall that is the engine's own.
 """
+import subprocess
 import argparse
 import os
 import statistics
@@ -25,6 +31,22 @@ def img_s(binary, model, batch, steps, threads, cpu=None):
                             "--warmup", "10", "--threads", str(threads), "--profile-steps", "0"], cpu)
 
 
+def img_s_together(binary, model, batch, steps, cpus):
+    """The img/s of one-thread runs pinned to each of cpus, started together, each its own."""
+    cmd = [binary, "bench", "--model", model, "--batch", str(batch), "--steps", str(steps), "--warmup", "10",
+           "--threads", "1", "--profile-steps", "0"]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              preexec_fn=(lambda c=cpu: os.sched_setaffinity(0, {c}))) for cpu in cpus]
+    rates = []
+    for p in procs:
+        out, err = p.communicate()
+        if p.returncode != 0:
+            sys.stderr.write(out + err)
+            raise SystemExit("ab_scaling: failed (exit %d): %s" % (p.returncode, " ".join(cmd)))
+        rates.append(float(run_bench.parse_line(out, "model=")["img_s"]))
+    return rates
+
+
 def steps_for(binary, model, batch, seconds):
     """Steps that take the first binary about `seconds` on two threads (at least 20)."""
     rate = img_s(binary, model, batch, 30, 2)
@@ -37,6 +59,8 @@ def parse_args():
     ap.add_argument("--case", action="append", required=True, metavar="MODEL:BATCH")
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--seconds", type=float, default=2.0, help="the time of each timed run [2]")
+    ap.add_argument("--together", action="store_true",
+                    help="also run the pinned one-thread runs at the same time, each round")
     a = ap.parse_args()
     a.bins = []
     for spec in a.bin:
@@ -66,25 +90,31 @@ def main():
         for r in range(a.rounds):
             for name, path in a.bins:
                 one = [img_s(path, model, batch, steps, 1, cpu) for cpu in cpus]
+                both = sum(img_s_together(path, model, batch, steps, cpus)) if a.together else None
                 two = img_s(path, model, batch, steps, 2)
-                runs[name].append((one, two))
-                print("  %s/%d round %d %s: %s on 1 thread, %.0f on 2 (%.0f%%)" % (
-                    model, batch, r + 1, name, " / ".join("%.0f" % x for x in one), two, 100 * two / sum(one)),
+                runs[name].append((one, two, both))
+                print("  %s/%d round %d %s: %s on 1 thread, %.0f on 2 (%.0f%%)%s" % (
+                    model, batch, r + 1, name, " / ".join("%.0f" % x for x in one), two, 100 * two / sum(one),
+                    ", %.0f together (2T / together %.0f%%)" % (both, 100 * two / both) if both else ""),
                     file=sys.stderr, flush=True)
         print("%s batch %d: %d rounds of %d steps a run; img/s, medians; efficiency = 2 threads / (CPU %d + CPU %d)"
               % (model, batch, a.rounds, steps, cpus[0], cpus[1]))
         width = max(len(name) for name, _ in a.bins)
-        print("%-*s | %9s | %9s | %9s | %10s | %s" % (width, "binary", "1T cpu%d" % cpus[0], "1T cpu%d" % cpus[1],
-                                                       "2 threads", "efficiency", "each round"))
+        extra = " | %9s | %14s" % ("together", "2T / together") if a.together else ""
+        print("%-*s | %9s | %9s | %9s | %10s%s | %s" % (width, "binary", "1T cpu%d" % cpus[0], "1T cpu%d" % cpus[1],
+                                                         "2 threads", "efficiency", extra, "each round"))
         for name, _ in a.bins:
             v = runs[name]
-            eff = [two / sum(one) for one, two in v]
-            print("%-*s | %9.0f | %9.0f | %9.0f | %9.0f%% | %s" % (
-                width, name, statistics.median(one[0] for one, _ in v), statistics.median(one[1] for one, _ in v),
-                statistics.median(two for _, two in v), 100 * statistics.median(eff),
+            eff = [two / sum(one) for one, two, _ in v]
+            extra = ""
+            if a.together:
+                extra = " | %9.0f | %13.0f%%" % (statistics.median(both for _, _, both in v),
+                                                 100 * statistics.median(two / both for _, two, both in v))
+            print("%-*s | %9.0f | %9.0f | %9.0f | %9.0f%%%s | %s" % (
+                width, name, statistics.median(one[0] for one, _, _ in v), statistics.median(one[1] for one, _, _ in v),
+                statistics.median(two for _, two, _ in v), 100 * statistics.median(eff), extra,
                 " ".join("%.0f%%" % (100 * e) for e in eff)))
         print()
-
 
 if __name__ == "__main__":
     main()

@@ -24,5 +24,9 @@ expect_exit 0 "$PY" bench/ab_scaling.py --bin one="$BB" --bin two="$BB" --case l
 expect_output '^lenet batch 8: 2 rounds of [0-9]* steps a run; img/s, medians; efficiency = 2 threads / (CPU [0-9]* + CPU [0-9]*)$'
 expect_output '^one *| *[0-9]* *| *[0-9]* *| *[0-9]* *| *[0-9]*% *| [0-9]*% [0-9]*%$'
 expect_output '^two *| *[0-9]* *| *[0-9]* *| *[0-9]* *| *[0-9]*% *| [0-9]*% [0-9]*%$'
+# --together: two more columns, the pinned runs at once and two threads' share of them
+expect_exit 0 "$PY" bench/ab_scaling.py --bin one="$BB" --case lenet:8 --rounds 1 --seconds 0.05 --together
+expect_output '^binary | *1T cpu[0-9]* | *1T cpu[0-9]* | 2 threads | efficiency |  together |  2T / together | each round$'
+expect_output '^one *| *[0-9]* *| *[0-9]* *| *[0-9]* *| *[0-9]*% *| *[0-9]* *| *[0-9]*% *| [0-9]*%$'
 expect_exit 1 "$PY" bench/ab_scaling.py --bin "$BB" --case lenet:8
 expect_output 'is not NAME=PATH'
