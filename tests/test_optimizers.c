@@ -10,10 +10,12 @@
  * Run from the repository root (or set BB_OPTIMIZER_DIR to the fixture folder). */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../engine/models.h"
 #include "../engine/net.h"
 #include "../engine/optimizer.h"
 #include "reference_fixture.c"
@@ -342,4 +344,67 @@ Test(optimizer_larc, clip_versus_scale)
     cr_expect_float_eq(scale, 0.1, 1e-9);
     cr_expect_float_eq(a1, b1, 1e-9);
     cr_expect_float_eq(a0, b0, 1e-9);
+}
+
+/* ---- the update split across threads ---- */
+
+/* A net's parameters, momentum and gradients after `steps` SGD updates on a backend of
+ * `threads` threads, each update from its own pseudo-random gradient. */
+static real *lenet_after_updates(const OptConfig *cfg, int threads, int steps, size_t *count)
+{
+    Backend *bk = backend_create(threads);
+    Error err = {0};
+    Net *net = model_build("lenet", bk, 10, 7, &err);
+    cr_assert(net, "%s", err.msg);
+    Optimizer *opt = optimizer_create(cfg, net, &err);
+    cr_assert(opt, "%s", err.msg);
+    const size_t n = net->n_weights;
+    real *g = malloc(n * sizeof *g), *out = malloc(2 * n * sizeof *out);
+    cr_assert(g && out);
+    uint64_t state = 12345;
+    for (int s = 0; s < steps; s++) {
+        for (size_t i = 0; i < n; i++) {
+            state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+            g[i] = (real)((double)(state >> 40) / (double)(1ULL << 24) - 0.5);
+        }
+        tensor_upload(&net->grad_block, g);
+        optimizer_step(opt, net, 0.1);
+    }
+    tensor_download(&net->param_block, out);
+    size_t at = n; /* then each tensor's momentum, in the parameters' order */
+    for (int p = 0; p < net->n_params && opt->n_slots > 0; p++) {
+        Tensor *v = optimizer_slot(opt, p, 0);
+        tensor_download(v, out + at);
+        at += tensor_count(v);
+    }
+    *count = at;
+    free(g);
+    optimizer_destroy(opt);
+    net_destroy(net);
+    backend_destroy(bk);
+    return out;
+}
+
+/* optim_sgd.c splits the update of all tensors laid end to end, the threads' boundaries falling
+ * inside tensors (LeNet's 61,706 parameters are over the size that splits): on two threads it
+ * must be the one-thread update to the bit, with momentum, Nesterov, decoupled decay or none. */
+Test(optimizer_threads, sgd_split_is_the_one_thread_update)
+{
+    OptConfig cfgs[4];
+    for (int k = 0; k < 4; k++) {
+        opt_config_defaults(&cfgs[k]);
+        cfgs[k].momentum = k == 3 ? 0 : 0.9;
+        cfgs[k].weight_decay = 5e-4;
+    }
+    cfgs[1].nesterov = true;
+    cfgs[2].decoupled_wd = true;
+    for (int k = 0; k < 4; k++) {
+        size_t n1, n2;
+        real *one = lenet_after_updates(&cfgs[k], 1, 3, &n1), *two = lenet_after_updates(&cfgs[k], 2, 3, &n2);
+        cr_assert_eq(n1, n2);
+        cr_assert(n1 > 60000, "lenet has %zu values to compare", n1);
+        cr_expect(memcmp(one, two, n1 * sizeof *one) == 0, "config %d: two threads' update differs from one's", k);
+        free(one);
+        free(two);
+    }
 }
