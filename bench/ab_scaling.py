@@ -16,7 +16,6 @@ processes that share nothing but the machine: their img/s summed is what two cor
 both work (shared caches, memory and the host's other tenants included), and two threads'
 img/s over it ("2T / together") is the part of the shortfall that is the engine's own.
 """
-import subprocess
 import argparse
 import os
 import statistics
@@ -32,19 +31,9 @@ def img_s(binary, model, batch, steps, threads, cpu=None):
 
 
 def img_s_together(binary, model, batch, steps, cpus):
-    """The img/s of one-thread runs pinned to each of cpus, started together, each its own."""
-    cmd = [binary, "bench", "--model", model, "--batch", str(batch), "--steps", str(steps), "--warmup", "10",
-           "--threads", "1", "--profile-steps", "0"]
-    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              preexec_fn=(lambda c=cpu: os.sched_setaffinity(0, {c}))) for cpu in cpus]
-    rates = []
-    for p in procs:
-        out, err = p.communicate()
-        if p.returncode != 0:
-            sys.stderr.write(out + err)
-            raise SystemExit("ab_scaling: failed (exit %d): %s" % (p.returncode, " ".join(cmd)))
-        rates.append(float(run_bench.parse_line(out, "model=")["img_s"]))
-    return rates
+    """The summed img/s of one-thread runs pinned to each of cpus, started together."""
+    return run_bench.img_s_together([binary, "bench", "--model", model, "--batch", str(batch), "--steps", str(steps),
+                                     "--warmup", "10", "--threads", "1", "--profile-steps", "0"], cpus)
 
 
 def steps_for(binary, model, batch, seconds):
@@ -90,7 +79,7 @@ def main():
         for r in range(a.rounds):
             for name, path in a.bins:
                 one = [img_s(path, model, batch, steps, 1, cpu) for cpu in cpus]
-                both = sum(img_s_together(path, model, batch, steps, cpus)) if a.together else None
+                both = img_s_together(path, model, batch, steps, cpus) if a.together else None
                 two = img_s(path, model, batch, steps, 2)
                 runs[name].append((one, two, both))
                 print("  %s/%d round %d %s: %s on 1 thread, %.0f on 2 (%.0f%%)%s" % (

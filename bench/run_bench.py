@@ -40,7 +40,11 @@ Settings (flag, or environment variable as `make bench` passes them):
                                     the table's, so a change of the machine's speed between
                                     rounds (minutes apart) cancels. Beside it, what an even
                                     split of the images can reach at best: threads x the
-                                    slowest core over that sum
+                                    slowest core over that sum. Each round also runs the
+                                    pinned one-thread runs all at once ("together": separate
+                                    processes, sharing only the machine); threads over
+                                    together is the part of the shortfall that is the engine's
+                                    own, whatever the machine or its host does meanwhile
 
 End to end, both engines then train resnet20 on CIFAR-10 for one epoch with the same recipe
 (batch 128, SGD lr 0.05 momentum 0.9 weight decay 5e-4, random crop + flip, evaluation on
@@ -86,6 +90,18 @@ def run(cmd, cpu=None):
         sys.stderr.write(p.stdout + p.stderr)
         raise SystemExit("run_bench: failed (exit %d): %s" % (p.returncode, " ".join(cmd)))
     return p.stdout
+
+
+def run_together(cmd, cpus):
+    """Each run's stdout, one copy of cmd pinned to each of cpus, all started at once."""
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              preexec_fn=(lambda c=cpu: os.sched_setaffinity(0, {c}))) for cpu in cpus]
+    outs = [p.communicate() for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        if p.returncode != 0:
+            sys.stderr.write(out + err)
+            raise SystemExit("run_bench: failed (exit %d): %s" % (p.returncode, " ".join(cmd)))
+    return [out for out, _ in outs]
 
 
 def cpu_name():
@@ -175,28 +191,37 @@ def img_s(cmd, cpu=None):
     return float(parse_line(run(cmd, cpu), "model=")["img_s"])
 
 
+def img_s_together(cmd, cpus):
+    """The img/s of one-thread runs pinned to each of cpus and started together, summed: what
+    the cores give when all of them work at once, as separate processes sharing nothing but the
+    machine (its caches, memory and the host's share of it)."""
+    return sum(float(parse_line(out, "model=")["img_s"]) for out in run_together(cmd, cpus))
+
+
 def measure_scaling(a, cases):
-    """Per case, a.scaling_pairs rounds of one run on one thread pinned to each CPU and one on
-    a.threads threads: {case: {"cores": [[img/s of each round] per CPU], "many": [img/s of each
-    round]}}."""
+    """Per case, a.scaling_pairs rounds of one run on one thread pinned to each CPU, the same
+    runs all at once, and one run on a.threads threads: {case: {"cores": [[img/s of each round]
+    per CPU], "together": [summed img/s of each round], "many": [img/s of each round]}}."""
     if a.scaling == "0" or a.threads < 2:
         return {}
     cpus = scaling_cpus(a)
     scaling = {}
     for model, batch in cases:
-        cores, many = [[] for _ in cpus], []
+        cores, together, many = [[] for _ in cpus], [], []
+        one = ours_command(a, model, batch, 1)
         for r in range(a.scaling_pairs):
             if r % 2:
                 many.append(img_s(ours_command(a, model, batch, a.threads)))
             for k, cpu in enumerate(cpus):
-                cores[k].append(img_s(ours_command(a, model, batch, 1), cpu))
+                cores[k].append(img_s(one, cpu))
+            together.append(img_s_together(one, cpus))
             if r % 2 == 0:
                 many.append(img_s(ours_command(a, model, batch, a.threads)))
-        scaling[(model, batch)] = {"cores": cores, "many": many, "cpus": cpus}
-        print("  %-17s batch %-4d cores %s: %s img/s on 1 thread, %d threads: %s" % (
+        scaling[(model, batch)] = {"cores": cores, "together": together, "many": many, "cpus": cpus}
+        print("  %-17s batch %-4d cores %s: %s img/s on 1 thread, together %s, %d threads: %s" % (
             model, batch, ",".join(map(str, cpus)),
-            " / ".join(" ".join("%.0f" % x for x in c) for c in cores), a.threads,
-            " ".join("%.0f" % x for x in many)), file=sys.stderr, flush=True)
+            " / ".join(" ".join("%.0f" % x for x in c) for c in cores), " ".join("%.0f" % x for x in together),
+            a.threads, " ".join("%.0f" % x for x in many)), file=sys.stderr, flush=True)
     return scaling
 
 
@@ -205,13 +230,14 @@ def scaling_row(m, b, s):
     rounds = range(len(s["many"]))
     sums = [sum(c[r] for c in s["cores"]) for r in rounds]
     eff = [s["many"][r] / sums[r] for r in rounds]
+    own = [s["many"][r] / s["together"][r] for r in rounds]
     even = [len(s["cores"]) * min(c[r] for c in s["cores"]) / sums[r] for r in rounds]
     slowest = [min(c[r] for c in s["cores"]) / max(c[r] for c in s["cores"]) for r in rounds]
     pct = lambda x: "%.0f%%" % (100 * x)
     return (m, str(b), " / ".join("%.1f" % statistics.median(c) for c in s["cores"]),
             "%.1f" % statistics.median(s["many"]), pct(statistics.median(eff)),
             "%s-%s" % (pct(min(eff)), pct(max(eff))), pct(statistics.median(slowest)),
-            pct(statistics.median(even)))
+            pct(statistics.median(even)), "%.1f" % statistics.median(s["together"]), pct(statistics.median(own)))
 
 
 def print_scaling(a, scaling):
@@ -220,10 +246,12 @@ def print_scaling(a, scaling):
     cpus = next(iter(scaling.values()))["cpus"]
     print("Thread scaling, ours: img/s on 1 thread pinned to each of CPUs %s and on %d threads (synthetic data, "
           "%d rounds back to back, medians; efficiency = %d threads' img/s / the sum of the cores' own, the "
-          "median of the rounds' own ratios)" % (",".join(map(str, cpus)), a.threads, a.scaling_pairs, a.threads))
+          "median of the rounds' own ratios; together = the pinned one-thread runs at the same time, summed)"
+          % (",".join(map(str, cpus)), a.threads, a.scaling_pairs, a.threads))
     print()
     header = ("model", "batch", "1 thread img/s, each core", "%d threads img/s" % a.threads, "efficiency",
-              "rounds' efficiency range", "slowest core / fastest", "even split's best")
+              "rounds' efficiency range", "slowest core / fastest", "even split's best", "together img/s",
+              "%d threads / together" % a.threads)
     print_table(header, [scaling_row(m, b, s) for (m, b), s in scaling.items()])
     print()
 

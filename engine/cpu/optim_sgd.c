@@ -66,9 +66,9 @@ static void sgd_blocks(const SgdRule *rule, size_t from, size_t to, real *w, con
  * that is the share of the block whose replica sums thread t has just written (replicas.c), and
  * its momentum stays on its core from step to step. Under CPU_PARALLEL_MIN elements in all, one
  * thread and no region. Each element's arithmetic is the same whichever thread does it. On two
- * threads LeNet's update took 41 us against 16-20 on one; 23 with this split and the
- * prefetches, 10 when the two cores happened to share their caches
- * (bench/results/2026-12-05-sgd-update.txt). */
+ * threads LeNet's update took 37-41 us against 22-26 on one; 28-34 with this split and the
+ * prefetches, 16-23 on one (one run in five took 13 us either way: the cores' copies do not
+ * always cost; bench/results/2026-12-05-sgd-update.txt). */
 typedef struct {
     const SgdRule *r;
     const BkParamList *pl;

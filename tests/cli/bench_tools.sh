@@ -1,6 +1,7 @@
 # The benchmark scripts' own tables, which no timed number checks: bench/layer_scaling.py reads
 # `bench --layers` (a change of its columns would leave the rows empty), and run_bench.py's
-# thread-scaling table (--scaling only: no PyTorch needed) pins a one-thread run to each CPU.
+# thread-scaling table (--scaling only: no PyTorch needed) pins a one-thread run to each CPU, one
+# after the other and all at once.
 # Tiny runs: only the rows and their fields are checked, never a value.
 . tests/cli/lib.inc
 PY=${PYTHON:-python3}
@@ -14,8 +15,8 @@ done
 expect_exit 0 "$PY" bench/run_bench.py --bigbatch "$BB" --models lenet --batches 8 --steps 2 --warmup 1 \
     --threads 2 --scaling only --scaling-pairs 2
 expect_output '^Thread scaling, ours: img/s on 1 thread pinned to each of CPUs [0-9]*,[0-9]* and on 2 threads'
-expect_output '^lenet *| *8 *| *[0-9.]* / [0-9.]* *| *[0-9.]* *| *[0-9]*% *| *[0-9]*%-[0-9]*% *| *[0-9]*% *| *[0-9]*%$'
-expect_output 'lenet *batch 8 *cores [0-9]*,[0-9]*: [0-9 ]* / [0-9 ]* img/s on 1 thread, 2 threads: [0-9]* [0-9]*$'
+expect_output '^lenet *| *8 *| *[0-9.]* / [0-9.]* *| *[0-9.]* *| *[0-9]*% *| *[0-9]*%-[0-9]*% *| *[0-9]*% *| *[0-9]*% *| *[0-9.]* *| *[0-9]*%$'
+expect_output 'lenet *batch 8 *cores [0-9]*,[0-9]*: [0-9 ]* / [0-9 ]* img/s on 1 thread, together [0-9]* [0-9]*, 2 threads: [0-9]* [0-9]*$'
 # no rounds is an error, not an empty table
 expect_exit 1 "$PY" bench/run_bench.py --bigbatch "$BB" --models lenet --scaling only --scaling-pairs 0
 expect_output 'scaling-pairs must be positive'
