@@ -24,16 +24,19 @@ import sys
 import run_bench
 
 
+def bench_command(binary, model, batch, steps, threads):
+    return [binary, "bench", "--model", model, "--batch", str(batch), "--steps", str(steps),
+            "--warmup", "10", "--threads", str(threads), "--profile-steps", "0"]
+
+
 def img_s(binary, model, batch, steps, threads, cpu=None):
     """One `bigbatch bench` run's img/s (pinned to CPU `cpu` when given), through run_bench's runner."""
-    return run_bench.img_s([binary, "bench", "--model", model, "--batch", str(batch), "--steps", str(steps),
-                            "--warmup", "10", "--threads", str(threads), "--profile-steps", "0"], cpu)
+    return run_bench.img_s(bench_command(binary, model, batch, steps, threads), cpu)
 
 
 def img_s_together(binary, model, batch, steps, cpus):
     """The summed img/s of one-thread runs pinned to each of cpus, started together."""
-    return run_bench.img_s_together([binary, "bench", "--model", model, "--batch", str(batch), "--steps", str(steps),
-                                     "--warmup", "10", "--threads", "1", "--profile-steps", "0"], cpus)
+    return run_bench.img_s_together(bench_command(binary, model, batch, steps, 1), cpus)
 
 
 def steps_for(binary, model, batch, seconds):
@@ -104,6 +107,7 @@ def main():
                 statistics.median(two for _, two, _ in v), 100 * statistics.median(eff), extra,
                 " ".join("%.0f%%" % (100 * e) for e in eff)))
         print()
+
 
 if __name__ == "__main__":
     main()

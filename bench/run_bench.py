@@ -82,26 +82,30 @@ def parse_line(text, prefix):
     raise RuntimeError("no '%s...' line in:\n%s" % (prefix, text))
 
 
-def run(cmd, cpu=None):
-    """A run's stdout; on CPU `cpu` alone when given (the child pins itself before exec)."""
+def start(cmd, cpu=None):
+    """cmd started with its output piped; on CPU `cpu` alone when given (the child pins itself
+    before exec)."""
     pin = (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
-    p = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=pin)
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=pin)
+
+
+def finish(cmd, p):
+    """The stdout of p (started from cmd) once it ends; its failure ends this script."""
+    out, err = p.communicate()
     if p.returncode != 0:
-        sys.stderr.write(p.stdout + p.stderr)
+        sys.stderr.write(out + err)
         raise SystemExit("run_bench: failed (exit %d): %s" % (p.returncode, " ".join(cmd)))
-    return p.stdout
+    return out
+
+
+def run(cmd, cpu=None):
+    """A run's stdout; on CPU `cpu` alone when given."""
+    return finish(cmd, start(cmd, cpu))
 
 
 def run_together(cmd, cpus):
     """Each run's stdout, one copy of cmd pinned to each of cpus, all started at once."""
-    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              preexec_fn=(lambda c=cpu: os.sched_setaffinity(0, {c}))) for cpu in cpus]
-    outs = [p.communicate() for p in procs]
-    for p, (out, err) in zip(procs, outs):
-        if p.returncode != 0:
-            sys.stderr.write(out + err)
-            raise SystemExit("run_bench: failed (exit %d): %s" % (p.returncode, " ".join(cmd)))
-    return [out for out, _ in outs]
+    return [finish(cmd, p) for p in [start(cmd, cpu) for cpu in cpus]]
 
 
 def cpu_name():

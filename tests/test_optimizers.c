@@ -348,8 +348,8 @@ Test(optimizer_larc, clip_versus_scale)
 
 /* ---- the update split across threads ---- */
 
-/* A net's parameters, momentum and gradients after `steps` SGD updates on a backend of
- * `threads` threads, each update from its own pseudo-random gradient. */
+/* LeNet's parameters, then its momentum (when the update keeps one), after `steps` SGD updates
+ * on a backend of `threads` threads, each update from its own pseudo-random gradient. */
 static real *lenet_after_updates(const OptConfig *cfg, int threads, int steps, size_t *count)
 {
     Backend *bk = backend_create(threads);
