@@ -16,7 +16,11 @@ CFLAGS  += -fno-math-errno
 # OpenBLAS' OpenMP build: single-threaded inside our parallel regions, threaded outside.
 BLAS_DIR := /usr/lib/x86_64-linux-gnu/openblas-openmp
 CPPFLAGS += -I/usr/include/x86_64-linux-gnu/openblas-pthread -Iengine
-LDLIBS  += -L$(BLAS_DIR) -Wl,-rpath,$(BLAS_DIR) -l:libopenblas.so.0 -lz -ljpeg -lsqlite3 -linih -lcjson -lm
+# libopenblas takes its packing buffers from the engine's blas_memory_alloc/free, each thread its
+# own (engine/cpu/blas_buffers.c): exported from the binary, they come before libopenblas's own
+# (GNU ld exports them anyway, as libopenblas refers to them; the flag makes it not depend on that).
+BLAS_BUFFERS_EXPORT := -Wl,--export-dynamic-symbol=blas_memory_alloc,--export-dynamic-symbol=blas_memory_free
+LDLIBS  += -L$(BLAS_DIR) -Wl,-rpath,$(BLAS_DIR) -l:libopenblas.so.0 $(BLAS_BUFFERS_EXPORT) -lz -ljpeg -lsqlite3 -linih -lcjson -lm
 LDFLAGS += -fopenmp
 
 ifeq ($(SAN),1)
