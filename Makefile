@@ -182,11 +182,6 @@ $(BUILD)/bench/region_cost: bench/region_cost.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) $(LDLIBS)
 
-# A diagnostic preload: each thread its own OpenBLAS buffers (bench/blas_buffers_shim.c).
-$(BUILD)/bench/blas_buffers_shim.so: bench/blas_buffers_shim.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -shared -fPIC -o $@ $<
-
 # libFuzzer targets (fuzz/fuzz_*.c) against the engine and sweep readers, built by clang with
 # ASan and UBSan: `make fuzz` runs each for FUZZ_SECONDS (or FUZZ_RUNS executions, whichever
 # comes first) from its committed seed corpus
