@@ -58,7 +58,7 @@ static BnScratch bn_scratch(Backend *bk, const BatchNormShape *s, int n, const B
 /* total[c] = the sum of part[i][c] over the n images, in image order. */
 static void image_totals(int n, int c, const double *part, double *total)
 {
-    for (int k = 0; k < c; k++) total[k] = image_order_total(part, n, (size_t)c, (size_t)k);
+    image_order_totals(part, n, (size_t)c, 0, (size_t)c, total);
 }
 
 /* For each image's plane c: part[i][c] = its sum, or with `sums` its squared deviations from

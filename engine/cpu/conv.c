@@ -225,7 +225,13 @@ static void bias_backward_share(void *ctx, int t, int T)
         for (size_t c = 0; c < C; c++) a->sums[i * C + c] = plane_sum(a->dy + i * out_item + c * OHW, OHW);
     cpu_barrier(T);
     cpu_share(C, t, T, &from, &to);
-    for (size_t c = from; c < to; c++) a->db[c] += (real)image_order_total(a->sums, a->n, C, c);
+    enum { CHUNK = 256 }; /* channels a time: their totals on the stack */
+    for (size_t c0 = from; c0 < to; c0 += CHUNK) {
+        double total[CHUNK];
+        const size_t c1 = c0 + CHUNK < to ? c0 + CHUNK : to;
+        image_order_totals(a->sums, a->n, C, c0, c1, total);
+        for (size_t c = c0; c < c1; c++) a->db[c] += (real)total[c - c0];
+    }
 }
 
 static void conv_bias_backward(Backend *bk, const ConvShape *s, int n, const real *dy, real *db)

@@ -28,13 +28,19 @@ static inline double plane_sum(const real *p, size_t count)
     return lanes_total(lane);
 }
 
-/* The sum over images i < n, in image order, of part[i][c] (n rows of c_count plane sums): the
- * per-channel total that does not depend on which thread summed which image's planes. */
-static inline double image_order_total(const double *part, int n, size_t c_count, size_t c)
+/* total[c - from] for from <= c < to: the sum over images i < n, in image order, of part[i][c] (n rows
+ * of c_count plane sums), the per-channel total that does not depend on which thread summed
+ * which image's planes. Read row by row, in memory order: walking one channel down the images
+ * fetched each line of part with no prefetch to hide it, and the lines the other core wrote
+ * cost most. */
+static inline void image_order_totals(const double *part, int n, size_t c_count, size_t from, size_t to,
+                                      double *total)
 {
-    double t = 0;
-    for (int i = 0; i < n; i++) t += part[(size_t)i * c_count + c];
-    return t;
+    for (size_t c = from; c < to; c++) total[c - from] = 0;
+    for (int i = 0; i < n; i++) {
+        const double *row = part + (size_t)i * c_count;
+        for (size_t c = from; c < to; c++) total[c - from] += row[c];
+    }
 }
 
 #endif
