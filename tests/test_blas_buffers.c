@@ -12,8 +12,6 @@
 
 #include "../engine/cpu/blas_buffers.h"
 
-void openblas_set_num_threads(int threads);
-
 static void *run_on_thread(void *(*fn)(void *), void *arg)
 {
     pthread_t thread;

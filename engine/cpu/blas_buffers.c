@@ -110,13 +110,14 @@ static Region *adopt_orphan(void)
     return r;
 }
 
+/* A new region, held by its caller. */
 static Region *map_region(void)
 {
     void *p = mmap(NULL, HEADER_BYTES + BUFFER_BYTES, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) fail("mmap of 1 GiB", errno);
     Region *r = p;
-    atomic_init(&r->in_use, false);
+    atomic_init(&r->in_use, true);
     atomic_fetch_add_explicit(&regions_mapped, 1, memory_order_relaxed);
     return r;
 }
@@ -137,7 +138,6 @@ static Region *free_region(void)
     }
     Region *r = map_region();
     append_to_chain(r);
-    atomic_store_explicit(&r->in_use, true, memory_order_relaxed);
     return r;
 }
 
