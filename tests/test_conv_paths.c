@@ -21,15 +21,16 @@
 typedef struct {
     const char *name;
     int (*applies)(const ConvShape *s);
-    Workspace (*workspace)(const ConvShape *s, size_t weight_elems);
+    Workspace (*workspace)(const ConvShape *s, size_t weight_elems, int batch);
     void (*forward)(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *b, real *y);
     void (*backward)(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *dy,
                      real *dx, real *dw);
 } FastPath;
 
-static Workspace winograd_workspace_of(const ConvShape *s, size_t weight_elems)
+static Workspace winograd_workspace_of(const ConvShape *s, size_t weight_elems, int batch)
 {
     (void)weight_elems;
+    (void)batch;
     return winograd_workspace(s);
 }
 
@@ -103,8 +104,8 @@ static double compare_paths(const FastPath *fast, Case c, int threads)
     real *dy = random_values(ny, &seed), *dx0 = random_values(nx, &seed), *dw0 = random_values(nw, &seed);
 
     Backend *bk = backend_create(threads);
-    backend_reserve(bk, conv_im2col_workspace(&s, nw)); /* a reservation only grows */
-    backend_reserve(bk, fast->workspace(&s, nw));
+    backend_reserve(bk, conv_im2col_workspace(&s, nw, c.n)); /* a reservation only grows */
+    backend_reserve(bk, fast->workspace(&s, nw, c.n));
     DevArray dx_, dw_, dy_ = dev_array(bk, ny, dy), x_ = dev_array(bk, nx, x), w_ = dev_array(bk, nw, w);
     DevArray b_ = dev_array(bk, (size_t)c.out_c, b);
     double worst = 0;

@@ -13,6 +13,7 @@ static void cpu_destroy(Backend *bk)
     for (int t = 0; t < bk->threads; t++) free(cs->ws[t]);
     free(cs->ws);
     free(cs->shared);
+    free(cs->spans);
     free(cs);
     free(bk);
 }
@@ -26,6 +27,11 @@ static Backend *cpu_backend_new(const BackendOps *ops, int threads)
     bk->threads = threads;
     bk->impl = cs;
     cs->ws = xcalloc((size_t)threads, sizeof *cs->ws, "backend workspace table");
+    cs->spans = aligned_alloc(sizeof *cs->spans, (size_t)threads * sizeof *cs->spans);
+    if (!cs->spans) {
+        fprintf(stderr, "bigbatch: out of memory for the backend's %d thread spans\n", threads);
+        exit(3);
+    }
     return bk;
 }
 

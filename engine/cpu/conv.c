@@ -1,6 +1,9 @@
-/* Convolution as im2col + gemm, one image per OpenMP iteration. Each thread owns a
- * column buffer and a private weight-gradient accumulator, summed in thread order
- * afterwards so results are identical run to run at a fixed thread count. This is the
+/* Convolution as im2col + gemm, one image per iteration. The weight gradient is summed either
+ * from one partial gradient per image, added in image order (where the batch's partials fit
+ * IM2COL_PARTIALS_MAX: every layer of the proxies that takes this path), so that the images
+ * can go to whichever thread is free (threads.h) and the result does not depend on the
+ * threads at all; or, for large filters, from a private accumulator per thread, summed in
+ * thread order, so results are identical run to run at a fixed thread count. This is the
  * reference path; stride-1 3x3 and 5x5 "same" layers with few channels take the direct path
  * (conv_direct.c), 3x3 ones with more Winograd's (conv_winograd.c), each tested against this one. */
 #include <string.h>
@@ -19,8 +22,18 @@ static size_t conv_col_elems(const ConvShape *s)
     return (size_t)(s->in_c / s->groups) * s->k_h * s->k_w * s->out_h * s->out_w;
 }
 
-Workspace conv_im2col_workspace(const ConvShape *s, size_t weight_elems)
+/* Where a batch's per-image weight gradients total at most this many values (16 MiB of
+ * floats), they are kept: the CIFAR proxies' first layers hold 0.4-4.8 thousand weights,
+ * BVLC AlexNet's conv1 35 thousand; ResNet-50's wide 1x1 layers take the private copies. */
+enum { IM2COL_PARTIALS_MAX = 1 << 22 };
+
+static int partials_fit(size_t weight_elems, int n) { return (size_t)n * weight_elems <= IM2COL_PARTIALS_MAX; }
+
+/* Per thread: a column buffer and its gradient, and a private weight gradient where the
+ * partials do not fit; shared: the partials where they do. */
+Workspace conv_im2col_workspace(const ConvShape *s, size_t weight_elems, int batch)
 {
+    if (partials_fit(weight_elems, batch)) return (Workspace){2 * conv_col_elems(s), (size_t)batch * weight_elems};
     return (Workspace){2 * conv_col_elems(s) + weight_elems, 0};
 }
 
@@ -34,9 +47,9 @@ static size_t bias_sums_elems(const ConvShape *s, int batch)
  * bias gradient's sums, which are taken after the path's backward is done with it. */
 Workspace conv_workspace(const ConvShape *s, size_t weight_elems, int batch)
 {
-    Workspace w = direct_applies(s)     ? direct_workspace(s, weight_elems)
+    Workspace w = direct_applies(s)     ? direct_workspace(s, weight_elems, batch)
                   : winograd_applies(s) ? winograd_workspace(s)
-                                        : conv_im2col_workspace(s, weight_elems);
+                                        : conv_im2col_workspace(s, weight_elems, batch);
     const size_t sums = bias_sums_elems(s, batch);
     if (w.shared < sums) w.shared = sums;
     return w;
@@ -154,51 +167,91 @@ typedef struct {
     real *dx, *dw;
 } ConvBackward;
 
+/* Image i's weight gradient: = into dw_i (beta 0), or added to it (beta 1); col is scratch. */
+static void image_weight_gradient(const ConvShape *s, const real *x, const real *dy, size_t i, real beta,
+                                  real *col, real *dw_i)
+{
+    const int G = s->groups, icg = s->in_c / G, ocg = s->out_c / G;
+    const int K = icg * s->k_h * s->k_w, OHW = s->out_h * s->out_w;
+    const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w, out_item = (size_t)s->out_c * OHW;
+    for (int g = 0; g < G; g++) {
+        const real *xg = x + i * in_item + (size_t)g * icg * s->in_h * s->in_w;
+        const real *cg = xg;
+        if (!conv_is_pointwise(s)) {
+            im2col(s, icg, xg, col);
+            cg = col;
+        }
+        gemm(CblasNoTrans, CblasTrans, ocg, K, OHW, 1, dy + i * out_item + (size_t)g * ocg * OHW, OHW, cg, OHW,
+             beta, dw_i + (size_t)g * ocg * K, K);
+    }
+}
+
+/* dx_i += image i's data gradient; dcol is scratch. */
+static void image_data_gradient(const ConvShape *s, const real *w, const real *dy, size_t i, real *dcol,
+                                real *dx)
+{
+    const int G = s->groups, icg = s->in_c / G, ocg = s->out_c / G;
+    const int K = icg * s->k_h * s->k_w, OHW = s->out_h * s->out_w;
+    const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w, out_item = (size_t)s->out_c * OHW;
+    for (int g = 0; g < G; g++) {
+        const real *dyg = dy + i * out_item + (size_t)g * ocg * OHW, *wg = w + (size_t)g * ocg * K;
+        real *dxg = dx + i * in_item + (size_t)g * icg * s->in_h * s->in_w;
+        if (conv_is_pointwise(s)) {
+            gemm(CblasTrans, CblasNoTrans, K, OHW, ocg, 1, wg, K, dyg, OHW, 1, dxg, OHW);
+        } else {
+            gemm(CblasTrans, CblasNoTrans, K, OHW, ocg, 1, wg, K, dyg, OHW, 0, dcol, OHW);
+            col2im_add(s, icg, dcol, dxg);
+        }
+    }
+}
+
 /* Thread t's images into its private weight gradient (and their input gradients), then its
  * share of the private copies' sum into dw. */
 static void im2col_backward_images(void *ctx, int t, int T)
 {
     const ConvBackward *a = ctx;
-    const ConvShape *s = a->s;
-    const int G = s->groups, icg = s->in_c / G, ocg = s->out_c / G;
-    const int K = icg * s->k_h * s->k_w, OHW = s->out_h * s->out_w;
-    const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w, out_item = (size_t)s->out_c * OHW;
-    const size_t col_elems = conv_col_elems(s), w_elems = (size_t)s->out_c * K;
-    const int pointwise = conv_is_pointwise(s);
+    const size_t col_elems = conv_col_elems(a->s), w_elems = (size_t)a->s->out_c * (a->s->in_c / a->s->groups) *
+                                                                a->s->k_h * a->s->k_w;
     real *col = cpu_workspace(a->bk, t), *dcol = col + col_elems, *dw_t = dcol + col_elems;
     memset(dw_t, 0, sizeof(real) * w_elems);
     size_t from, to;
     cpu_share((size_t)a->n, t, T, &from, &to);
     for (size_t i = from; i < to; i++) {
-        const real *xi = a->x + i * in_item, *dyi = a->dy + i * out_item;
-        for (int g = 0; g < G; g++) {
-            const real *xg = xi + (size_t)g * icg * s->in_h * s->in_w;
-            const real *dyg = dyi + (size_t)g * ocg * OHW;
-            const real *wg = a->w + (size_t)g * ocg * K;
-            const real *cg = xg;
-            if (!pointwise) {
-                im2col(s, icg, xg, col);
-                cg = col;
-            }
-            gemm(CblasNoTrans, CblasTrans, ocg, K, OHW, 1, dyg, OHW, cg, OHW, 1, dw_t + (size_t)g * ocg * K, K);
-            if (a->dx) {
-                real *dxg = a->dx + i * in_item + (size_t)g * icg * s->in_h * s->in_w;
-                if (pointwise) {
-                    gemm(CblasTrans, CblasNoTrans, K, OHW, ocg, 1, wg, K, dyg, OHW, 1, dxg, OHW);
-                } else {
-                    gemm(CblasTrans, CblasNoTrans, K, OHW, ocg, 1, wg, K, dyg, OHW, 0, dcol, OHW);
-                    col2im_add(s, icg, dcol, dxg);
-                }
-            }
-        }
+        image_weight_gradient(a->s, a->x, a->dy, i, 1, col, dw_t);
+        if (a->dx) image_data_gradient(a->s, a->w, a->dy, i, dcol, a->dx);
     }
     cpu_sum_thread_copies(a->bk, t, T, 2 * col_elems, w_elems, a->dw);
+}
+
+/* Each image's weight gradient into its own partial and its data gradient, on whichever
+ * thread is free; then dw += the partials, added in image order, the values split over the
+ * threads. */
+static void im2col_backward_partials(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                                     const real *dy, real *dx, real *dw, size_t w_elems)
+{
+    const size_t col_elems = conv_col_elems(s);
+    real *partials = cpu_shared_workspace(bk);
+    CPU_FOR_T(bk, t, int, i, n, {
+        real *col = cpu_workspace(bk, t);
+        image_weight_gradient(s, x, dy, (size_t)i, 0, col, partials + (size_t)i * w_elems);
+        if (dx) image_data_gradient(s, w, dy, (size_t)i, col + col_elems, dx);
+    });
+    CPU_FOR_IF(bk, w_elems >= CPU_PARALLEL_MIN, size_t, j, w_elems, {
+        real total = 0;
+        for (int i = 0; i < n; i++) total += partials[(size_t)i * w_elems + j];
+        dw[j] += total;
+    });
 }
 
 void conv_im2col_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                           const real *dy, real *dx, real *dw)
 {
     BK_GUARD(bk);
+    const size_t w_elems = (size_t)s->out_c * (s->in_c / s->groups) * s->k_h * s->k_w;
+    if (partials_fit(w_elems, n)) {
+        im2col_backward_partials(bk, s, n, x, w, dy, dx, dw, w_elems);
+        return;
+    }
     ConvBackward a = {bk, s, n, x, w, dy, dx, dw};
     cpu_run(bk->threads, im2col_backward_images, &a);
 }

@@ -16,9 +16,10 @@
  * last), computes them, and stores only the plane's lanes; the weight gradient reads dy from
  * planes padded with zeros to whole vectors, so those lanes add nothing.
  *
- * Threads take whole images: the output and the data gradient do not depend on their number;
- * the weight gradient is summed from private copies in thread order, so it is the same run to
- * run at a fixed thread count. conv.c keeps the im2col path as the reference this one is
+ * Threads take whole images for the output and the data gradient, and chunks of input channels
+ * for the weight gradient, whose every sum runs over the batch's groups of images in order:
+ * none of it depends on the number of threads or on which thread takes what, so the work goes
+ * to whichever thread is free (threads.h). conv.c keeps the im2col path as the reference this one is
  * tested against (tests/test_conv_paths.c). The kernels are chains of multiply-adds, compiled
  * with contraction on (Makefile). */
 #include <string.h>
@@ -101,26 +102,28 @@ static int dw_group(const ConvShape *s)
     return (DW_RUNS + per_image - 1) / per_image;
 }
 
-/* At most dw_group's images a group, evened out so that every thread gets as many groups:
- * 32 images of 15x15 made 7 groups of 5, and one of 2 threads took 20 images, the other 12. */
-static int dw_balanced_group(const ConvShape *s, int n, int threads)
+/* At most dw_group's images a group, the groups evened out: 32 images of 15x15 make 7 groups
+ * of 5 at most, so 5, 5, 5, 5, 4, 4, 4 rather than six of 5 and one of 2. */
+static int dw_even_group(const ConvShape *s, int n)
 {
     const int most = dw_group(s);
-    const int per_thread = (n + threads * most - 1) / (threads * most);
-    const int groups = per_thread * threads;
-    return (n + groups - 1) / groups;
+    const int groups = (n + most - 1) / most;
+    return groups ? (n + groups - 1) / groups : 1;
 }
 
-/* Per thread: the shifted input of one image (forward) or dy of one image (data gradient);
- * or a private weight gradient, its lane sums, a group's shifted images and its dy padded to
- * whole vectors (weight gradient). Shared: the arranged filters. */
-Workspace direct_workspace(const ConvShape *s, size_t weight_elems)
+/* Whether dy's planes are whole vectors already, so the weight gradient reads dy in place. */
+static int dy_padded_already(const ConvShape *s) { return padded_pixels(s) == (size_t)s->out_h * s->out_w; }
+
+/* Per thread: the shifted input of one image (forward) or dy of one image (data gradient), or a
+ * group's shifted images (weight gradient). Shared: the arranged filters; or the weight
+ * gradient's lane sums and, where planes are not whole vectors, the batch's dy padded to them. */
+Workspace direct_workspace(const ConvShape *s, size_t weight_elems, int batch)
 {
     const size_t image = shifted_elems(s->k_h, s->in_h, s->in_w);
-    const size_t group = (size_t)dw_group(s);
     size_t data = (size_t)(s->in_c > s->out_c ? s->in_c : s->out_c) * image + VLEN;
-    size_t weights = weight_elems * (1 + VLEN) + group * s->in_c * image + VLEN + group * s->out_c * padded_pixels(s);
-    return (Workspace){data > weights ? data : weights, weight_elems};
+    size_t group = (size_t)dw_group(s) * s->in_c * image + VLEN;
+    size_t lanes = weight_elems * VLEN + (dy_padded_already(s) ? 0 : (size_t)batch * s->out_c * padded_pixels(s));
+    return (Workspace){data > group ? data : group, lanes > weight_elems ? lanes : weight_elems};
 }
 
 /* One chunk of a plane's run of pixels in one register block: OCB output channels. */
@@ -274,8 +277,9 @@ void direct_conv_forward(Backend *bk, const ConvShape *s, int n, const real *x, 
 
 /* One group of images, as the weight-gradient kernel reads it. */
 typedef struct {
-    const real *sx;        /* the group's shifted images: [image][in_c][k copies] */
-    size_t sx_item, copy;  /* in_c x k copies; one copy */
+    const real *sx;        /* the group's shifted images: [image][channels from ic_base][k copies] */
+    size_t sx_item, copy;  /* an image's shifted channels; one copy */
+    int ic_base;           /* the first input channel in sx */
     const real *dy;        /* the group's dy, each plane padded with zeros to whole vectors */
     size_t dy_item, plane; /* out_c padded planes; one */
     int images, w, in_c;
@@ -290,7 +294,7 @@ typedef struct {
 #define IN_REGISTER(v) (void)0
 #endif
 
-/* lanes (this thread's, a vector per [out][in][tap]) += (or, for the thread's first group, =)
+/* lanes (a vector per [out][in][tap]) += (or, for the batch's first group, =)
  * the gradient of OC output channels from oc and input channel ic over the group, in tap rows
  * row .. row + ROWS - 1 of a K x K filter: OC x ROWS x K vector sums held in registers
  * meanwhile. Their lanes are added up once, at the end of the call (lane_totals). */
@@ -307,7 +311,8 @@ typedef struct {
             for (int o = 0; o < OC; o++)                                                           \
                 for (int t = 0; t < ROWS * K; t++) load_vec(&acc[o][t], at[o] + t * VLEN);         \
         for (int i = 0; i < g->images; i++) {                                                      \
-            const real *x = g->sx + i * g->sx_item + (size_t)K * ic * g->copy + (size_t)row * g->w; \
+            const real *x = g->sx + i * g->sx_item + (size_t)K * (ic - g->ic_base) * g->copy +        \
+                            (size_t)row * g->w;                                                 \
             const real *d = g->dy + i * g->dy_item + oc * g->plane;                                \
             for (size_t p = 0; p < g->plane; p += VLEN) {                                          \
                 Vec dy[OC], in;                                                                    \
@@ -341,82 +346,90 @@ static void dw_block(int k, const DwGroup *g, int oc, int ic, int first, real *l
     for (int row = 0; row < 5; row++) dw_5x5_quad_row(g, oc, ic, row, first, lanes);
 }
 
-/* total[j] = the sum of the lanes of vector j, in lane order. */
-static void lane_totals(size_t count, const real *v, real *total)
+/* dst[j] += the sum of the lanes of vector j, added in lane order. */
+static void add_lane_totals(size_t count, const real *v, real *dst)
 {
     for (size_t j = 0; j < count; j++) {
         real sum = 0;
         for (int l = 0; l < VLEN; l++) sum += v[j * VLEN + l];
-        total[j] = sum;
+        dst[j] += sum;
     }
 }
 
-/* A group's images into the thread's buffers: shifted inputs, and dy planes padded with zeros. */
-static void load_group(const ConvShape *s, const real *x, const real *dy, DwGroup *g, real *sx, real *dyp)
+/* dy with each plane padded with zeros to whole vectors, image by image. */
+static void pad_planes(Backend *bk, const ConvShape *s, int n, const real *dy, real *dyp)
 {
-    const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w, pixels = (size_t)s->out_h * s->out_w;
-    for (int i = 0; i < g->images; i++) {
-        shift_image(s->k_h, s->in_c, s->in_h, s->in_w, x + i * in_item, sx + i * g->sx_item);
+    const size_t pixels = (size_t)s->out_h * s->out_w, plane = padded_pixels(s);
+    CPU_FOR(bk, int, i, n, {
         for (int c = 0; c < s->out_c; c++) {
-            real *d = dyp + i * g->dy_item + c * g->plane;
+            real *d = dyp + ((size_t)i * s->out_c + c) * plane;
             memcpy(d, dy + ((size_t)i * s->out_c + c) * pixels, sizeof(real) * pixels);
-            memset(d + pixels, 0, sizeof(real) * (g->plane - pixels));
+            memset(d + pixels, 0, sizeof(real) * (plane - pixels));
         }
-    }
-    g->sx = sx;
-    g->dy = dyp;
+    });
 }
 
 typedef struct {
-    Backend *bk;
     const ConvShape *s;
-    int n, group, groups;
+    int n, group, chunk; /* images a group; input channels a task */
     DwGroup shape;
-    const real *x, *dy;
-    real *dw;
+    const real *x;
+    real *lanes, *dw;
 } WeightGradient;
 
-/* Thread t's groups of images into its private weight gradient, then its share of the
- * private copies' sum into dw. */
-static void weight_gradient_groups(void *ctx, int t, int T)
+/* Task `task`: input channels [ic0, ic0 + chunk) over every group of images in order, into
+ * their lane sums, then their totals added to dw. */
+static void weight_gradient_channels(const WeightGradient *a, int task, real *sx)
 {
-    const WeightGradient *a = ctx;
     const ConvShape *s = a->s;
-    const int k = s->k_h;
-    const size_t w_elems = (size_t)s->out_c * s->in_c * k * k;
-    const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w, out_item = (size_t)s->out_c * s->out_h * s->out_w;
-    real *dw_t = cpu_workspace(a->bk, t), *lane_sums = dw_t + w_elems;
-    real *sx = lane_sums + w_elems * VLEN, *dyp = sx + a->group * a->shape.sx_item + VLEN;
-    int first_group = 1; /* this thread's first group sets its lane sums */
-    size_t from, to;
-    cpu_share((size_t)a->groups, t, T, &from, &to);
-    for (size_t j = from; j < to; j++) {
+    const int k = s->k_h, taps = k * k, ic0 = task * a->chunk;
+    const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w, plane = (size_t)s->in_h * s->in_w;
+    for (int first = 0; first < a->n; first += a->group) {
         DwGroup g = a->shape;
-        const int first_image = (int)j * a->group;
-        g.images = a->n - first_image < a->group ? a->n - first_image : a->group;
-        load_group(s, a->x + first_image * in_item, a->dy + first_image * out_item, &g, sx, dyp);
+        g.images = a->n - first < a->group ? a->n - first : a->group;
+        g.sx = sx;
+        g.ic_base = ic0;
+        g.dy = a->shape.dy + first * a->shape.dy_item;
+        for (int i = 0; i < g.images; i++)
+            shift_image(k, a->chunk, s->in_h, s->in_w, a->x + (first + i) * in_item + ic0 * plane, sx + i * g.sx_item);
         /* one input channel's shifted planes stay in cache while dy's channels pass by */
-        for (int ic = 0; ic < s->in_c; ic++)
-            for (int oc = 0; oc < s->out_c; oc += dw_channels(k)) dw_block(k, &g, oc, ic, first_group, lane_sums);
-        first_group = 0;
+        for (int ic = ic0; ic < ic0 + a->chunk; ic++)
+            for (int oc = 0; oc < s->out_c; oc += dw_channels(k)) dw_block(k, &g, oc, ic, first == 0, a->lanes);
     }
-    if (first_group) /* no group came to this thread */
-        memset(dw_t, 0, sizeof(real) * w_elems);
-    else
-        lane_totals(w_elems, lane_sums, dw_t);
-    cpu_sum_thread_copies(a->bk, t, T, 0, w_elems, a->dw);
+    for (int oc = 0; oc < s->out_c; oc++) {
+        const size_t at = ((size_t)oc * s->in_c + ic0) * taps;
+        add_lane_totals((size_t)a->chunk * taps, a->lanes + at * VLEN, a->dw + at);
+    }
+}
+
+/* Input channels per task: all of them on one thread; else about four tasks a thread, so that
+ * a faster core can take more of them, each task reading dy once more. */
+static int dw_chunk(const ConvShape *s, int threads)
+{
+    if (threads <= 1) return s->in_c;
+    int chunk = s->in_c / (4 * threads);
+    if (chunk < 1) chunk = 1;
+    while (s->in_c % chunk) chunk--;
+    return chunk;
 }
 
 static void weight_gradient(Backend *bk, const ConvShape *s, int n, const real *x, const real *dy, real *dw)
 {
-    const int group = dw_balanced_group(s, n, bk->threads);
-    WeightGradient a = {bk, s, n, group, (n + group - 1) / group,
-                        {.sx_item = (size_t)s->in_c * shifted_elems(s->k_h, s->in_h, s->in_w),
-                         .copy = copy_elems(s->k_h, s->in_h, s->in_w),
-                         .dy_item = (size_t)s->out_c * padded_pixels(s), .plane = padded_pixels(s),
-                         .w = s->out_w, .in_c = s->in_c},
-                        x, dy, dw};
-    cpu_run(bk->threads, weight_gradient_groups, &a);
+    if (n <= 0) return;
+    const int group = dw_even_group(s, n), chunk = dw_chunk(s, bk->threads);
+    const size_t w_elems = (size_t)s->out_c * s->in_c * s->k_h * s->k_w;
+    real *lanes = cpu_shared_workspace(bk), *dyp = lanes + w_elems * VLEN;
+    if (!dy_padded_already(s)) {
+        pad_planes(bk, s, n, dy, dyp);
+        dy = dyp;
+    }
+    const WeightGradient a = {s, n, group, chunk,
+                              {.sx_item = (size_t)chunk * shifted_elems(s->k_h, s->in_h, s->in_w),
+                               .copy = copy_elems(s->k_h, s->in_h, s->in_w), .dy = dy,
+                               .dy_item = (size_t)s->out_c * padded_pixels(s), .plane = padded_pixels(s),
+                               .w = s->out_w, .in_c = s->in_c},
+                              x, lanes, dw};
+    CPU_FOR_T(bk, t, int, task, s->in_c / chunk, { weight_gradient_channels(&a, task, cpu_workspace(bk, t)); });
 }
 
 /* dw += the weight gradient; dx (may be NULL) += the data gradient. */

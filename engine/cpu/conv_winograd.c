@@ -436,7 +436,7 @@ void winograd_conv_backward(Backend *bk, const ConvShape *s, int n, const real *
     const Pass p = pass_begin(bk, s, n, w);
     for (int th = 0; th < bk->threads; th++)
         memset(thread_buffers(bk, th, s, &p.t).du, 0, sizeof(real) * TILE * p.plane);
-    CPU_FOR_T(bk, t, int, k, p.chunks, {
+    CPU_FOR_STATIC_T(bk, t, int, k, p.chunks, {
         ThreadBuffers tb = thread_buffers(bk, t, s, &p.t);
         const Chunk ch = chunk_at(&p.t, n, k);
         const int ct = (int)ch.tiles;

@@ -14,10 +14,12 @@ typedef struct {
     real **ws;            /* one workspace per thread */
     size_t shared_elems;
     real *shared;         /* one workspace all threads read */
+    CpuSpan *spans;       /* one per thread: the balanced loops' claims (threads.h) */
 } CpuState;
 
 static inline real *cpu_workspace(Backend *bk, int thread) { return ((CpuState *)bk->impl)->ws[thread]; }
 static inline real *cpu_shared_workspace(Backend *bk) { return ((CpuState *)bk->impl)->shared; }
+static inline CpuSpan *cpu_spans(Backend *bk) { return ((CpuState *)bk->impl)->spans; }
 
 /* The sum of the T threads' workspace values at `at`, in thread order. */
 static inline real cpu_thread_copies_at(Backend *bk, int T, size_t at)
@@ -64,7 +66,7 @@ void cpu_event_destroy(Backend *bk, void *event);
 void cpu_event_record(Backend *bk, void *event);
 void cpu_event_wait(Backend *bk, void *event);
 /* conv.c: the dispatch, and the im2col path that is the reference for the others */
-Workspace conv_im2col_workspace(const ConvShape *s, size_t weight_elems);
+Workspace conv_im2col_workspace(const ConvShape *s, size_t weight_elems, int batch);
 void conv_im2col_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                          const real *b, real *y);
 void conv_im2col_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
@@ -78,7 +80,7 @@ void winograd_conv_backward(Backend *bk, const ConvShape *s, int n, const real *
                             const real *dy, real *dx, real *dw);
 /* conv_direct.c: direct 3x3 and 5x5 convolution for the small-channel layers direct_applies accepts */
 int direct_applies(const ConvShape *s);
-Workspace direct_workspace(const ConvShape *s, size_t weight_elems);
+Workspace direct_workspace(const ConvShape *s, size_t weight_elems, int batch);
 void direct_conv_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                          const real *b, real *y);
 void direct_conv_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
