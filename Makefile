@@ -156,8 +156,8 @@ deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	else echo "deps: all packages present"; fi
 
-test: deps $(BIN) $(TEST_BIN)
-	@BB=$(BIN) sh tests/run.sh $(TEST_BIN)
+test: deps $(BIN) $(TEST_BIN) $(BUILD)/bench/core_stalls
+	@BB=$(BIN) BENCH_CORE_STALLS=$(BUILD)/bench/core_stalls sh tests/run.sh $(TEST_BIN)
 
 # The device tests alone (make test-gpu GPU=1): every backend operation and optimizer against
 # the CPU (tests/test_backend_ops.c) and the cuda_*.sh scripts; they skip, and say why, where
@@ -170,7 +170,7 @@ test-gpu: $(BIN) $(BUILD)/tests/test_backend_ops
 # BENCH_FULL_BATCHES pass through the environment. PyTorch runs under Debian's
 # /usr/bin/python3 with python3-torch, installed here if missing.
 BENCH_PYTHON ?= /usr/bin/python3
-bench: bin/bigbatch
+bench: bin/bigbatch $(BUILD)/bench/core_stalls
 	@$(BENCH_PYTHON) -c 'import torch' 2>/dev/null || { \
 	  echo "bench: $(BENCH_PYTHON) cannot import torch; installing python3-torch"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch && $(BENCH_PYTHON) -c "import torch"; }
@@ -181,6 +181,12 @@ bench: bin/bigbatch
 $(BUILD)/bench/region_cost: bench/region_cost.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) $(LDLIBS)
+
+# How much of each CPU's time the host takes away (bench/core_stalls.c): bench/run_bench.py's
+# thread-scaling table runs it on each core every round.
+$(BUILD)/bench/core_stalls: bench/core_stalls.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $<
 
 # libFuzzer targets (fuzz/fuzz_*.c) against the engine and sweep readers, built by clang with
 # ASan and UBSan: `make fuzz` runs each for FUZZ_SECONDS (or FUZZ_RUNS executions, whichever

@@ -81,31 +81,35 @@ def main():
         runs = {name: [] for name, _ in a.bins}
         for r in range(a.rounds):
             for name, path in a.bins:
+                stalled = [run_bench.stalled_pct(cpu) for cpu in cpus]
                 one = [img_s(path, model, batch, steps, 1, cpu) for cpu in cpus]
                 both = img_s_together(path, model, batch, steps, cpus) if a.together else None
                 two = img_s(path, model, batch, steps, 2)
-                runs[name].append((one, two, both))
-                print("  %s/%d round %d %s: %s on 1 thread, %.0f on 2 (%.0f%%)%s" % (
+                runs[name].append((one, two, both, stalled))
+                print("  %s/%d round %d %s: %s on 1 thread, %.0f on 2 (%.0f%%)%s; stalled %s" % (
                     model, batch, r + 1, name, " / ".join("%.0f" % x for x in one), two, 100 * two / sum(one),
-                    ", %.0f together (2T / together %.0f%%)" % (both, 100 * two / both) if both else ""),
-                    file=sys.stderr, flush=True)
+                    ", %.0f together (2T / together %.0f%%)" % (both, 100 * two / both) if both else "",
+                    " / ".join("%.0f%%" % x for x in stalled)), file=sys.stderr, flush=True)
         print("%s batch %d: %d rounds of %d steps a run; img/s, medians; efficiency = 2 threads / (CPU %d + CPU %d)"
               % (model, batch, a.rounds, steps, cpus[0], cpus[1]))
         width = max(len(name) for name, _ in a.bins)
         extra = " | %9s | %14s" % ("together", "2T / together") if a.together else ""
-        print("%-*s | %9s | %9s | %9s | %10s%s | %s" % (width, "binary", "1T cpu%d" % cpus[0], "1T cpu%d" % cpus[1],
-                                                         "2 threads", "efficiency", extra, "each round"))
+        print("%-*s | %9s | %9s | %9s | %10s%s | %s | %s" % (
+            width, "binary", "1T cpu%d" % cpus[0], "1T cpu%d" % cpus[1], "2 threads", "efficiency", extra,
+            "each round", "stalled cpu%d / cpu%d, each round" % (cpus[0], cpus[1])))
         for name, _ in a.bins:
             v = runs[name]
-            eff = [two / sum(one) for one, two, _ in v]
+            eff = [two / sum(one) for one, two, _, _ in v]
             extra = ""
             if a.together:
-                extra = " | %9.0f | %13.0f%%" % (statistics.median(both for _, _, both in v),
-                                                 100 * statistics.median(two / both for _, two, both in v))
-            print("%-*s | %9.0f | %9.0f | %9.0f | %9.0f%%%s | %s" % (
-                width, name, statistics.median(one[0] for one, _, _ in v), statistics.median(one[1] for one, _, _ in v),
-                statistics.median(two for _, two, _ in v), 100 * statistics.median(eff), extra,
-                " ".join("%.0f%%" % (100 * e) for e in eff)))
+                extra = " | %9.0f | %13.0f%%" % (statistics.median(both for _, _, both, _ in v),
+                                                 100 * statistics.median(two / both for _, two, both, _ in v))
+            print("%-*s | %9.0f | %9.0f | %9.0f | %9.0f%%%s | %s | %s" % (
+                width, name, statistics.median(one[0] for one, _, _, _ in v),
+                statistics.median(one[1] for one, _, _, _ in v),
+                statistics.median(two for _, two, _, _ in v), 100 * statistics.median(eff), extra,
+                " ".join("%.0f%%" % (100 * e) for e in eff),
+                " ".join("%.0f/%.0f" % tuple(stalled) for _, _, _, stalled in v)))
         print()
 
 

@@ -44,7 +44,12 @@ Settings (flag, or environment variable as `make bench` passes them):
                                     pinned one-thread runs all at once ("together": separate
                                     processes, sharing only the machine); threads over
                                     together is the part of the shortfall that is the engine's
-                                    own, whatever the machine or its host does meanwhile
+                                    own, whatever the machine or its host does meanwhile. And
+                                    before its runs, each core's stalls: the share of 0.3 s of a
+                                    pinned busy loop that the host took away in pauses
+                                    (bench/core_stalls.c). A core the host pauses for
+                                    milliseconds holds up every parallel region it is in, and
+                                    no split of the work can win that time back
 
 End to end, both engines then train resnet20 on CIFAR-10 for one epoch with the same recipe
 (batch 128, SGD lr 0.05 momentum 0.9 weight decay 5e-4, random crop + flip, evaluation on
@@ -195,6 +200,21 @@ def img_s(cmd, cpu=None):
     return float(parse_line(run(cmd, cpu), "model=")["img_s"])
 
 
+def core_stalls_binary():
+    """bench/core_stalls.c's binary (make bench builds it; BENCH_CORE_STALLS names another)."""
+    path = env("BENCH_CORE_STALLS", "build/release/bench/core_stalls")
+    if not os.access(path, os.X_OK):
+        raise SystemExit("run_bench: %s is missing: the thread-scaling table runs it on each core every round "
+                         "(make build/release/bench/core_stalls, or set BENCH_CORE_STALLS)" % path)
+    return path
+
+
+def stalled_pct(cpu, seconds=0.3):
+    """The share of CPU `cpu`'s time, in percent, that the host took away in pauses over
+    `seconds` of a pinned busy loop (bench/core_stalls.c)."""
+    return float(parse_line(run([core_stalls_binary(), str(seconds)], cpu), "cpu=")["stalled_pct"])
+
+
 def img_s_together(cmd, cpus):
     """The img/s of one-thread runs pinned to each of cpus and started together, summed: what
     the cores give when all of them work at once, as separate processes sharing nothing but the
@@ -211,9 +231,11 @@ def measure_scaling(a, cases):
     cpus = scaling_cpus(a)
     scaling = {}
     for model, batch in cases:
-        cores, together, many = [[] for _ in cpus], [], []
+        cores, together, many, stalls = [[] for _ in cpus], [], [], [[] for _ in cpus]
         one = ours_command(a, model, batch, 1)
         for r in range(a.scaling_pairs):
+            for k, cpu in enumerate(cpus):
+                stalls[k].append(stalled_pct(cpu))
             if r % 2:
                 many.append(img_s(ours_command(a, model, batch, a.threads)))
             for k, cpu in enumerate(cpus):
@@ -221,11 +243,13 @@ def measure_scaling(a, cases):
             together.append(img_s_together(one, cpus))
             if r % 2 == 0:
                 many.append(img_s(ours_command(a, model, batch, a.threads)))
-        scaling[(model, batch)] = {"cores": cores, "together": together, "many": many, "cpus": cpus}
-        print("  %-17s batch %-4d cores %s: %s img/s on 1 thread, together %s, %d threads: %s" % (
+        scaling[(model, batch)] = {"cores": cores, "together": together, "many": many, "cpus": cpus,
+                                   "stalls": stalls}
+        print("  %-17s batch %-4d cores %s: %s img/s on 1 thread, together %s, %d threads: %s; stalled %% %s" % (
             model, batch, ",".join(map(str, cpus)),
             " / ".join(" ".join("%.0f" % x for x in c) for c in cores), " ".join("%.0f" % x for x in together),
-            a.threads, " ".join("%.0f" % x for x in many)), file=sys.stderr, flush=True)
+            a.threads, " ".join("%.0f" % x for x in many),
+            " / ".join(" ".join("%.0f" % x for x in c) for c in stalls)), file=sys.stderr, flush=True)
     return scaling
 
 
@@ -241,7 +265,8 @@ def scaling_row(m, b, s):
     return (m, str(b), " / ".join("%.1f" % statistics.median(c) for c in s["cores"]),
             "%.1f" % statistics.median(s["many"]), pct(statistics.median(eff)),
             "%s-%s" % (pct(min(eff)), pct(max(eff))), pct(statistics.median(slowest)),
-            pct(statistics.median(even)), "%.1f" % statistics.median(s["together"]), pct(statistics.median(own)))
+            pct(statistics.median(even)), "%.1f" % statistics.median(s["together"]), pct(statistics.median(own)),
+            " / ".join("%.0f%%" % max(c) for c in s["stalls"]))
 
 
 def print_scaling(a, scaling):
@@ -250,12 +275,14 @@ def print_scaling(a, scaling):
     cpus = next(iter(scaling.values()))["cpus"]
     print("Thread scaling, ours: img/s on 1 thread pinned to each of CPUs %s and on %d threads (synthetic data, "
           "%d rounds back to back, medians; efficiency = %d threads' img/s / the sum of the cores' own, the "
-          "median of the rounds' own ratios; together = the pinned one-thread runs at the same time, summed)"
+          "median of the rounds' own ratios; together = the pinned one-thread runs at the same time, summed; "
+          "stalled = the share of a pinned busy loop's time that the host took away in pauses, each round before "
+          "its runs, bench/core_stalls.c)"
           % (",".join(map(str, cpus)), a.threads, a.scaling_pairs, a.threads))
     print()
     header = ("model", "batch", "1 thread img/s, each core", "%d threads img/s" % a.threads, "efficiency",
               "rounds' efficiency range", "slowest core / fastest", "even split's best", "together img/s",
-              "%d threads / together" % a.threads)
+              "%d threads / together" % a.threads, "stalled, worst round, each core")
     print_table(header, [scaling_row(m, b, s) for (m, b), s in scaling.items()])
     print()
 
