@@ -7,12 +7,14 @@
  *
  * Loops whose iterations are independent (each writes only its own outputs) are shared out in
  * balance (CpuClaims): every thread starts on its even share, front to back, and a thread that
- * finishes first takes what is left of the others' shares from their far ends. The cores of a
- * shared machine do not run at one speed (a virtual machine's two cores here have run 15-64%
- * apart for minutes, bench/results/2026-12-06-balanced.txt), and an even split waits for the
- * slower. Which thread computes an iteration cannot change its result, so a run repeats bit for
- * bit; where the cores are alike nothing moves, and each thread keeps its own images in its
- * own caches from layer to layer. Loops that add into per-thread copies (weight gradients) keep
+ * finishes first takes what is left of the others' shares from their far ends. Cores do not
+ * always run at one speed (a laptop's efficiency cores, a busy hyperthread sibling), and an
+ * even split waits for the slower. Which thread computes an iteration cannot change its result,
+ * so a run repeats bit for bit; where the cores are alike little moves, and each thread keeps
+ * its own images in its own caches from layer to layer. What no split can win back is a core
+ * its host pauses: the iterations it holds wait, and so does the region's end (a virtual
+ * machine's CPU here lost half its time in pauses of 4-5 ms, and two threads ran slower than
+ * one: bench/results/2026-12-05-core-stalls.txt). Loops that add into per-thread copies keep
  * the even split (CPU_FOR_STATIC_T, cpu_share): what a thread adds must not depend on timing. */
 #ifndef BB_CPU_THREADS_H
 #define BB_CPU_THREADS_H
