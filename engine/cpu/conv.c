@@ -248,7 +248,8 @@ void conv_im2col_backward(Backend *bk, const ConvShape *s, int n, const real *x,
 {
     BK_GUARD(bk);
     const size_t w_elems = (size_t)s->out_c * (s->in_c / s->groups) * s->k_h * s->k_w;
-    if (partials_fit(w_elems, n)) {
+    /* the reservation decides (a batch smaller than the one reserved for may fit where that did not) */
+    if (partials_fit(w_elems, n) && (size_t)n * w_elems <= cpu_shared_elems(bk)) {
         im2col_backward_partials(bk, s, n, x, w, dy, dx, dw, w_elems);
         return;
     }

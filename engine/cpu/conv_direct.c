@@ -297,7 +297,7 @@ typedef struct {
 /* lanes (a vector per [out][in][tap]) += (or, for the batch's first group, =)
  * the gradient of OC output channels from oc and input channel ic over the group, in tap rows
  * row .. row + ROWS - 1 of a K x K filter: OC x ROWS x K vector sums held in registers
- * meanwhile. Their lanes are added up once, at the end of the call (lane_totals). */
+ * meanwhile. Their lanes are added up once, after the batch's last group (add_lane_totals). */
 #define DW_KERNEL(NAME, OC, K, ROWS)                                                               \
     static void NAME(const DwGroup *g, int oc, int ic, int row, int first, real *lanes)            \
     {                                                                                              \

@@ -19,6 +19,7 @@ typedef struct {
 
 static inline real *cpu_workspace(Backend *bk, int thread) { return ((CpuState *)bk->impl)->ws[thread]; }
 static inline real *cpu_shared_workspace(Backend *bk) { return ((CpuState *)bk->impl)->shared; }
+static inline size_t cpu_shared_elems(Backend *bk) { return ((CpuState *)bk->impl)->shared_elems; }
 static inline CpuSpan *cpu_spans(Backend *bk) { return ((CpuState *)bk->impl)->spans; }
 
 /* The sum of the T threads' workspace values at `at`, in thread order. */
