@@ -4,6 +4,7 @@
  * conv_direct.c): the convolution paths whose weight gradient is summed in an order fixed by
  * the batch alone give the same bits on 1, 2 and 3 threads. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -161,4 +162,36 @@ Test(balanced_loops, im2col_weight_gradient_same_bits_on_any_threads)
     same_bits_on_1_2_3_threads("im2col 3x3 stride 2", conv_im2col_backward, conv_im2col_workspace(&a, 8 * 3 * 9, 11),
                                a, 11);
     same_bits_on_1_2_3_threads("im2col 1x1", conv_im2col_backward, conv_im2col_workspace(&b, 12 * 8, 11), b, 11);
+}
+
+Test(balanced_loops, im2col_partials_only_where_reserved)
+{
+    /* 295 thousand weights: 16 images' partials pass the 16 MiB bound, 2 images' do not. A
+     * backend reserved for 16 has no room for partials, and a call on 2 must not take them. */
+    const ConvShape s = {256, 4, 4, 128, 2, 2, 3, 3, 2, 1, 1};
+    const size_t nw = (size_t)128 * 256 * 9, nx = (size_t)2 * 256 * 16, ny = (size_t)2 * 128 * 4;
+    unsigned seed = 11u;
+    real *x = random_values(nx, &seed), *w = random_values(nw, &seed), *dy = random_values(ny, &seed);
+    real *dw_copies = calloc(nw, sizeof(real)), *dw_partials = calloc(nw, sizeof(real));
+    real *dx_copies = calloc(nx, sizeof(real)), *dx_partials = calloc(nx, sizeof(real));
+    cr_assert(dw_copies && dw_partials && dx_copies && dx_partials);
+    backward_on(2, conv_im2col_backward, conv_im2col_workspace(&s, nw, 16), &s, 2, x, w, dy, dx_copies, dw_copies);
+    backward_on(2, conv_im2col_backward, conv_im2col_workspace(&s, nw, 2), &s, 2, x, w, dy, dx_partials,
+                dw_partials);
+    double worst = 0, largest = 0;
+    for (size_t j = 0; j < nw; j++) {
+        const double d = dw_copies[j] - dw_partials[j];
+        if (fabs(d) > worst) worst = fabs(d);
+        if (fabs(dw_partials[j]) > largest) largest = fabs(dw_partials[j]);
+    }
+    cr_assert_gt(largest, 0, "no weight gradient at all");
+    cr_assert_leq(worst / largest, 1e-6, "private copies and partials differ by %g of the largest", worst / largest);
+    cr_assert(memcmp(dx_copies, dx_partials, nx * sizeof(real)) == 0, "dx differs between the two ways");
+    free(x);
+    free(w);
+    free(dy);
+    free(dw_copies);
+    free(dw_partials);
+    free(dx_copies);
+    free(dx_partials);
 }
