@@ -1,8 +1,9 @@
 /* The CPU backend's balanced loops (engine/cpu/threads.h): every iteration runs exactly once,
- * a thread that is slower hands iterations to the others, and where the threads are alike
- * each keeps its own even share. Then what the balance allows (engine/cpu/conv.c,
- * conv_direct.c): the convolution paths whose weight gradient is summed in an order fixed by
- * the batch alone give the same bits on 1, 2 and 3 threads. */
+ * a thread that stops hands the rest of its share over, and others take a share from its far
+ * end. Then what the balance allows (engine/cpu/conv.c, conv_direct.c): the convolution paths
+ * whose weight gradient is summed in an order fixed by the batch alone give the same bits on 1,
+ * 2 and 3 threads; and the im2col path keeps per-image partials only where its reservation
+ * holds them. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <time.h>
 
 #include "../engine/cpu/cpu.h"
+#include "dev_array.h"
 
 enum { ITEMS = 96, GRAIN = 3 }; /* 96 items on 2 threads: shares of 48, grains of 48 / 16 */
 
@@ -96,25 +98,25 @@ Test(balanced_loops, empty_and_tiny_loops)
     backend_destroy(bk);
 }
 
-static real *random_values(size_t n, unsigned *seed)
-{
-    real *v = malloc(n * sizeof *v);
-    cr_assert_not_null(v);
-    for (size_t i = 0; i < n; i++) v[i] = (real)rand_r(seed) / RAND_MAX - 0.5f;
-    return v;
-}
-
 typedef void (*Backward)(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *dy,
                          real *dx, real *dw);
 
-/* dx and dw of one backward call on `threads` threads (host memory: the CPU backend's buffers
- * are host memory, and this test is of the CPU backend). */
+/* dx and dw (zeros before) of one backward call on `threads` threads, into host memory; every
+ * tensor goes through the backend's own buffers. */
 static void backward_on(int threads, Backward backward, Workspace need, const ConvShape *s, int n,
-                        const real *x, const real *w, const real *dy, real *dx, real *dw)
+                        const real *x, const real *w, const real *dy, real **dx, real **dw)
 {
+    const size_t nx = (size_t)n * s->in_c * s->in_h * s->in_w, ny = (size_t)n * s->out_c * s->out_h * s->out_w;
+    const size_t nw = (size_t)s->out_c * (s->in_c / s->groups) * s->k_h * s->k_w;
     Backend *bk = backend_create(threads);
     backend_reserve(bk, need);
-    backward(bk, s, n, x, w, dy, dx, dw);
+    DevArray x_ = dev_array(bk, nx, x), w_ = dev_array(bk, nw, w), dy_ = dev_array(bk, ny, dy);
+    DevArray dx_ = dev_array(bk, nx, NULL), dw_ = dev_array(bk, nw, NULL);
+    backward(bk, s, n, x_.dev, w_.dev, dy_.dev, dx_.dev, dw_.dev);
+    *dx = download(&dx_);
+    *dw = download(&dw_);
+    DevArray *all[] = {&x_, &w_, &dy_, &dx_, &dw_};
+    for (int k = 0; k < 5; k++) bk_buffer_free(all[k]->buf);
     backend_destroy(bk);
 }
 
@@ -125,12 +127,7 @@ static void same_bits_on_1_2_3_threads(const char *path, Backward backward, Work
     unsigned seed = 7u;
     real *x = random_values(nx, &seed), *w = random_values(nw, &seed), *dy = random_values(ny, &seed);
     real *dx[3], *dw[3];
-    for (int k = 0; k < 3; k++) {
-        dx[k] = calloc(nx, sizeof(real));
-        dw[k] = calloc(nw, sizeof(real));
-        cr_assert(dx[k] && dw[k]);
-        backward_on(k + 1, backward, need, &s, n, x, w, dy, dx[k], dw[k]);
-    }
+    for (int k = 0; k < 3; k++) backward_on(k + 1, backward, need, &s, n, x, w, dy, &dx[k], &dw[k]);
     for (int k = 1; k < 3; k++) {
         cr_assert(memcmp(dw[0], dw[k], nw * sizeof(real)) == 0, "%s: dw on %d threads differs from 1 thread's",
                   path, k + 1);
@@ -172,12 +169,10 @@ Test(balanced_loops, im2col_partials_only_where_reserved)
     const size_t nw = (size_t)128 * 256 * 9, nx = (size_t)2 * 256 * 16, ny = (size_t)2 * 128 * 4;
     unsigned seed = 11u;
     real *x = random_values(nx, &seed), *w = random_values(nw, &seed), *dy = random_values(ny, &seed);
-    real *dw_copies = calloc(nw, sizeof(real)), *dw_partials = calloc(nw, sizeof(real));
-    real *dx_copies = calloc(nx, sizeof(real)), *dx_partials = calloc(nx, sizeof(real));
-    cr_assert(dw_copies && dw_partials && dx_copies && dx_partials);
-    backward_on(2, conv_im2col_backward, conv_im2col_workspace(&s, nw, 16), &s, 2, x, w, dy, dx_copies, dw_copies);
-    backward_on(2, conv_im2col_backward, conv_im2col_workspace(&s, nw, 2), &s, 2, x, w, dy, dx_partials,
-                dw_partials);
+    real *dw_copies, *dw_partials, *dx_copies, *dx_partials;
+    backward_on(2, conv_im2col_backward, conv_im2col_workspace(&s, nw, 16), &s, 2, x, w, dy, &dx_copies, &dw_copies);
+    backward_on(2, conv_im2col_backward, conv_im2col_workspace(&s, nw, 2), &s, 2, x, w, dy, &dx_partials,
+                &dw_partials);
     double worst = 0, largest = 0;
     for (size_t j = 0; j < nw; j++) {
         const double d = dw_copies[j] - dw_partials[j];

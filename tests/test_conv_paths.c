@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "../engine/cpu/cpu.h"
+#include "dev_array.h"
 
 /* F(2x2, 3x3)'s transforms only add, subtract and halve, and the direct path sums the same
  * products in another order: the error is that of a reordered sum, a few units in the last
@@ -38,40 +39,6 @@ static const FastPath WINOGRAD = {"winograd", winograd_applies, winograd_workspa
                                   winograd_conv_backward};
 static const FastPath DIRECT = {"direct", direct_applies, direct_workspace, direct_conv_forward,
                                 direct_conv_backward};
-
-typedef struct {
-    Backend *bk;
-    BkBuffer *buf;
-    real *dev;
-    size_t count;
-} DevArray;
-
-static DevArray dev_array(Backend *bk, size_t count, const real *host)
-{
-    DevArray a = {bk, bk_buffer_alloc(bk, count * sizeof(real)), NULL, count};
-    a.dev = bk_buffer_address(a.buf);
-    if (host) bk_upload(bk, a.dev, host, count * sizeof(real));
-    return a;
-}
-
-static real *download(const DevArray *a)
-{
-    real *h = malloc(a->count * sizeof(real));
-    cr_assert(h);
-    bk_download(a->bk, h, a->dev, a->count * sizeof(real));
-    return h;
-}
-
-static real *random_values(size_t count, unsigned *state)
-{
-    real *v = malloc(count * sizeof(real));
-    cr_assert(v);
-    for (size_t i = 0; i < count; i++) {
-        *state = *state * 1664525u + 1013904223u;
-        v[i] = (real)((*state >> 8) * (1.0 / 16777216.0) * 2 - 1);
-    }
-    return v;
-}
 
 static double relative_difference(const real *want, const real *got, size_t n)
 {
