@@ -18,6 +18,17 @@ static void cpu_destroy(Backend *bk)
     free(bk);
 }
 
+/* A cache-line aligned block of `bytes` (a multiple of 64), or exit naming what it was for. */
+static void *aligned_or_exit(size_t bytes, const char *what)
+{
+    void *p = aligned_alloc(64, bytes);
+    if (!p) {
+        fprintf(stderr, "bigbatch: out of memory reserving %zu bytes of %s\n", bytes, what);
+        exit(3);
+    }
+    return p;
+}
+
 /* Its state and workspace table; the process-wide thread counts are the caller's business. */
 static Backend *cpu_backend_new(const BackendOps *ops, int threads)
 {
@@ -27,11 +38,7 @@ static Backend *cpu_backend_new(const BackendOps *ops, int threads)
     bk->threads = threads;
     bk->impl = cs;
     cs->ws = xcalloc((size_t)threads, sizeof *cs->ws, "backend workspace table");
-    cs->spans = aligned_alloc(sizeof *cs->spans, (size_t)threads * sizeof *cs->spans);
-    if (!cs->spans) {
-        fprintf(stderr, "bigbatch: out of memory for the backend's %d thread spans\n", threads);
-        exit(3);
-    }
+    cs->spans = aligned_or_exit((size_t)threads * sizeof *cs->spans, "thread spans");
     return bk;
 }
 
@@ -43,11 +50,7 @@ static void workspace_grow(real **area, size_t elems)
 {
     free(*area);
     size_t bytes = (elems * sizeof(real) + 63) & ~(size_t)63;
-    *area = aligned_alloc(64, bytes);
-    if (!*area) {
-        fprintf(stderr, "bigbatch: out of memory reserving %zu bytes of workspace\n", bytes);
-        exit(3);
-    }
+    *area = aligned_or_exit(bytes, "workspace");
     memset(*area, 0, bytes);
 }
 

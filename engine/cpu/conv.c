@@ -22,6 +22,11 @@ static size_t conv_col_elems(const ConvShape *s)
     return (size_t)(s->in_c / s->groups) * s->k_h * s->k_w * s->out_h * s->out_w;
 }
 
+static size_t conv_weight_elems(const ConvShape *s)
+{
+    return (size_t)s->out_c * (s->in_c / s->groups) * s->k_h * s->k_w;
+}
+
 /* Where a batch's per-image weight gradients total at most this many values (16 MiB of
  * floats), they are kept: the CIFAR proxies' first layers hold 0.4-4.8 thousand weights,
  * BVLC AlexNet's conv1 35 thousand; ResNet-50's wide 1x1 layers take the private copies. */
@@ -210,8 +215,7 @@ static void image_data_gradient(const ConvShape *s, const real *w, const real *d
 static void im2col_backward_images(void *ctx, int t, int T)
 {
     const ConvBackward *a = ctx;
-    const size_t col_elems = conv_col_elems(a->s), w_elems = (size_t)a->s->out_c * (a->s->in_c / a->s->groups) *
-                                                                a->s->k_h * a->s->k_w;
+    const size_t col_elems = conv_col_elems(a->s), w_elems = conv_weight_elems(a->s);
     real *col = cpu_workspace(a->bk, t), *dcol = col + col_elems, *dw_t = dcol + col_elems;
     memset(dw_t, 0, sizeof(real) * w_elems);
     size_t from, to;
@@ -247,7 +251,7 @@ void conv_im2col_backward(Backend *bk, const ConvShape *s, int n, const real *x,
                           const real *dy, real *dx, real *dw)
 {
     BK_GUARD(bk);
-    const size_t w_elems = (size_t)s->out_c * (s->in_c / s->groups) * s->k_h * s->k_w;
+    const size_t w_elems = conv_weight_elems(s);
     /* the reservation decides (a batch smaller than the one reserved for may fit where that did not) */
     if (partials_fit(w_elems, n) && (size_t)n * w_elems <= cpu_shared_elems(bk)) {
         im2col_backward_partials(bk, s, n, x, w, dy, dx, dw, w_elems);
