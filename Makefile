@@ -174,7 +174,7 @@ bench: bin/bigbatch $(BUILD)/bench/core_stalls
 	@$(BENCH_PYTHON) -c 'import torch' 2>/dev/null || { \
 	  echo "bench: $(BENCH_PYTHON) cannot import torch; installing python3-torch"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch && $(BENCH_PYTHON) -c "import torch"; }
-	@BENCH_PYTHON=$(BENCH_PYTHON) $(BENCH_PYTHON) bench/run_bench.py
+	@BENCH_PYTHON=$(BENCH_PYTHON) BENCH_CORE_STALLS=$(BUILD)/bench/core_stalls $(BENCH_PYTHON) bench/run_bench.py
 	@$(BENCH_PYTHON) bench/mpi_bench.py
 
 # What an OpenMP region and a small sgemm cost here (bench/region_cost.c; docs/performance.md).
