@@ -2,13 +2,14 @@
 """PyTorch's side of `make bench`: the measurement `bigbatch bench` makes, in PyTorch.
 
     /usr/bin/python3 bench/torch_bench.py --model resnet20 [--batch 128] [--steps 20]
-        [--warmup 3] [--threads N] [--bigbatch bin/bigbatch | --no-check]
+        [--warmup 3] [--threads N] [--bigbatch bin/bigbatch | --no-check] [--denormals flush|keep]
 
 Builds the model from bench/torch_models.py, checks that its parameters (names,
 shapes, total count) are exactly those of `bigbatch bench --model M --list-params`
 (the architectures match), fills one synthetic batch (normal inputs, random
 labels), and times steps of: zero_grad, forward (train mode), cross-entropy,
-backward, SGD step (lr 0.01, momentum 0.9, weight decay 5e-4) after warmup steps.
+backward, SGD step (lr 0.01, momentum 0.9, weight decay 5e-4) after warmup steps, with
+subnormal floats flushed to zero as bigbatch's CPU backend computes (engine/cpu/denormals.c).
 Prints one line in bigbatch bench's format:
 
     model=M batch=B threads=T img_s=X ms_per_step=Y peak_rss_mb=Z torch=VERSION
@@ -71,9 +72,12 @@ def main():
     ap.add_argument("--bigbatch", default=os.path.join(ROOT, "bin", "bigbatch"),
                     help="engine binary whose parameters must match [bin/bigbatch]")
     ap.add_argument("--no-check", action="store_true", help="skip the architecture check")
+    ap.add_argument("--denormals", choices=["flush", "keep"], default="flush",
+                    help="flush subnormal floats to zero, as bigbatch's CPU backend does [flush]")
     a = ap.parse_args()
 
     torch.set_num_threads(a.threads)
+    torch.set_flush_denormal(a.denormals == "flush")
     torch.manual_seed(a.seed)
     model, (c, h, w) = torch_models.build(a.model)
     if not a.no_check:

@@ -115,5 +115,6 @@ Backend *cpu_backend_open(int device_index, int threads, Error *err)
     Backend *bk = cpu_backend_new(&CPU_OPS, threads);
     omp_set_num_threads(threads);
     openblas_set_num_threads(threads);
+    cpu_flush_denormals(threads);
     return bk;
 }
