@@ -53,10 +53,9 @@ static inline void gemm(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int m,
 #endif
 }
 
-/* denormals.c: subnormals flushed to zero in the calling thread, in the OpenMP threads of a
- * region of `threads`, and in every thread they create; 1 where done (x86), else 0. */
-int cpu_flush_this_thread(void);
-int cpu_flush_denormals(int threads);
+/* denormals.c: subnormals flushed to zero (x86) in the calling thread, in the OpenMP threads
+ * of a region of `threads`, and in every thread they create. */
+void cpu_flush_denormals(int threads);
 /* memory.c */
 void *cpu_buffer_alloc(Backend *bk, size_t bytes, size_t *block);
 void cpu_buffer_free(Backend *bk, void *address, size_t block);

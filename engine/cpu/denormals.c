@@ -13,29 +13,26 @@
 enum { MXCSR_DENORMALS_ARE_ZERO = 1 << 6, MXCSR_FLUSH_TO_ZERO = 1 << 15 };
 #endif
 
-/* 1 where this thread now flushes subnormals (x86 with SSE), 0 where it cannot say. */
-int cpu_flush_this_thread(void)
+/* This thread's mode; nothing to set where there is no MXCSR (not x86). */
+static void flush_this_thread(void)
 {
 #if defined(__SSE__)
     _mm_setcsr(_mm_getcsr() | MXCSR_DENORMALS_ARE_ZERO | MXCSR_FLUSH_TO_ZERO);
-    return 1;
-#else
-    return 0;
 #endif
 }
 
 static void flush_in_region(void *ctx, int t, int T)
 {
+    (void)ctx;
     (void)t;
     (void)T;
-    if (!cpu_flush_this_thread()) *(int *)ctx = 0;
+    flush_this_thread();
 }
 
 /* The caller's thread first, so every thread created after it inherits the mode; then the
  * OpenMP threads that already exist, in one region of the backend's threads. */
-int cpu_flush_denormals(int threads)
+void cpu_flush_denormals(int threads)
 {
-    int flushed = cpu_flush_this_thread();
-    cpu_run(threads, flush_in_region, &flushed);
-    return flushed;
+    flush_this_thread();
+    cpu_run(threads, flush_in_region, NULL);
 }
