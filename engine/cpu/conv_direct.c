@@ -316,7 +316,7 @@ typedef struct {
             const real *d = g->dy + i * g->dy_item + oc * g->plane;                                \
             for (size_t p = 0; p < g->plane; p += VLEN) {                                          \
                 Vec dy[OC], in;                                                                    \
-                for (int o = 0; o < OC; o++) load_vec(&dy[o], d + o * g->plane + p);               \
+                _Pragma("GCC unroll 8") for (int o = 0; o < OC; o++) load_vec(&dy[o], d + o * g->plane + p); \
                 for (int kh = 0; kh < ROWS; kh++)                                                  \
                     for (int kw = 0; kw < K; kw++) {                                               \
                         load_vec(&in, x + kw * g->copy + (size_t)kh * g->w + p);                   \
