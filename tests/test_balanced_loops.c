@@ -145,11 +145,15 @@ static void same_bits_on_1_2_3_threads(const char *path, Backward backward, Work
 
 Test(balanced_loops, direct_weight_gradient_same_bits_on_any_threads)
 {
-    /* 16 -> 24 channels, 3x3 on 10x10 (planes not whole vectors: dy padded) and 5x5 on 8x8 */
+    /* 16 -> 24 channels, 3x3 on 10x10 (planes not whole vectors: dy padded) and 5x5 on 8x8; a
+     * first layer of 3 channels, whose tasks split the output channels too */
     const ConvShape a = {16, 10, 10, 24, 10, 10, 3, 3, 1, 1, 1}, b = {16, 8, 8, 16, 8, 8, 5, 5, 1, 2, 1};
-    cr_assert(direct_applies(&a) && direct_applies(&b));
+    const ConvShape c = {3, 12, 12, 32, 12, 12, 5, 5, 1, 2, 1};
+    cr_assert(direct_applies(&a) && direct_applies(&b) && direct_applies(&c));
     same_bits_on_1_2_3_threads("direct 3x3", direct_conv_backward, direct_workspace(&a, 24 * 16 * 9, 13), a, 13);
     same_bits_on_1_2_3_threads("direct 5x5", direct_conv_backward, direct_workspace(&b, 16 * 16 * 25, 13), b, 13);
+    same_bits_on_1_2_3_threads("direct first layer", direct_conv_backward, direct_workspace(&c, 32 * 3 * 25, 13), c,
+                               13);
 }
 
 Test(balanced_loops, im2col_weight_gradient_same_bits_on_any_threads)

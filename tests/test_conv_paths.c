@@ -146,6 +146,10 @@ static const Case DIRECT_CASES[] = {
     {2, 8, 16, 4, 6, 2, false, 5},   /* 5x5 on rows of 6: shifts of two columns wrap round */
     {37, 16, 8, 8, 8, 2, true, 5},   /* 5x5, weight gradient in groups, the last short */
     {2, 16, 24, 3, 3, 2, true, 5},   /* 5x5 bigger than the plane: most taps fall outside */
+    {5, 3, 16, 32, 32, 1, true, 3},  /* a first layer (ResNet's): 3 input channels, a partial block of dx */
+    {3, 3, 32, 12, 12, 2, true, 5},  /* the CIFAR AlexNets' conv1 on a smaller plane */
+    {2, 1, 8, 14, 14, 2, false, 5},  /* simple-cnn's conv1 shape: one input channel */
+    {19, 5, 24, 9, 9, 1, true, 3},   /* 5 input channels: output channels split among the tasks */
 };
 
 static void expect_path_matches(const FastPath *fast, const Case *cases, size_t count, int threads)
@@ -181,8 +185,8 @@ Test(conv_paths, each_layer_shape_takes_its_path)
     ConvShape simple_conv1 = {1, 28, 28, 32, 28, 28, 5, 5, 1, 2, 1};
     ConvShape lenet_conv2 = {8, 14, 14, 16, 10, 10, 5, 5, 1, 0, 1}; /* unpadded: im2col */
     cr_expect(direct_applies(&simple_conv2) && !winograd_applies(&simple_conv2));
-    cr_expect(!direct_applies(&simple_conv1) && !direct_applies(&lenet_conv2));
-    cr_expect(!direct_applies(&first) && !direct_applies(&strided) && !direct_applies(&grouped) &&
+    cr_expect(direct_applies(&simple_conv1) && !direct_applies(&lenet_conv2));
+    cr_expect(direct_applies(&first) && !direct_applies(&strided) && !direct_applies(&grouped) &&
               !direct_applies(&pointwise));
     cr_expect(winograd_applies(&r20));
     cr_expect(!winograd_applies(&first));

@@ -40,7 +40,7 @@ int direct_applies(const ConvShape *s)
 {
     const int k = s->k_h;
     return (k == 3 || k == 5) && s->k_w == k && s->pad == k / 2 && s->stride == 1 && s->groups == 1 &&
-           s->in_c % OCB == 0 && s->out_c % OCB == 0 && s->in_c <= DIRECT_MAX_CHANNELS &&
+           (s->in_c % OCB == 0 || s->in_c < OCB) && s->out_c % OCB == 0 && s->in_c <= DIRECT_MAX_CHANNELS &&
            s->out_c <= DIRECT_MAX_CHANNELS;
 }
 
@@ -136,6 +136,7 @@ typedef struct {
     real *out;         /* output channel 0 of the block, at the chunk */
     size_t out_plane;
     const real *bias;  /* OCB values, or NULL */
+    int outputs;       /* the block's channels stored: OCB but in a first layer's data gradient */
     int accumulate;    /* add to out rather than overwrite it */
     int count;         /* the pixels stored of the last vector: VLEN but in a partial chunk */
 } Chunk;
@@ -158,7 +159,7 @@ typedef struct {
                         for (int v = 0; v < NV; v++) acc[o][v] += f[o] * in[v];                    \
                 }                                                                                  \
         }                                                                                          \
-        for (int o = 0; o < OCB; o++)                                                              \
+        for (int o = 0; o < k->outputs; o++)                                                       \
             for (int v = 0; v < NV; v++) {                                                         \
                 real *q = k->out + o * k->out_plane + v * VLEN;                                    \
                 Vec r = acc[o][v], old;                                                            \
@@ -207,6 +208,7 @@ static void convolve_image(int kk, const real *sx, int channels_in, const real *
     for (int ob = 0; ob < channels_out; ob += OCB) {
         k.filt = arranged + (size_t)ob * channels_in * kk * kk;
         k.bias = bias ? bias + ob : NULL;
+        k.outputs = channels_out - ob < OCB ? channels_out - ob : OCB;
         for (int p = 0; p < pixels;) {
             int left = pixels - p;
             k.in = sx + p;
@@ -240,7 +242,8 @@ static void arrange_forward(const ConvShape *s, const real *w, real *a)
                         w[((size_t)(ob + o) * s->in_c + c) * taps + t];
 }
 
-/* The data gradient's filters: in and out channels swapped, each filter turned half a circle. */
+/* The data gradient's filters: in and out channels swapped, each filter turned half a circle;
+ * a first layer's fewer than OCB input channels padded with zero filters. */
 static void arrange_backward(const ConvShape *s, const real *w, real *a)
 {
     const int taps = s->k_h * s->k_w;
@@ -249,7 +252,7 @@ static void arrange_backward(const ConvShape *s, const real *w, real *a)
             for (int t = 0; t < taps; t++)
                 for (int i = 0; i < OCB; i++)
                     a[(((size_t)ib * s->out_c + (size_t)c * OCB) * taps) + (size_t)t * OCB + i] =
-                        w[((size_t)c * s->in_c + ib + i) * taps + (taps - 1 - t)];
+                        ib + i < s->in_c ? w[((size_t)c * s->in_c + ib + i) * taps + (taps - 1 - t)] : 0;
 }
 
 /* For each of n images: its `from` channels of h x w shifted into the thread's workspace, then
@@ -372,17 +375,20 @@ static void pad_planes(Backend *bk, const ConvShape *s, int n, const real *dy, r
 typedef struct {
     const ConvShape *s;
     int n, group, chunk; /* images a group; input channels a task */
+    int oc_step;         /* output channels a task */
     DwGroup shape;
     const real *x;
     real *lanes, *dw;
 } WeightGradient;
 
-/* Task `task`: input channels [ic0, ic0 + chunk) over every group of images in order, into
- * their lane sums, then their totals added to dw. */
+/* Task `task`: input channels [ic0, ic0 + chunk) and output channels [oc0, oc1) over every
+ * group of images in order, into their lane sums, then their totals added to dw. */
 static void weight_gradient_channels(const WeightGradient *a, int task, real *sx)
 {
     const ConvShape *s = a->s;
-    const int k = s->k_h, taps = k * k, ic0 = task * a->chunk;
+    const int oc_parts = (s->out_c + a->oc_step - 1) / a->oc_step;
+    const int k = s->k_h, taps = k * k, ic0 = task / oc_parts * a->chunk, oc0 = task % oc_parts * a->oc_step;
+    const int oc1 = oc0 + a->oc_step < s->out_c ? oc0 + a->oc_step : s->out_c;
     const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w, plane = (size_t)s->in_h * s->in_w;
     for (int first = 0; first < a->n; first += a->group) {
         DwGroup g = a->shape;
@@ -394,9 +400,9 @@ static void weight_gradient_channels(const WeightGradient *a, int task, real *sx
             shift_image(k, a->chunk, s->in_h, s->in_w, a->x + (first + i) * in_item + ic0 * plane, sx + i * g.sx_item);
         /* one input channel's shifted planes stay in cache while dy's channels pass by */
         for (int ic = ic0; ic < ic0 + a->chunk; ic++)
-            for (int oc = 0; oc < s->out_c; oc += dw_channels(k)) dw_block(k, &g, oc, ic, first == 0, a->lanes);
+            for (int oc = oc0; oc < oc1; oc += dw_channels(k)) dw_block(k, &g, oc, ic, first == 0, a->lanes);
     }
-    for (int oc = 0; oc < s->out_c; oc++) {
+    for (int oc = oc0; oc < oc1; oc++) {
         const size_t at = ((size_t)oc * s->in_c + ic0) * taps;
         add_lane_totals((size_t)a->chunk * taps, a->lanes + at * VLEN, a->dw + at);
     }
@@ -413,6 +419,17 @@ static int dw_chunk(const ConvShape *s, int threads)
     return chunk;
 }
 
+/* Output channels per task: all of them, but where a first layer's few input channels make
+ * fewer than four tasks a thread, the output channels are split too (3 tasks on 2 threads left
+ * one idle for a third of the time), each part shifting its images' input once more. */
+static int dw_oc_step(const ConvShape *s, int threads, int chunk)
+{
+    const int ic_tasks = s->in_c / chunk, want = 4 * threads, unit = dw_channels(s->k_h);
+    if (threads <= 1 || ic_tasks >= want) return s->out_c;
+    const int parts = (want + ic_tasks - 1) / ic_tasks, step = (s->out_c + parts - 1) / parts;
+    return (step + unit - 1) / unit * unit;
+}
+
 static void weight_gradient(Backend *bk, const ConvShape *s, int n, const real *x, const real *dy, real *dw)
 {
     if (n <= 0) return;
@@ -423,13 +440,15 @@ static void weight_gradient(Backend *bk, const ConvShape *s, int n, const real *
         pad_planes(bk, s, n, dy, dyp);
         dy = dyp;
     }
-    const WeightGradient a = {s, n, group, chunk,
+    const int oc_step = dw_oc_step(s, bk->threads, chunk);
+    const int tasks = s->in_c / chunk * ((s->out_c + oc_step - 1) / oc_step);
+    const WeightGradient a = {s, n, group, chunk, oc_step,
                               {.sx_item = (size_t)chunk * shifted_elems(s->k_h, s->in_h, s->in_w),
                                .copy = copy_elems(s->k_h, s->in_h, s->in_w), .dy = dy,
                                .dy_item = (size_t)s->out_c * padded_pixels(s), .plane = padded_pixels(s),
                                .w = s->out_w, .in_c = s->in_c},
                               x, lanes, dw};
-    CPU_FOR_T(bk, t, int, task, s->in_c / chunk, { weight_gradient_channels(&a, task, cpu_workspace(bk, t)); });
+    CPU_FOR_T(bk, t, int, task, tasks, { weight_gradient_channels(&a, task, cpu_workspace(bk, t)); });
 }
 
 /* dw += the weight gradient; dx (may be NULL) += the data gradient. */
