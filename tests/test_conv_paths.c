@@ -150,6 +150,7 @@ static const Case DIRECT_CASES[] = {
     {3, 3, 32, 12, 12, 2, true, 5},  /* the CIFAR AlexNets' conv1 on a smaller plane */
     {2, 1, 8, 14, 14, 2, false, 5},  /* simple-cnn's conv1 shape: one input channel */
     {19, 5, 24, 9, 9, 1, true, 3},   /* 5 input channels: output channels split among the tasks */
+    {37, 16, 64, 7, 7, 1, false, 3}, /* weight gradient by gemms over chunks of 5 images, the last of 2 */
 };
 
 static void expect_path_matches(const FastPath *fast, const Case *cases, size_t count, int threads)
@@ -185,6 +186,9 @@ Test(conv_paths, each_layer_shape_takes_its_path)
     ConvShape simple_conv1 = {1, 28, 28, 32, 28, 28, 5, 5, 1, 2, 1};
     ConvShape lenet_conv2 = {8, 14, 14, 16, 10, 10, 5, 5, 1, 0, 1}; /* unpadded: im2col */
     cr_expect(direct_applies(&simple_conv2) && !winograd_applies(&simple_conv2));
+    ConvShape alexnet_conv3 = {64, 7, 7, 96, 7, 7, 3, 3, 1, 1, 1}, alexnet_conv2 = {32, 15, 15, 64, 15, 15, 3, 3, 1, 1, 1};
+    cr_expect(direct_applies(&alexnet_conv3) && weight_gemm_applies(&alexnet_conv3) && weight_gemm_applies(&alexnet_conv2));
+    cr_expect(!weight_gemm_applies(&r20) && !weight_gemm_applies(&r20_layer3) && !weight_gemm_applies(&simple_conv2));
     cr_expect(direct_applies(&simple_conv1) && !direct_applies(&lenet_conv2));
     cr_expect(direct_applies(&first) && !direct_applies(&strided) && !direct_applies(&grouped) &&
               !direct_applies(&pointwise));

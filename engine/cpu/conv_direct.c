@@ -89,6 +89,25 @@ static void shift_image(int k, int channels, int h, int w, const real *x, real *
     memset(sx + channels * shifted_elems(k, h, w), 0, sizeof(real) * VLEN);
 }
 
+/* One image's column matrix (conv_weight_gemm.c): row (c, kh, kw), rows ld apart, is the plane
+ * under that tap, which is a run of copy kw of the shifted plane from row kh, so each row is
+ * one copy with no bounds per pixel (im2col's loops of 7 pixels cost as much as the gemm).
+ * scratch holds one channel's shifted copies (direct_columns_scratch). */
+size_t direct_columns_scratch(const ConvShape *s) { return shifted_elems(s->k_h, s->in_h, s->in_w) + VLEN; }
+
+void direct_columns(const ConvShape *s, const real *x, real *scratch, real *col, size_t ld)
+{
+    const int k = s->k_h, h = s->in_h, w = s->in_w;
+    const size_t copy = copy_elems(k, h, w), px = (size_t)h * w;
+    for (int c = 0; c < s->in_c; c++) {
+        shift_image(k, 1, h, w, x + c * px, scratch);
+        for (int kh = 0; kh < k; kh++)
+            for (int kw = 0; kw < k; kw++)
+                memcpy(col + ((size_t)(c * k + kh) * k + kw) * ld, scratch + kw * copy + (size_t)kh * w,
+                       sizeof(real) * px);
+    }
+}
+
 /* A plane's pixels rounded up to whole vectors. */
 static size_t padded_pixels(const ConvShape *s) { return ((size_t)s->out_h * s->out_w + VLEN - 1) / VLEN * VLEN; }
 
@@ -123,7 +142,13 @@ Workspace direct_workspace(const ConvShape *s, size_t weight_elems, int batch)
     size_t data = (size_t)(s->in_c > s->out_c ? s->in_c : s->out_c) * image + VLEN;
     size_t group = (size_t)dw_group(s) * s->in_c * image + VLEN;
     size_t lanes = weight_elems * VLEN + (dy_padded_already(s) ? 0 : (size_t)batch * s->out_c * padded_pixels(s));
-    return (Workspace){data > group ? data : group, lanes > weight_elems ? lanes : weight_elems};
+    Workspace w = {data > group ? data : group, lanes > weight_elems ? lanes : weight_elems};
+    if (weight_gemm_applies(s)) {
+        const Workspace g = weight_gemm_workspace(s, weight_elems, batch);
+        if (w.per_thread < g.per_thread) w.per_thread = g.per_thread;
+        if (w.shared < g.shared) w.shared = g.shared;
+    }
+    return w;
 }
 
 /* One chunk of a plane's run of pixels in one register block: OCB output channels. */
@@ -456,7 +481,7 @@ void direct_conv_backward(Backend *bk, const ConvShape *s, int n, const real *x,
                           real *dx, real *dw)
 {
     BK_GUARD(bk);
-    weight_gradient(bk, s, n, x, dy, dw);
+    if (!weight_gemm_applies(s) || !weight_gemm_gradient(bk, s, n, x, dy, dw)) weight_gradient(bk, s, n, x, dy, dw);
     if (!dx) return;
     real *arranged = cpu_shared_workspace(bk);
     arrange_backward(s, w, arranged);

@@ -75,6 +75,12 @@ void conv_im2col_forward(Backend *bk, const ConvShape *s, int n, const real *x, 
                          const real *b, real *y);
 void conv_im2col_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                           const real *dy, real *dx, real *dw);
+/* One image's column matrix (a group's `channels`), its rows ld apart. */
+void conv_im2col(const ConvShape *s, int channels, const real *x, real *col, size_t ld);
+/* conv_weight_gemm.c: a direct-path layer's weight gradient as gemms over chunks of images */
+int weight_gemm_applies(const ConvShape *s);
+Workspace weight_gemm_workspace(const ConvShape *s, size_t weight_elems, int batch);
+int weight_gemm_gradient(Backend *bk, const ConvShape *s, int n, const real *x, const real *dy, real *dw);
 /* conv_winograd.c: F(2x2, 3x3) for the layers winograd_applies accepts */
 int winograd_applies(const ConvShape *s);
 Workspace winograd_workspace(const ConvShape *s);
@@ -89,6 +95,8 @@ void direct_conv_forward(Backend *bk, const ConvShape *s, int n, const real *x, 
                          const real *b, real *y);
 void direct_conv_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                           const real *dy, real *dx, real *dw);
+size_t direct_columns_scratch(const ConvShape *s);
+void direct_columns(const ConvShape *s, const real *x, real *scratch, real *col, size_t ld);
 /* the arithmetic, one function each (backend_ops.h): conv.c, linear.c, elementwise.c, pool.c,
  * batchnorm.c, lrn.c, softmax_xent.c, optim.c, vector.c */
 #define CPU_OP_PROTOTYPE(ret, name, params, args) ret cpu_##name params;
