@@ -54,14 +54,16 @@ static double relative_difference(const real *want, const real *got, size_t n)
 typedef struct {
     int n, in_c, out_c, h, w, pad;
     bool bias;
-    int k; /* the filter: k x k */
+    int k;      /* the filter: k x k */
+    int stride; /* 1 where left out */
 } Case;
 
 /* Runs both paths on one shape; returns the largest of the three differences. */
 static double compare_paths(const FastPath *fast, Case c, int threads)
 {
-    const int k = c.k;
-    ConvShape s = {c.in_c, c.h, c.w, c.out_c, c.h + 2 * c.pad - k + 1, c.w + 2 * c.pad - k + 1, k, k, 1, c.pad, 1};
+    const int k = c.k, st = c.stride ? c.stride : 1;
+    ConvShape s = {c.in_c, c.h, c.w, c.out_c, (c.h + 2 * c.pad - k) / st + 1, (c.w + 2 * c.pad - k) / st + 1, k, k,
+                   st, c.pad, 1};
     cr_assert(fast->applies(&s), "shape %dx%d c%d->%d %dx%d pad %d should take the %s path", c.h, c.w, c.in_c,
               c.out_c, k, k, c.pad, fast->name);
     const size_t nx = (size_t)c.n * c.in_c * c.h * c.w, ny = (size_t)c.n * c.out_c * s.out_h * s.out_w;
@@ -116,41 +118,45 @@ static double compare_paths(const FastPath *fast, Case c, int threads)
 }
 
 static const Case WINOGRAD_CASES[] = {
-    {4, 16, 16, 8, 8, 1, true, 3},     /* resnet20's layer3 shape, small */
-    {3, 16, 24, 9, 7, 1, true, 3},     /* odd sizes: partial tiles in both directions */
-    {2, 17, 19, 8, 7, 0, true, 3},     /* no padding, odd channel counts */
-    {1, 20, 16, 5, 6, 2, true, 3},     /* padding 2 */
-    {37, 16, 32, 10, 10, 1, true, 3},  /* a last chunk that is not full */
-    {2, 72, 80, 8, 8, 1, true, 3},     /* more channels */
+    {4, 16, 16, 8, 8, 1, true, 3, 1},     /* resnet20's layer3 shape, small */
+    {3, 16, 24, 9, 7, 1, true, 3, 1},     /* odd sizes: partial tiles in both directions */
+    {2, 17, 19, 8, 7, 0, true, 3, 1},     /* no padding, odd channel counts */
+    {1, 20, 16, 5, 6, 2, true, 3, 1},     /* padding 2 */
+    {37, 16, 32, 10, 10, 1, true, 3, 1},  /* a last chunk that is not full */
+    {2, 72, 80, 8, 8, 1, true, 3, 1},     /* more channels */
 };
 
 /* Planes of 15 to 1,024 pixels: whole and partial chunks of one and two vectors, rows that
  * are not multiples of 8, sizes that are not multiples of anything. */
 static const Case DIRECT_CASES[] = {
-    {3, 16, 16, 8, 8, 1, true, 3},      /* resnet20's layer3 width, few channels */
-    {2, 16, 32, 5, 16, 1, false, 3},    /* more outputs than inputs, no bias */
-    {2, 32, 8, 7, 24, 1, true, 3},      /* fewer outputs than inputs */
-    {5, 8, 16, 3, 32, 1, true, 3},      /* resnet20's layer1 width */
-    {1, 64, 64, 4, 40, 1, true, 3},     /* the widest channels it takes */
-    {3, 24, 40, 6, 8, 1, false, 3},
-    {37, 16, 16, 8, 8, 1, true, 3},     /* weight gradient in groups of 16 images, the last short */
-    {5, 16, 16, 32, 32, 1, false, 3},   /* groups of 2 images of resnet20's layer1 size */
-    {2, 16, 8, 4, 6, 1, true, 3},       /* rows of 6: vectors run across row ends */
-    {3, 64, 96, 7, 7, 1, true, 3},      /* the CIFAR AlexNets' conv3: 49 pixels, a partial last chunk */
-    {2, 32, 64, 15, 15, 1, false, 3},   /* their conv2: 225 pixels */
-    {12, 32, 16, 15, 15, 1, true, 3},   /* 225 pixels, groups evened out: 4 of 3 images on two threads */
-    {2, 8, 16, 3, 5, 1, true, 3},       /* fewer pixels than one vector */
-    {2, 16, 8, 5, 5, 1, true, 3},       /* a partial second vector */
-    {1, 128, 128, 6, 6, 1, false, 3},   /* the most channels it takes */
-    {3, 32, 64, 14, 14, 2, true, 5}, /* 5x5: simple-cnn's conv2 (196 pixels, a partial last chunk) */
-    {2, 8, 16, 4, 6, 2, false, 5},   /* 5x5 on rows of 6: shifts of two columns wrap round */
-    {37, 16, 8, 8, 8, 2, true, 5},   /* 5x5, weight gradient in groups, the last short */
-    {2, 16, 24, 3, 3, 2, true, 5},   /* 5x5 bigger than the plane: most taps fall outside */
-    {5, 3, 16, 32, 32, 1, true, 3},  /* a first layer (ResNet's): 3 input channels, a partial block of dx */
-    {3, 3, 32, 12, 12, 2, true, 5},  /* the CIFAR AlexNets' conv1 on a smaller plane */
-    {2, 1, 8, 14, 14, 2, false, 5},  /* simple-cnn's conv1 shape: one input channel */
-    {19, 5, 24, 9, 9, 1, true, 3},   /* 5 input channels: output channels split among the tasks */
-    {37, 16, 64, 7, 7, 1, false, 3}, /* weight gradient by gemms over chunks of 5 images, the last of 2 */
+    {3, 16, 16, 8, 8, 1, true, 3, 1},      /* resnet20's layer3 width, few channels */
+    {2, 16, 32, 5, 16, 1, false, 3, 1},    /* more outputs than inputs, no bias */
+    {2, 32, 8, 7, 24, 1, true, 3, 1},      /* fewer outputs than inputs */
+    {5, 8, 16, 3, 32, 1, true, 3, 1},      /* resnet20's layer1 width */
+    {1, 64, 64, 4, 40, 1, true, 3, 1},     /* the widest channels it takes */
+    {3, 24, 40, 6, 8, 1, false, 3, 1},
+    {37, 16, 16, 8, 8, 1, true, 3, 1},     /* weight gradient in groups of 16 images, the last short */
+    {5, 16, 16, 32, 32, 1, false, 3, 1},   /* groups of 2 images of resnet20's layer1 size */
+    {2, 16, 8, 4, 6, 1, true, 3, 1},       /* rows of 6: vectors run across row ends */
+    {3, 64, 96, 7, 7, 1, true, 3, 1},      /* the CIFAR AlexNets' conv3: 49 pixels, a partial last chunk */
+    {2, 32, 64, 15, 15, 1, false, 3, 1},   /* their conv2: 225 pixels */
+    {12, 32, 16, 15, 15, 1, true, 3, 1},   /* 225 pixels, groups evened out: 4 of 3 images on two threads */
+    {2, 8, 16, 3, 5, 1, true, 3, 1},       /* fewer pixels than one vector */
+    {2, 16, 8, 5, 5, 1, true, 3, 1},       /* a partial second vector */
+    {1, 128, 128, 6, 6, 1, false, 3, 1},   /* the most channels it takes */
+    {3, 32, 64, 14, 14, 2, true, 5, 1}, /* 5x5: simple-cnn's conv2 (196 pixels, a partial last chunk) */
+    {2, 8, 16, 4, 6, 2, false, 5, 1},   /* 5x5 on rows of 6: shifts of two columns wrap round */
+    {37, 16, 8, 8, 8, 2, true, 5, 1},   /* 5x5, weight gradient in groups, the last short */
+    {2, 16, 24, 3, 3, 2, true, 5, 1},   /* 5x5 bigger than the plane: most taps fall outside */
+    {5, 3, 16, 32, 32, 1, true, 3, 1},  /* a first layer (ResNet's): 3 input channels, a partial block of dx */
+    {3, 3, 32, 12, 12, 2, true, 5, 1},  /* the CIFAR AlexNets' conv1 on a smaller plane */
+    {2, 1, 8, 14, 14, 2, false, 5, 1},  /* simple-cnn's conv1 shape: one input channel */
+    {19, 5, 24, 9, 9, 1, true, 3, 1},   /* 5 input channels: output channels split among the tasks */
+    {37, 16, 64, 7, 7, 1, false, 3, 1}, /* weight gradient by gemms over chunks of 5 images, the last of 2 */
+    {3, 16, 32, 32, 32, 1, true, 3, 2},  /* stride 2: ResNet-20's first downsampling 3x3 */
+    {5, 8, 16, 6, 10, 1, true, 3, 2},    /* stride 2 on a 3x5 output: rows of 5, a partial vector */
+    {37, 8, 8, 4, 4, 1, true, 3, 2},     /* stride 2 on 2x2 outputs: weight gradient in groups */
+    {2, 3, 16, 12, 8, 1, false, 3, 2},   /* a first layer with stride 2 */
 };
 
 static void expect_path_matches(const FastPath *fast, const Case *cases, size_t count, int threads)
@@ -174,7 +180,10 @@ Test(conv_paths, each_layer_shape_takes_its_path)
 {
     ConvShape r20 = {16, 32, 32, 16, 32, 32, 3, 3, 1, 1, 1};
     ConvShape first = {3, 32, 32, 16, 32, 32, 3, 3, 1, 1, 1};
-    ConvShape strided = {16, 32, 32, 32, 16, 16, 3, 3, 2, 1, 1};
+    ConvShape strided = {16, 32, 32, 32, 16, 16, 3, 3, 2, 1, 1}, shortcut = {16, 32, 32, 32, 16, 16, 1, 1, 2, 0, 1};
+    ConvShape strided_odd = {16, 7, 7, 32, 4, 4, 3, 3, 2, 1, 1}, alexnet_conv1 = {3, 227, 227, 96, 55, 55, 11, 11, 4, 0, 1};
+    cr_expect(direct_applies(&strided) && !direct_applies(&shortcut) && !winograd_applies(&shortcut));
+    cr_expect(!direct_applies(&strided_odd) && !direct_applies(&alexnet_conv1));
     ConvShape grouped = {96, 13, 13, 128, 13, 13, 3, 3, 1, 1, 2};
     ConvShape pointwise = {64, 56, 56, 256, 56, 56, 1, 1, 1, 0, 1};
     ConvShape r20_layer3 = {64, 8, 8, 64, 8, 8, 3, 3, 1, 1, 1};
@@ -190,8 +199,7 @@ Test(conv_paths, each_layer_shape_takes_its_path)
     cr_expect(direct_applies(&alexnet_conv3) && weight_gemm_applies(&alexnet_conv3) && weight_gemm_applies(&alexnet_conv2));
     cr_expect(!weight_gemm_applies(&r20) && !weight_gemm_applies(&r20_layer3) && !weight_gemm_applies(&simple_conv2));
     cr_expect(direct_applies(&simple_conv1) && !direct_applies(&lenet_conv2));
-    cr_expect(direct_applies(&first) && !direct_applies(&strided) && !direct_applies(&grouped) &&
-              !direct_applies(&pointwise));
+    cr_expect(direct_applies(&first) && !direct_applies(&grouped) && !direct_applies(&pointwise));
     cr_expect(winograd_applies(&r20));
     cr_expect(!winograd_applies(&first));
     cr_expect(!winograd_applies(&strided));

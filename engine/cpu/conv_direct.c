@@ -36,10 +36,20 @@ enum { VLEN = 8 };
 #endif
 typedef real Vec __attribute__((vector_size(VLEN * sizeof(real))));
 
+/* Stride 2: 3x3 with padding 1 on planes of even size (ResNet's downsampling 3x3 layers). Their
+ * 1x1 shortcuts keep im2col: on the direct path (one tap, 16 input channels) preparing the
+ * input cost more than the gemm saved. */
+static int stride2_applies(const ConvShape *s)
+{
+    return s->stride == 2 && s->k_h == 3 && s->pad == 1 && s->in_h % 2 == 0 && s->in_w % 2 == 0 &&
+           s->out_h == s->in_h / 2 && s->out_w == s->in_w / 2;
+}
+
 int direct_applies(const ConvShape *s)
 {
     const int k = s->k_h;
-    return (k == 3 || k == 5) && s->k_w == k && s->pad == k / 2 && s->stride == 1 && s->groups == 1 &&
+    const int stride1 = (k == 3 || k == 5) && s->pad == k / 2 && s->stride == 1;
+    return (stride1 || stride2_applies(s)) && s->k_w == k && s->groups == 1 &&
            (s->in_c % OCB == 0 || s->in_c < OCB) && s->out_c % OCB == 0 && s->in_c <= DIRECT_MAX_CHANNELS &&
            s->out_c <= DIRECT_MAX_CHANNELS;
 }
@@ -87,6 +97,84 @@ static void shift_image(int k, int channels, int h, int w, const real *x, real *
         }
     }
     memset(sx + channels * shifted_elems(k, h, w), 0, sizeof(real) * VLEN);
+}
+
+/* Stride 2 reads an input plane as its phases: even or odd rows, even or odd columns, each a
+ * plane of the output's size. A tap reads one of six copies, each of a phase with a zero row
+ * above (for the row above the image) and the odd-column phases also moved a column right
+ * (for the column left of it): copy rp * 3 + ci holds row phase rp and, by ci, the even
+ * columns, the odd ones moved right, the odd ones. Tap (ki, kj) of output pixel (oh, ow) is
+ * then row oh + (ki > 0), column ow of copy (ki != 1) * 3 + {1, 0, 2}[kj]: one run of pixels
+ * across row ends, as in the stride-1 copies, with 1.5 times the input copied, not 3. */
+enum { PHASE_COPIES = 6 };
+static size_t phase_copy_elems(const ConvShape *s) { return (size_t)(s->out_h + 1) * s->out_w; }
+
+/* out[j] = x[2j]: restrict and the stride spelled out let GCC move them in vectors. */
+static void take_even(real *restrict out, const real *restrict x, int count)
+{
+    for (int j = 0; j < count; j++) out[j] = x[2 * j];
+}
+
+static void phase_image(const ConvShape *s, int channels, const real *x, real *sx)
+{
+    const int W = s->in_w, OH = s->out_h, OW = s->out_w;
+    const size_t copy = phase_copy_elems(s), chan = copy * PHASE_COPIES, plane = (size_t)s->in_h * W;
+    for (int c = 0; c < channels; c++)
+        for (int j = 0; j < PHASE_COPIES; j++) {
+            const int rp = j / 3, cp = j % 3 > 0, moved = j % 3 == 1;
+            real *d = sx + c * chan + j * copy;
+            memset(d, 0, sizeof(real) * OW);
+            for (int r = 0; r < OH; r++) {
+                real *o = d + (size_t)(r + 1) * OW;
+                const real *src = x + c * plane + (size_t)(2 * r + rp) * W + cp;
+                if (moved) o[0] = 0;
+                take_even(o + moved, src, OW - moved);
+            }
+        }
+    memset(sx + channels * chan, 0, sizeof(real) * VLEN);
+}
+
+/* Where a channel's input under each tap lies for a run of output pixels: tap t of output pixel
+ * p reads in + c * chan + taps[t] + p, `in` an image's prepared copies (prepare_input). */
+typedef struct {
+    size_t chan;
+    ptrdiff_t taps[25];
+} TapLayout;
+
+static TapLayout input_layout(const ConvShape *s)
+{
+    const int k = s->k_h;
+    TapLayout l = {0};
+    if (s->stride == 2) {
+        const size_t copy = phase_copy_elems(s);
+        static const int column_copy[3] = {1, 0, 2};
+        l.chan = copy * PHASE_COPIES;
+        for (int ki = 0; ki < 3; ki++)
+            for (int kj = 0; kj < 3; kj++)
+                l.taps[ki * 3 + kj] =
+                    (ptrdiff_t)(((ki != 1) * 3 + column_copy[kj]) * copy + (size_t)(ki > 0) * s->out_w);
+        return l;
+    }
+    const size_t copy = copy_elems(k, s->in_h, s->in_w);
+    l.chan = shifted_elems(k, s->in_h, s->in_w);
+    for (int kh = 0; kh < k; kh++)
+        for (int kw = 0; kw < k; kw++) l.taps[kh * k + kw] = (ptrdiff_t)(kw * copy + (size_t)kh * s->in_w);
+    return l;
+}
+
+/* An image's `channels` input planes (from the first of x) as the kernels read them. */
+static void prepare_input(const ConvShape *s, int channels, const real *x, real *sx)
+{
+    if (s->stride == 2)
+        phase_image(s, channels, x, sx);
+    else
+        shift_image(s->k_h, channels, s->in_h, s->in_w, x, sx);
+}
+
+/* The data gradient as a stride-1 convolution of dy: the shape with inputs and outputs swapped. */
+static ConvShape data_gradient_shape(const ConvShape *s)
+{
+    return (ConvShape){s->out_c, s->out_h, s->out_w, s->in_c, s->in_h, s->in_w, s->k_h, s->k_w, 1, s->pad, 1};
 }
 
 /* One image's column matrix (conv_weight_gemm.c): row (c, kh, kw), rows ld apart, is the plane
@@ -138,8 +226,13 @@ static int dy_padded_already(const ConvShape *s) { return padded_pixels(s) == (s
  * gradient's lane sums and, where planes are not whole vectors, the batch's dy padded to them. */
 Workspace direct_workspace(const ConvShape *s, size_t weight_elems, int batch)
 {
-    const size_t image = shifted_elems(s->k_h, s->in_h, s->in_w);
-    size_t data = (size_t)(s->in_c > s->out_c ? s->in_c : s->out_c) * image + VLEN;
+    const size_t image = input_layout(s).chan;
+    size_t data = (size_t)s->in_c * image + VLEN;
+    /* the data gradient: dy shifted (stride 1), or one image's columns (stride 2: conv.c's im2col) */
+    const ConvShape ds = data_gradient_shape(s);
+    const size_t back = s->stride == 1 ? (size_t)s->out_c * input_layout(&ds).chan + VLEN
+                                       : (size_t)s->in_c * s->k_h * s->k_w * s->out_h * s->out_w;
+    if (data < back) data = back;
     size_t group = (size_t)dw_group(s) * s->in_c * image + VLEN;
     size_t lanes = weight_elems * VLEN + (dy_padded_already(s) ? 0 : (size_t)batch * s->out_c * padded_pixels(s));
     Workspace w = {data > group ? data : group, lanes > weight_elems ? lanes : weight_elems};
@@ -153,9 +246,8 @@ Workspace direct_workspace(const ConvShape *s, size_t weight_elems, int batch)
 
 /* One chunk of a plane's run of pixels in one register block: OCB output channels. */
 typedef struct {
-    const real *in;    /* copy 0 of input channel 0's shifted planes, at the chunk's first pixel */
-    size_t copy;       /* one shifted copy: (h + k - 1) x w */
-    int w;             /* plane width: tap row kh is kh * w further on */
+    const real *in;    /* input channel 0's prepared copies, at the chunk's first pixel */
+    const TapLayout *lay;
     int channels;      /* input channels summed */
     const real *filt;  /* the block's filters: [channel][tap][OCB] */
     real *out;         /* output channel 0 of the block, at the chunk */
@@ -174,10 +266,10 @@ typedef struct {
         Vec acc[OCB][NV];                                                                          \
         memset(acc, 0, sizeof acc);                                                                \
         for (int c = 0; c < k->channels; c++) {                                                    \
-            const real *x = k->in + K * c * k->copy, *f = k->filt + (size_t)c * K * K * OCB;       \
+            const real *x = k->in + c * k->lay->chan, *f = k->filt + (size_t)c * K * K * OCB;      \
             for (int kh = 0; kh < K; kh++)                                                         \
                 for (int kw = 0; kw < K; kw++, f += OCB) {                                         \
-                    const real *p = x + kw * k->copy + (size_t)kh * k->w;                          \
+                    const real *p = x + k->lay->taps[kh * K + kw];                                 \
                     Vec in[NV];                                                                    \
                     for (int v = 0; v < NV; v++) load_vec(&in[v], p + v * VLEN);                   \
                     for (int o = 0; o < OCB; o++)                                                  \
@@ -223,13 +315,12 @@ static ChunkKernels chunk_kernels(int k)
 
 /* out (channels_out planes of h x w) = or += the convolution of the shifted input with the
  * arranged k x k filters, block by block, chunk by chunk along each plane's run of pixels. */
-static void convolve_image(int kk, const real *sx, int channels_in, const real *arranged, int channels_out, int h,
-                           int w, const real *bias, int accumulate, real *out)
+static void convolve_image(const ConvShape *s, const TapLayout *lay, const real *sx, const real *arranged,
+                           const real *bias, int accumulate, real *out)
 {
-    const int pixels = h * w;
+    const int pixels = s->out_h * s->out_w, kk = s->k_h, channels_in = s->in_c, channels_out = s->out_c;
     const ChunkKernels run = chunk_kernels(kk);
-    Chunk k = {.copy = copy_elems(kk, h, w), .w = w, .channels = channels_in, .out_plane = (size_t)pixels,
-               .accumulate = accumulate};
+    Chunk k = {.lay = lay, .channels = channels_in, .out_plane = (size_t)pixels, .accumulate = accumulate};
     for (int ob = 0; ob < channels_out; ob += OCB) {
         k.filt = arranged + (size_t)ob * channels_in * kk * kk;
         k.bias = bias ? bias + ob : NULL;
@@ -280,17 +371,18 @@ static void arrange_backward(const ConvShape *s, const real *w, real *a)
                         ib + i < s->in_c ? w[((size_t)c * s->in_c + ib + i) * taps + (taps - 1 - t)] : 0;
 }
 
-/* For each of n images: its `from` channels of h x w shifted into the thread's workspace, then
- * convolved with k x k filters into (or added to) its `to` channels: the forward pass, and the
- * data gradient. */
-static void convolve_batch(Backend *bk, int k, int n, int h, int w, const real *src, int from,
-                           const real *arranged, const real *bias, int accumulate, real *dst, int to)
+/* For each of n images: its input prepared in the thread's workspace, then convolved with the
+ * arranged filters into (or added to) its output: the forward pass, and (with the shape of
+ * data_gradient_shape) the data gradient. */
+static void convolve_batch(Backend *bk, const ConvShape *s, int n, const real *src, const real *arranged,
+                           const real *bias, int accumulate, real *dst)
 {
-    const size_t src_item = (size_t)from * h * w, dst_item = (size_t)to * h * w;
+    const size_t src_item = (size_t)s->in_c * s->in_h * s->in_w, dst_item = (size_t)s->out_c * s->out_h * s->out_w;
+    const TapLayout lay = input_layout(s);
     CPU_FOR_T(bk, t, int, i, n, {
-        real *shifted = cpu_workspace(bk, t);
-        shift_image(k, from, h, w, src + i * src_item, shifted);
-        convolve_image(k, shifted, from, arranged, to, h, w, bias, accumulate, dst + i * dst_item);
+        real *prepared = cpu_workspace(bk, t);
+        prepare_input(s, s->in_c, src + i * src_item, prepared);
+        convolve_image(s, &lay, prepared, arranged, bias, accumulate, dst + i * dst_item);
     });
 }
 
@@ -300,17 +392,18 @@ void direct_conv_forward(Backend *bk, const ConvShape *s, int n, const real *x, 
     BK_GUARD(bk);
     real *arranged = cpu_shared_workspace(bk);
     arrange_forward(s, w, arranged);
-    convolve_batch(bk, s->k_h, n, s->out_h, s->out_w, x, s->in_c, arranged, b, 0, y, s->out_c);
+    convolve_batch(bk, s, n, x, arranged, b, 0, y);
 }
 
 /* One group of images, as the weight-gradient kernel reads it. */
 typedef struct {
-    const real *sx;        /* the group's shifted images: [image][channels from ic_base][k copies] */
-    size_t sx_item, copy;  /* an image's shifted channels; one copy */
+    const real *sx;        /* the group's prepared images: [image][channels from ic_base][copies] */
+    size_t sx_item;        /* an image's prepared channels */
+    const TapLayout *lay;
     int ic_base;           /* the first input channel in sx */
     const real *dy;        /* the group's dy, each plane padded with zeros to whole vectors */
     size_t dy_item, plane; /* out_c padded planes; one */
-    int images, w, in_c;
+    int images, in_c;
 } DwGroup;
 
 /* Keeps v in a register: without it the compiler folds the load into each multiply-add that
@@ -339,15 +432,14 @@ typedef struct {
             for (int o = 0; o < OC; o++)                                                           \
                 for (int t = 0; t < ROWS * K; t++) load_vec(&acc[o][t], at[o] + t * VLEN);         \
         for (int i = 0; i < g->images; i++) {                                                      \
-            const real *x = g->sx + i * g->sx_item + (size_t)K * (ic - g->ic_base) * g->copy +        \
-                            (size_t)row * g->w;                                                 \
+            const real *x = g->sx + i * g->sx_item + (ic - g->ic_base) * g->lay->chan;              \
             const real *d = g->dy + i * g->dy_item + oc * g->plane;                                \
             for (size_t p = 0; p < g->plane; p += VLEN) {                                          \
                 Vec dy[OC], in;                                                                    \
                 _Pragma("GCC unroll 8") for (int o = 0; o < OC; o++) load_vec(&dy[o], d + o * g->plane + p); \
                 for (int kh = 0; kh < ROWS; kh++)                                                  \
                     for (int kw = 0; kw < K; kw++) {                                               \
-                        load_vec(&in, x + kw * g->copy + (size_t)kh * g->w + p);                   \
+                        load_vec(&in, x + g->lay->taps[(row + kh) * K + kw] + p);                  \
                         IN_REGISTER(in);                                                           \
                         for (int o = 0; o < OC; o++) acc[o][kh * K + kw] += dy[o] * in;            \
                     }                                                                              \
@@ -422,7 +514,7 @@ static void weight_gradient_channels(const WeightGradient *a, int task, real *sx
         g.ic_base = ic0;
         g.dy = a->shape.dy + first * a->shape.dy_item;
         for (int i = 0; i < g.images; i++)
-            shift_image(k, a->chunk, s->in_h, s->in_w, a->x + (first + i) * in_item + ic0 * plane, sx + i * g.sx_item);
+            prepare_input(s, a->chunk, a->x + (first + i) * in_item + ic0 * plane, sx + i * g.sx_item);
         /* one input channel's shifted planes stay in cache while dy's channels pass by */
         for (int ic = ic0; ic < ic0 + a->chunk; ic++)
             for (int oc = oc0; oc < oc1; oc += dw_channels(k)) dw_block(k, &g, oc, ic, first == 0, a->lanes);
@@ -467,11 +559,11 @@ static void weight_gradient(Backend *bk, const ConvShape *s, int n, const real *
     }
     const int oc_step = dw_oc_step(s, bk->threads, chunk);
     const int tasks = s->in_c / chunk * ((s->out_c + oc_step - 1) / oc_step);
+    const TapLayout lay = input_layout(s);
     const WeightGradient a = {s, n, group, chunk, oc_step,
-                              {.sx_item = (size_t)chunk * shifted_elems(s->k_h, s->in_h, s->in_w),
-                               .copy = copy_elems(s->k_h, s->in_h, s->in_w), .dy = dy,
+                              {.sx_item = (size_t)chunk * lay.chan, .lay = &lay, .dy = dy,
                                .dy_item = (size_t)s->out_c * padded_pixels(s), .plane = padded_pixels(s),
-                               .w = s->out_w, .in_c = s->in_c},
+                               .in_c = s->in_c},
                               x, lanes, dw};
     CPU_FOR_T(bk, t, int, task, tasks, { weight_gradient_channels(&a, task, cpu_workspace(bk, t)); });
 }
@@ -483,7 +575,12 @@ void direct_conv_backward(Backend *bk, const ConvShape *s, int n, const real *x,
     BK_GUARD(bk);
     if (!weight_gemm_applies(s) || !weight_gemm_gradient(bk, s, n, x, dy, dw)) weight_gradient(bk, s, n, x, dy, dw);
     if (!dx) return;
+    if (s->stride == 2) {
+        conv_im2col_data_gradient(bk, s, n, w, dy, dx);
+        return;
+    }
     real *arranged = cpu_shared_workspace(bk);
     arrange_backward(s, w, arranged);
-    convolve_batch(bk, s->k_h, n, s->in_h, s->in_w, dy, s->out_c, arranged, NULL, 1, dx, s->in_c);
+    const ConvShape ds = data_gradient_shape(s);
+    convolve_batch(bk, &ds, n, dy, arranged, NULL, 1, dx);
 }

@@ -32,7 +32,7 @@ static size_t col_rows(const ConvShape *s) { return (size_t)s->in_c * s->k_h * s
  * stay within cache lines and it beat the copies and the gemm). */
 int weight_gemm_applies(const ConvShape *s)
 {
-    return s->groups == 1 && s->k_h == 3 && s->out_c >= WEIGHT_GEMM_MIN_OUTPUTS &&
+    return s->groups == 1 && s->stride == 1 && s->k_h == 3 && s->out_c >= WEIGHT_GEMM_MIN_OUTPUTS &&
            pixels(s) <= WEIGHT_GEMM_MAX_PIXELS && s->out_w % 8 != 0;
 }
 
