@@ -247,14 +247,6 @@ static void im2col_backward_partials(Backend *bk, const ConvShape *s, int n, con
     });
 }
 
-/* dx += the data gradient alone (the direct path's stride-2 layers): each image's columns'
- * gradient, one gemm, scattered back; the thread's workspace holds one image's columns. */
-void conv_im2col_data_gradient(Backend *bk, const ConvShape *s, int n, const real *w, const real *dy, real *dx)
-{
-    BK_GUARD(bk);
-    CPU_FOR_T(bk, t, int, i, n, { image_data_gradient(s, w, dy, (size_t)i, cpu_workspace(bk, t), dx); });
-}
-
 void conv_im2col_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                           const real *dy, real *dx, real *dw)
 {

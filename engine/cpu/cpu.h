@@ -75,7 +75,6 @@ void conv_im2col_forward(Backend *bk, const ConvShape *s, int n, const real *x, 
                          const real *b, real *y);
 void conv_im2col_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                           const real *dy, real *dx, real *dw);
-void conv_im2col_data_gradient(Backend *bk, const ConvShape *s, int n, const real *w, const real *dy, real *dx);
 /* One image's column matrix (a group's `channels`), its rows ld apart. */
 void conv_im2col(const ConvShape *s, int channels, const real *x, real *col, size_t ld);
 /* conv_weight_gemm.c: a direct-path layer's weight gradient as gemms over chunks of images */
