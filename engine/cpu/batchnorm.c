@@ -75,6 +75,35 @@ static void plane_sums(Backend *bk, const BatchNormShape *s, int n, const real *
     });
 }
 
+/* For each image's plane c: part[i][c] = its sum and part2[i][c] its squared deviations from
+ * its own mean, in one pass over memory (the second loop reads the plane from cache). */
+static void plane_moments(Backend *bk, const BatchNormShape *s, int n, const real *x, double *part, double *part2)
+{
+    const int C = s->c;
+    CPU_FOR(bk, int, i, n, {
+        for (int c = 0; c < C; c++) {
+            const real *p = x + ((size_t)i * C + c) * s->hw;
+            const double sum = plane_sum(p, s->hw);
+            part[(size_t)i * C + c] = sum;
+            part2[(size_t)i * C + c] = plane_sq_dev(p, s->hw, sum / s->hw);
+        }
+    });
+}
+
+/* Chan et al.'s pairwise update, in image order: channel c's squared deviations from its mean
+ * sums[c] / m are the planes' own plus hw (plane mean - mean)^2 each. */
+static void combine_moments(const BatchNormShape *s, int n, const BnScratch *w, const double *sums, double m,
+                            double *sq_devs)
+{
+    const int C = s->c;
+    for (int c = 0; c < C; c++) sq_devs[c] = 0;
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < C; c++) {
+            const double d = w->part[(size_t)i * C + c] / s->hw - sums[c] / m;
+            sq_devs[c] += w->part2[(size_t)i * C + c] + s->hw * d * d;
+        }
+}
+
 /* y = scale[c] * x + shift[c] on every plane. */
 static void apply_affine(Backend *bk, const BatchNormShape *s, int n, const real *x, const real *scale,
                          const real *shift, real *y)
@@ -116,15 +145,22 @@ void cpu_batchnorm_forward_train(Backend *bk, const BatchNormShape *s, int n, co
     BnScratch w = bn_scratch(bk, s, n, sync);
     double *sums = w.acc, *sq_devs = w.acc + C + 1;
     double m = (double)n * s->hw;
-    /* two passes, each completed over the ranks with --sync-bn: sums, then squared deviations */
-    plane_sums(bk, s, n, x, NULL, 0, w.part);
-    image_totals(n, C, w.part, sums);
-    sums[C] = m;
-    if (sync) sync->sum(sync->ctx, sums, C + 1);
-    m = sums[C];
-    plane_sums(bk, s, n, x, sums, m, w.part);
-    image_totals(n, C, w.part, sq_devs);
-    if (sync) sync->sum(sync->ctx, sq_devs, C);
+    if (sync) {
+        /* two passes, each completed over the ranks with --sync-bn: sums, then squared deviations */
+        plane_sums(bk, s, n, x, NULL, 0, w.part);
+        image_totals(n, C, w.part, sums);
+        sums[C] = m;
+        sync->sum(sync->ctx, sums, C + 1);
+        m = sums[C];
+        plane_sums(bk, s, n, x, sums, m, w.part);
+        image_totals(n, C, w.part, sq_devs);
+        sync->sum(sync->ctx, sq_devs, C);
+    } else {
+        /* one pass: each plane's sum and its own squared deviations, then combined */
+        plane_moments(bk, s, n, x, w.part, w.part2);
+        image_totals(n, C, w.part, sums);
+        combine_moments(s, n, &w, sums, m, sq_devs);
+    }
     for (int c = 0; c < C; c++)
         channel_coefficients(s, c, gamma, beta, sums[c] / m, sq_devs[c] / m, m, &w, save_mean, save_invstd,
                              running_mean, running_var);
