@@ -1,6 +1,7 @@
-/* Direct 3x3 and 5x5 convolution for stride-1 "same" layers (padding 1 and 2) with channels in
- * eights, up to DIRECT_MAX_CHANNELS (ResNet-20's and ResNet-8's layers, the CIFAR AlexNets'
- * conv2-5, ResNet-50's first stage, simple-cnn's conv2). Each input plane is copied k times,
+/* Direct 3x3 and 5x5 convolution for stride-1 "same" layers (padding 1 and 2), and 3x3 stride-2
+ * layers with padding 1, with output channels in eights and input channels in eights or fewer
+ * than eight (first layers), up to DIRECT_MAX_CHANNELS (ResNet-20's and ResNet-8's layers, the
+ * CIFAR AlexNets', ResNet-50's first stage, simple-cnn's). Each input plane is copied k times,
  * shifted by one column each, with k/2 zero rows above and below and zeros where the shift
  * leaves the image: then the input under tap (kh, kw) of output pixels p .. p + 15 is the 16
  * consecutive values of copy kw from p + kh * width, across row ends too, so a whole plane is
@@ -10,7 +11,10 @@
  * is what costs most at these channel counts. The data gradient is the same computation on dy
  * with the filters transposed and flipped. The weight gradient keeps its vector sums in
  * registers over a group of images: 2 output channels x 9 taps of one input channel for 3x3,
- * 4 output channels x one row of 5 taps for 5x5. *
+ * 4 output channels x one row of 5 taps for 5x5. Stride 2 reads the input's phases instead of
+ * shifted copies (phase_image) and takes its data gradient phase by phase; the kernels find
+ * each tap's input through a table of offsets (TapLayout), whatever the layout.
+ *
  * A plane whose pixels are not a multiple of the vector ends in a partial chunk: it reads
  * whole vectors (the lanes past the plane read the next copy, or a zeroed slack after the
  * last), computes them, and stores only the plane's lanes; the weight gradient reads dy from
@@ -334,8 +338,9 @@ static ChunkKernels chunk_kernels(int taps)
     }
 }
 
-/* out (channels_out planes of h x w) = or += the convolution of the shifted input with the
- * arranged k x k filters, block by block, chunk by chunk along each plane's run of pixels. */
+/* out (channels_out planes of `pixels`) = or += the convolution of the prepared input with the
+ * arranged filters of lay->count taps, block by block, chunk by chunk along each plane's run
+ * of pixels. */
 static void convolve_image(const TapLayout *lay, const real *sx, int channels_in, const real *arranged,
                            int channels_out, int pixels, const real *bias, int accumulate, real *out)
 {
