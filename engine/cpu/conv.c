@@ -75,14 +75,14 @@ static void col_range(const ConvShape *s, int kj, int *lo, int *hi)
     *hi = b;
 }
 
-void conv_im2col(const ConvShape *s, int channels, const real *x, real *col, size_t ld)
+static void im2col(const ConvShape *s, int channels, const real *x, real *col)
 {
     const int H = s->in_h, W = s->in_w, OH = s->out_h, OW = s->out_w, st = s->stride;
     for (int c = 0; c < channels; c++) {
         const real *xc = x + (size_t)c * H * W;
         for (int ki = 0; ki < s->k_h; ki++) {
             for (int kj = 0; kj < s->k_w; kj++) {
-                real *row = col + ((size_t)(c * s->k_h + ki) * s->k_w + kj) * ld;
+                real *row = col + ((size_t)(c * s->k_h + ki) * s->k_w + kj) * OH * OW;
                 int lo, hi;
                 col_range(s, kj, &lo, &hi);
                 const int iw0 = kj - s->pad;
@@ -149,7 +149,7 @@ void conv_im2col_forward(Backend *bk, const ConvShape *s, int n, const real *x, 
             const real *xg = xi + (size_t)g * icg * s->in_h * s->in_w;
             const real *cg = xg;
             if (!pointwise) {
-                conv_im2col(s, icg, xg, col, (size_t)OHW);
+                im2col(s, icg, xg, col);
                 cg = col;
             }
             gemm(CblasNoTrans, CblasNoTrans, ocg, OHW, K, 1, w + (size_t)g * ocg * K, K, cg, OHW, 0,
@@ -183,7 +183,7 @@ static void image_weight_gradient(const ConvShape *s, const real *x, const real 
         const real *xg = x + i * in_item + (size_t)g * icg * s->in_h * s->in_w;
         const real *cg = xg;
         if (!conv_is_pointwise(s)) {
-            conv_im2col(s, icg, xg, col, (size_t)OHW);
+            im2col(s, icg, xg, col);
             cg = col;
         }
         gemm(CblasNoTrans, CblasTrans, ocg, K, OHW, 1, dy + i * out_item + (size_t)g * ocg * OHW, OHW, cg, OHW,

@@ -75,8 +75,6 @@ void conv_im2col_forward(Backend *bk, const ConvShape *s, int n, const real *x, 
                          const real *b, real *y);
 void conv_im2col_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                           const real *dy, real *dx, real *dw);
-/* One image's column matrix (a group's `channels`), its rows ld apart. */
-void conv_im2col(const ConvShape *s, int channels, const real *x, real *col, size_t ld);
 /* conv_weight_gemm.c: a direct-path layer's weight gradient as gemms over chunks of images */
 int weight_gemm_applies(const ConvShape *s);
 Workspace weight_gemm_workspace(const ConvShape *s, size_t weight_elems, int batch);
@@ -95,6 +93,7 @@ void direct_conv_forward(Backend *bk, const ConvShape *s, int n, const real *x, 
                          const real *b, real *y);
 void direct_conv_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                           const real *dy, real *dx, real *dw);
+/* one image's column matrix of a stride-1 direct layer (conv_weight_gemm.c), its rows ld apart */
 size_t direct_columns_scratch(const ConvShape *s);
 void direct_columns(const ConvShape *s, const real *x, real *scratch, real *col, size_t ld);
 /* the arithmetic, one function each (backend_ops.h): conv.c, linear.c, elementwise.c, pool.c,
