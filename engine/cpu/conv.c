@@ -240,10 +240,17 @@ static void im2col_backward_partials(Backend *bk, const ConvShape *s, int n, con
         image_weight_gradient(s, x, dy, (size_t)i, 0, col, partials + (size_t)i * w_elems);
         if (dx) image_data_gradient(s, w, dy, (size_t)i, col + col_elems, dx);
     });
-    CPU_FOR_IF(bk, w_elems >= CPU_PARALLEL_MIN, size_t, j, w_elems, {
+    conv_add_partials(bk, partials, n, w_elems, dw);
+}
+
+/* dst[j] += the sum of count partials' value j (partials `elems` apart), added in partial
+ * order, the values split over the threads: the same bits on any number of them. */
+void conv_add_partials(Backend *bk, const real *partials, int count, size_t elems, real *dst)
+{
+    CPU_FOR_IF(bk, elems >= CPU_PARALLEL_MIN, size_t, j, elems, {
         real total = 0;
-        for (int i = 0; i < n; i++) total += partials[(size_t)i * w_elems + j];
-        dw[j] += total;
+        for (int i = 0; i < count; i++) total += partials[(size_t)i * elems + j];
+        dst[j] += total;
     });
 }
 

@@ -383,17 +383,27 @@ static void arrange_forward(const ConvShape *s, const real *w, real *a)
                         w[((size_t)(ob + o) * s->in_c + c) * taps + t];
 }
 
-/* The data gradient's filters: in and out channels swapped, each filter turned half a circle;
- * a first layer's fewer than OCB input channels padded with zero filters. */
-static void arrange_backward(const ConvShape *s, const real *w, real *a)
+/* A data gradient's filters as the kernels read them, in and out channels swapped:
+ * [in block][out channel][tap][OCB], tap t the filter's tap tap_index[t], the in channels past
+ * a first layer's few padded with zero filters. */
+static void arrange_transposed(const ConvShape *s, const real *w, const int *tap_index, int taps, real *a)
 {
-    const int taps = s->k_h * s->k_w;
+    const int filter = s->k_h * s->k_w;
     for (int ib = 0; ib < s->in_c; ib += OCB)
         for (int c = 0; c < s->out_c; c++)
             for (int t = 0; t < taps; t++)
                 for (int i = 0; i < OCB; i++)
-                    a[(((size_t)ib * s->out_c + (size_t)c * OCB) * taps) + (size_t)t * OCB + i] =
-                        ib + i < s->in_c ? w[((size_t)c * s->in_c + ib + i) * taps + (taps - 1 - t)] : 0;
+                    a[((size_t)ib * s->out_c + (size_t)c * OCB) * taps + (size_t)t * OCB + i] =
+                        ib + i < s->in_c ? w[((size_t)c * s->in_c + ib + i) * filter + tap_index[t]] : 0;
+}
+
+/* Stride 1: every tap, each filter turned half a circle. */
+static void arrange_backward(const ConvShape *s, const real *w, real *a)
+{
+    const int taps = s->k_h * s->k_w;
+    int flipped[25];
+    for (int t = 0; t < taps; t++) flipped[t] = taps - 1 - t;
+    arrange_transposed(s, w, flipped, taps, a);
 }
 
 /* ---- The data gradient of a stride-2 layer, phase by phase ----
@@ -433,18 +443,6 @@ static TapLayout phase_layout(const ConvShape *s, int rp, int cp, int tap_index[
     return l;
 }
 
-/* A phase's filters as the kernels read them: [in block][out channel][tap][OCB], the in
- * channels past a first layer's few padded with zeros. */
-static void arrange_phase(const ConvShape *s, const real *w, const int *tap_index, int taps, real *a)
-{
-    for (int ib = 0; ib < s->in_c; ib += OCB)
-        for (int c = 0; c < s->out_c; c++)
-            for (int t = 0; t < taps; t++)
-                for (int i = 0; i < OCB; i++)
-                    a[((size_t)ib * s->out_c + (size_t)c * OCB) * taps + (size_t)t * OCB + i] =
-                        ib + i < s->in_c ? w[((size_t)c * s->in_c + ib + i) * 9 + tap_index[t]] : 0;
-}
-
 /* x[2j] += in[j]: restrict and the stride spelled out let GCC move them in vectors. */
 static void add_to_even(real *restrict x, const real *restrict in, int count)
 {
@@ -461,7 +459,7 @@ static void stride2_data_gradient(Backend *bk, const ConvShape *s, int n, const 
     for (int p = 0; p < 4; p++) {
         int tap_index[4];
         lay[p] = phase_layout(s, p / 2, p % 2, tap_index);
-        arrange_phase(s, w, tap_index, lay[p].count, at);
+        arrange_transposed(s, w, tap_index, lay[p].count, at);
         filters[p] = at;
         at += padded_channels(s->in_c) * s->out_c * lay[p].count;
     }

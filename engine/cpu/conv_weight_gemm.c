@@ -85,10 +85,6 @@ int weight_gemm_gradient(Backend *bk, const ConvShape *s, int n, const real *x, 
     real *partials = cpu_shared_workspace(bk);
     CPU_FOR_T(bk, t, int, c, chunks,
               { chunk_gradient(s, n, c, x, dy, cpu_workspace(bk, t), partials + (size_t)c * w_elems); });
-    CPU_FOR_IF(bk, w_elems >= CPU_PARALLEL_MIN, size_t, j, w_elems, {
-        real total = 0;
-        for (int c = 0; c < chunks; c++) total += partials[(size_t)c * w_elems + j];
-        dw[j] += total;
-    });
+    conv_add_partials(bk, partials, chunks, w_elems, dw);
     return 1;
 }

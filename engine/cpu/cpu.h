@@ -75,6 +75,7 @@ void conv_im2col_forward(Backend *bk, const ConvShape *s, int n, const real *x, 
                          const real *b, real *y);
 void conv_im2col_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                           const real *dy, real *dx, real *dw);
+void conv_add_partials(Backend *bk, const real *partials, int count, size_t elems, real *dst);
 /* conv_weight_gemm.c: a direct-path layer's weight gradient as gemms over chunks of images */
 int weight_gemm_applies(const ConvShape *s);
 Workspace weight_gemm_workspace(const ConvShape *s, size_t weight_elems, int batch);
