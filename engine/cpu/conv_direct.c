@@ -505,8 +505,7 @@ void direct_conv_forward(Backend *bk, const ConvShape *s, int n, const real *x, 
 
 /* One group of images, as the weight-gradient kernel reads it. */
 typedef struct {
-    const real *sx;        /* the group's prepared images: [image][channels from ic_base][copies] */
-    size_t sx_item;        /* an image's prepared channels */
+    const real *sx;        /* the group's prepared input: [channel from ic_base][image][copies] */
     const TapLayout *lay;
     int ic_base;           /* the first input channel in sx */
     const real *dy;        /* the group's dy, each plane padded with zeros to whole vectors */
@@ -540,7 +539,7 @@ typedef struct {
             for (int o = 0; o < OC; o++)                                                           \
                 for (int t = 0; t < ROWS * K; t++) load_vec(&acc[o][t], at[o] + t * VLEN);         \
         for (int i = 0; i < g->images; i++) {                                                      \
-            const real *x = g->sx + i * g->sx_item + (ic - g->ic_base) * g->lay->chan;              \
+            const real *x = g->sx + ((size_t)(ic - g->ic_base) * g->images + i) * g->lay->chan;     \
             const real *d = g->dy + i * g->dy_item + oc * g->plane;                                \
             for (size_t p = 0; p < g->plane; p += VLEN) {                                          \
                 Vec dy[OC], in;                                                                    \
@@ -621,8 +620,13 @@ static void weight_gradient_channels(const WeightGradient *a, int task, real *sx
         g.sx = sx;
         g.ic_base = ic0;
         g.dy = a->shape.dy + first * a->shape.dy_item;
-        for (int i = 0; i < g.images; i++)
-            prepare_input(s, a->chunk, a->x + (first + i) * in_item + ic0 * plane, sx + i * g.sx_item);
+        /* channel by channel, so that one channel's copies over the group are one stretch of
+         * memory: an image's copies a multiple of 4 KiB apart (64 channels of 8x8) fell into the
+         * same few L1 sets, and the kernel read them from L2 */
+        for (int c = 0; c < a->chunk; c++)
+            for (int i = 0; i < g.images; i++)
+                prepare_input(s, 1, a->x + (first + i) * in_item + (ic0 + c) * plane,
+                              sx + ((size_t)c * g.images + i) * g.lay->chan);
         /* one input channel's shifted planes stay in cache while dy's channels pass by */
         for (int ic = ic0; ic < ic0 + a->chunk; ic++)
             for (int oc = oc0; oc < oc1; oc += dw_channels(k)) dw_block(k, &g, oc, ic, first == 0, a->lanes);
@@ -669,7 +673,7 @@ static void weight_gradient(Backend *bk, const ConvShape *s, int n, const real *
     const int tasks = s->in_c / chunk * ((s->out_c + oc_step - 1) / oc_step);
     const TapLayout lay = input_layout(s);
     const WeightGradient a = {s, n, group, chunk, oc_step,
-                              {.sx_item = (size_t)chunk * lay.chan, .lay = &lay, .dy = dy,
+                              {.lay = &lay, .dy = dy,
                                .dy_item = (size_t)s->out_c * padded_pixels(s), .plane = padded_pixels(s),
                                .in_c = s->in_c},
                               x, lanes, dw};
