@@ -145,12 +145,14 @@ static void same_bits_on_1_2_3_threads(const char *path, Backward backward, Work
 
 Test(balanced_loops, direct_weight_gradient_same_bits_on_any_threads)
 {
-    /* 16 -> 24 channels, 3x3 on 10x10 (planes not whole vectors: dy padded) and 5x5 on 8x8; a
-     * first layer of 3 channels, whose tasks split the output channels too */
+    /* 16 -> 24 channels, 3x3 on 10x10 (planes not whole vectors: dy padded) and 5x5 on 8x8,
+     * both in image chunks; a first layer of 3 channels, whose tasks split the output channels
+     * too; 64 -> 64 on 8x8, too many weights for image chunks (its input channels split) */
     const ConvShape a = {16, 10, 10, 24, 10, 10, 3, 3, 1, 1, 1}, b = {16, 8, 8, 16, 8, 8, 5, 5, 1, 2, 1};
     const ConvShape c = {3, 12, 12, 32, 12, 12, 5, 5, 1, 2, 1};
     const ConvShape d = {16, 7, 7, 64, 7, 7, 3, 3, 1, 1, 1}; /* its weight gradient by gemms */
     const ConvShape e = {16, 10, 10, 24, 5, 5, 3, 3, 2, 1, 1}; /* stride 2 */
+    const ConvShape f = {64, 8, 8, 64, 8, 8, 3, 3, 1, 1, 1};
     cr_assert(direct_applies(&a) && direct_applies(&b) && direct_applies(&c) && direct_applies(&d));
     cr_assert(weight_gemm_applies(&d) && !weight_gemm_applies(&a) && !weight_gemm_applies(&c));
     same_bits_on_1_2_3_threads("direct 3x3", direct_conv_backward, direct_workspace(&a, 24 * 16 * 9, 13), a, 13);
@@ -161,6 +163,9 @@ Test(balanced_loops, direct_weight_gradient_same_bits_on_any_threads)
                                direct_workspace(&d, 64 * 16 * 9, 13), d, 13);
     cr_assert(direct_applies(&e));
     same_bits_on_1_2_3_threads("direct stride 2", direct_conv_backward, direct_workspace(&e, 24 * 16 * 9, 13), e, 13);
+    cr_assert(direct_applies(&f) && !weight_gemm_applies(&f));
+    same_bits_on_1_2_3_threads("direct, input channels split", direct_conv_backward,
+                               direct_workspace(&f, 64 * 64 * 9, 13), f, 13);
 }
 
 Test(balanced_loops, im2col_weight_gradient_same_bits_on_any_threads)

@@ -135,7 +135,9 @@ static const Case DIRECT_CASES[] = {
     {5, 8, 16, 3, 32, 1, true, 3, 1},      /* resnet20's layer1 width */
     {1, 64, 64, 4, 40, 1, true, 3, 1},     /* the widest channels it takes */
     {3, 24, 40, 6, 8, 1, false, 3, 1},
-    {37, 16, 16, 8, 8, 1, true, 3, 1},     /* weight gradient in groups of 16 images, the last short */
+    {37, 16, 16, 8, 8, 1, true, 3, 1},     /* weight gradient in 8 image chunks of 4-5 images */
+    {37, 64, 64, 8, 8, 1, true, 3, 1},     /* resnet20's layer3: too many weights for image chunks,
+                                              groups of 16 images, the last short */
     {5, 16, 16, 32, 32, 1, false, 3, 1},   /* groups of 2 images of resnet20's layer1 size */
     {2, 16, 8, 4, 6, 1, true, 3, 1},       /* rows of 6: vectors run across row ends */
     {3, 64, 96, 7, 7, 1, true, 3, 1},      /* the CIFAR AlexNets' conv3: 49 pixels, a partial last chunk */

@@ -232,6 +232,24 @@ static int dw_even_group(const ConvShape *s, int n)
     return groups ? (n + groups - 1) / groups : 1;
 }
 
+/* The weight gradient of a layer with few weights goes over DW_CHUNKS chunks of the batch's
+ * images apart, each into its own lane sums, added in chunk order at the end: two threads
+ * splitting the input channels each read all of dy and x (ResNet-20's 16- and 32-channel
+ * layers ran at 75% of their one-thread rate on two), and the chunks do not depend on the
+ * thread count, so neither do the sums. Larger layers split the input channels: 8 copies of
+ * their lane sums would not stay in cache. */
+static size_t dw_weight_elems(const ConvShape *s) { return (size_t)s->out_c * s->in_c * s->k_h * s->k_w; }
+
+enum { DW_CHUNKS = 8 };
+static const size_t DW_CHUNKED_LANES_BYTES = (size_t)8 << 20;
+
+static int dw_image_chunks(const ConvShape *s, int n)
+{
+    const size_t lanes = dw_weight_elems(s) * VLEN * sizeof(real);
+    if (lanes * DW_CHUNKS > DW_CHUNKED_LANES_BYTES) return 1;
+    return n < DW_CHUNKS ? (n > 0 ? n : 1) : DW_CHUNKS;
+}
+
 /* Whether dy's planes are whole vectors already, so the weight gradient reads dy in place. */
 static int dy_padded_already(const ConvShape *s) { return padded_pixels(s) == (size_t)s->out_h * s->out_w; }
 
@@ -247,7 +265,8 @@ Workspace direct_workspace(const ConvShape *s, size_t weight_elems, int batch)
     const size_t back = s->stride == 1 ? (size_t)s->out_c * input_layout(&ds).chan + VLEN : stride2_data_scratch(s);
     if (data < back) data = back;
     size_t group = (size_t)dw_group(s) * s->in_c * image + VLEN;
-    size_t lanes = weight_elems * VLEN + (dy_padded_already(s) ? 0 : (size_t)batch * s->out_c * padded_pixels(s));
+    size_t lanes = weight_elems * VLEN * dw_image_chunks(s, batch) +
+                   (dy_padded_already(s) ? 0 : (size_t)batch * s->out_c * padded_pixels(s));
     Workspace w = {data > group ? data : group, lanes > weight_elems ? lanes : weight_elems};
     if (weight_gemm_applies(s)) {
         const Workspace g = weight_gemm_workspace(s, weight_elems, batch);
@@ -596,9 +615,22 @@ static void pad_planes(Backend *bk, const ConvShape *s, int n, const real *dy, r
     });
 }
 
+/* dw's output channel oc += its lane sums added over the image chunks in chunk order, then
+ * their lanes in lane order. The first chunk's sums take the total. */
+static void add_chunk_totals(const ConvShape *s, int chunks, int oc, real *lanes, real *dw)
+{
+    const size_t w_elems = dw_weight_elems(s), per_oc = (size_t)s->in_c * s->k_h * s->k_w;
+    real *first = lanes + oc * per_oc * VLEN;
+    for (int c = 1; c < chunks; c++) {
+        const real *more = first + c * w_elems * VLEN;
+        for (size_t j = 0; j < per_oc * VLEN; j++) first[j] += more[j];
+    }
+    add_lane_totals(per_oc, first, dw + oc * per_oc);
+}
+
 typedef struct {
     const ConvShape *s;
-    int n, group, chunk; /* images a group; input channels a task */
+    int n, chunks, chunk; /* image chunks (dw_image_chunks); input channels a task */
     int oc_step;         /* output channels a task */
     DwGroup shape;
     const real *x;
@@ -606,17 +638,22 @@ typedef struct {
 } WeightGradient;
 
 /* Task `task`: input channels [ic0, ic0 + chunk) and output channels [oc0, oc1) over every
- * group of images in order, into their lane sums, then their totals added to dw. */
+ * group of the images of one image chunk in order, into that chunk's lane sums; with one
+ * chunk, their totals then added to dw. */
 static void weight_gradient_channels(const WeightGradient *a, int task, real *sx)
 {
     const ConvShape *s = a->s;
-    const int oc_parts = (s->out_c + a->oc_step - 1) / a->oc_step;
-    const int k = s->k_h, taps = k * k, ic0 = task / oc_parts * a->chunk, oc0 = task % oc_parts * a->oc_step;
+    const int oc_parts = (s->out_c + a->oc_step - 1) / a->oc_step, per_chunk = s->in_c / a->chunk * oc_parts;
+    const int part = task % per_chunk, image_chunk = task / per_chunk;
+    const int k = s->k_h, taps = k * k, ic0 = part / oc_parts * a->chunk, oc0 = part % oc_parts * a->oc_step;
     const int oc1 = oc0 + a->oc_step < s->out_c ? oc0 + a->oc_step : s->out_c;
+    const int n0 = (int)((long)image_chunk * a->n / a->chunks), n1 = (int)((long)(image_chunk + 1) * a->n / a->chunks);
+    const int group = dw_even_group(s, n1 - n0);
+    real *lanes = a->lanes + image_chunk * dw_weight_elems(s) * VLEN;
     const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w, plane = (size_t)s->in_h * s->in_w;
-    for (int first = 0; first < a->n; first += a->group) {
+    for (int first = n0; first < n1; first += group) {
         DwGroup g = a->shape;
-        g.images = a->n - first < a->group ? a->n - first : a->group;
+        g.images = n1 - first < group ? n1 - first : group;
         g.sx = sx;
         g.ic_base = ic0;
         g.dy = a->shape.dy + first * a->shape.dy_item;
@@ -629,8 +666,9 @@ static void weight_gradient_channels(const WeightGradient *a, int task, real *sx
                               sx + ((size_t)c * g.images + i) * g.lay->chan);
         /* one input channel's shifted planes stay in cache while dy's channels pass by */
         for (int ic = ic0; ic < ic0 + a->chunk; ic++)
-            for (int oc = oc0; oc < oc1; oc += dw_channels(k)) dw_block(k, &g, oc, ic, first == 0, a->lanes);
+            for (int oc = oc0; oc < oc1; oc += dw_channels(k)) dw_block(k, &g, oc, ic, first == n0, lanes);
     }
+    if (a->chunks > 1) return;
     for (int oc = oc0; oc < oc1; oc++) {
         const size_t at = ((size_t)oc * s->in_c + ic0) * taps;
         add_lane_totals((size_t)a->chunk * taps, a->lanes + at * VLEN, a->dw + at);
@@ -639,10 +677,11 @@ static void weight_gradient_channels(const WeightGradient *a, int task, real *sx
 
 /* Input channels per task: all of them on one thread; else about four tasks a thread, so that
  * a faster core can take more of them, each task reading dy once more. */
-static int dw_chunk(const ConvShape *s, int threads)
+static int dw_chunk(const ConvShape *s, int threads, int image_chunks)
 {
     if (threads <= 1) return s->in_c;
-    int chunk = s->in_c / (4 * threads);
+    int chunk = s->in_c * image_chunks / (4 * threads);
+    if (chunk > s->in_c) chunk = s->in_c;
     if (chunk < 1) chunk = 1;
     while (s->in_c % chunk) chunk--;
     return chunk;
@@ -651,9 +690,9 @@ static int dw_chunk(const ConvShape *s, int threads)
 /* Output channels per task: all of them, but where a first layer's few input channels make
  * fewer than four tasks a thread, the output channels are split too (3 tasks on 2 threads left
  * one idle for a third of the time), each part shifting its images' input once more. */
-static int dw_oc_step(const ConvShape *s, int threads, int chunk)
+static int dw_oc_step(const ConvShape *s, int threads, int chunk, int image_chunks)
 {
-    const int ic_tasks = s->in_c / chunk, want = 4 * threads, unit = dw_channels(s->k_h);
+    const int ic_tasks = s->in_c / chunk * image_chunks, want = 4 * threads, unit = dw_channels(s->k_h);
     if (threads <= 1 || ic_tasks >= want) return s->out_c;
     const int parts = (want + ic_tasks - 1) / ic_tasks, step = (s->out_c + parts - 1) / parts;
     return (step + unit - 1) / unit * unit;
@@ -662,22 +701,23 @@ static int dw_oc_step(const ConvShape *s, int threads, int chunk)
 static void weight_gradient(Backend *bk, const ConvShape *s, int n, const real *x, const real *dy, real *dw)
 {
     if (n <= 0) return;
-    const int group = dw_even_group(s, n), chunk = dw_chunk(s, bk->threads);
-    const size_t w_elems = (size_t)s->out_c * s->in_c * s->k_h * s->k_w;
-    real *lanes = cpu_shared_workspace(bk), *dyp = lanes + w_elems * VLEN;
+    const int chunks = dw_image_chunks(s, n), chunk = dw_chunk(s, bk->threads, chunks);
+    const size_t w_elems = dw_weight_elems(s);
+    real *lanes = cpu_shared_workspace(bk), *dyp = lanes + w_elems * VLEN * chunks;
     if (!dy_padded_already(s)) {
         pad_planes(bk, s, n, dy, dyp);
         dy = dyp;
     }
-    const int oc_step = dw_oc_step(s, bk->threads, chunk);
-    const int tasks = s->in_c / chunk * ((s->out_c + oc_step - 1) / oc_step);
+    const int oc_step = dw_oc_step(s, bk->threads, chunk, chunks);
+    const int tasks = s->in_c / chunk * ((s->out_c + oc_step - 1) / oc_step) * chunks;
     const TapLayout lay = input_layout(s);
-    const WeightGradient a = {s, n, group, chunk, oc_step,
+    const WeightGradient a = {s, n, chunks, chunk, oc_step,
                               {.lay = &lay, .dy = dy,
                                .dy_item = (size_t)s->out_c * padded_pixels(s), .plane = padded_pixels(s),
                                .in_c = s->in_c},
                               x, lanes, dw};
     CPU_FOR_T(bk, t, int, task, tasks, { weight_gradient_channels(&a, task, cpu_workspace(bk, t)); });
+    if (chunks > 1) CPU_FOR(bk, int, oc, s->out_c, { add_chunk_totals(s, chunks, oc, lanes, dw); });
 }
 
 /* dw += the weight gradient; dx (may be NULL) += the data gradient. */
