@@ -204,6 +204,11 @@ void bk_avgpool_backward(Backend *bk, const PoolShape *s, int n, const real *dy,
 typedef struct {
     int c, hw;
     real eps, momentum; /* running = (1-momentum)*running + momentum*batch (PyTorch) */
+    /* a ReLU fused after it: y = max(0, BN(x)), in the same pass; backward takes the ReLU's mask
+     * from x and the forward's coefficients (gamma, beta and the saved statistics), recomputed
+     * to the same bits, so nothing more is stored and values and gradients are those of the
+     * two layers apart */
+    bool relu;
 } BatchNormShape;
 /* Training: batch statistics; saves mean and 1/sqrt(var+eps) for backward and
  * updates the running statistics (unbiased variance, as PyTorch and Caffe).
@@ -230,9 +235,9 @@ void bk_batchnorm_forward_eval(Backend *bk, const BatchNormShape *s, int n, cons
                                const real *running_var, real *y);
 /* dgamma/dbeta get this rank's share (the gradient allreduce sums them); dx uses the
  * sums over all ranks when sync is given. dx is added to, or with `accumulate` false written
- * (it held nothing yet). */
+ * (it held nothing yet). beta is read only with a fused ReLU (s->relu). */
 void bk_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const real *x,
-                           const real *gamma, const real *save_mean, const real *save_invstd,
+                           const real *gamma, const real *beta, const real *save_mean, const real *save_invstd,
                            const real *dy, real *dx, bool accumulate, real *dgamma, real *dbeta,
                            const BnSync *sync);
 

@@ -62,10 +62,10 @@
         const real *running_mean, const real *running_var, real *y),                                        \
        (bk, s, n, x, gamma, beta, running_mean, running_var, y))                                            \
     OP(void, batchnorm_backward,                                                                            \
-       (Backend *bk, const BatchNormShape *s, int n, const real *x, const real *gamma,                      \
+       (Backend *bk, const BatchNormShape *s, int n, const real *x, const real *gamma, const real *beta,    \
         const real *save_mean, const real *save_invstd, const real *dy, real *dx, bool accumulate,          \
         real *dgamma, real *dbeta, const BnSync *sync),                                                     \
-       (bk, s, n, x, gamma, save_mean, save_invstd, dy, dx, accumulate, dgamma, dbeta, sync))               \
+       (bk, s, n, x, gamma, beta, save_mean, save_invstd, dy, dx, accumulate, dgamma, dbeta, sync))         \
     OP(void, lrn_forward, (Backend *bk, const LrnShape *s, int n, const real *x, real *y, real *scale),     \
        (bk, s, n, x, y, scale))                                                                             \
     OP(void, lrn_backward,                                                                                  \

@@ -94,20 +94,21 @@ static void build_alexnet_cifar(Net *net, int classes, bool bn)
 }
 
 /* ---- ResNets (torchvision naming, Kaiming normal fan_out, BN 1/0) ---- */
+/* conv then BN, and with `relu` a ReLU fused into the BN (nb_batchnorm_relu) */
 static int conv_bn(Net *net, const char *prefix, const char *conv, const char *bn, int x, int out_c,
-                   int k, int stride, int pad)
+                   int k, int stride, int pad, bool relu)
 {
     char cn[64], bname[64];
     snprintf(cn, sizeof cn, "%s%s", prefix, conv);
     snprintf(bname, sizeof bname, "%s%s", prefix, bn);
     x = nb_conv(net, cn, x, out_c, k, stride, pad, 1, false, KAIMING, ZERO);
-    return nb_batchnorm(net, bname, x, true, 1e-5, 0.1);
+    return relu ? nb_batchnorm_relu(net, bname, x, true, 1e-5, 0.1) : nb_batchnorm(net, bname, x, true, 1e-5, 0.1);
 }
 
 static int shortcut(Net *net, const char *prefix, int x, int in_c, int out_c, int stride)
 {
     if (stride == 1 && in_c == out_c) return x;
-    return conv_bn(net, prefix, "downsample.0", "downsample.1", x, out_c, 1, stride, 0);
+    return conv_bn(net, prefix, "downsample.0", "downsample.1", x, out_c, 1, stride, 0, false);
 }
 
 /* CIFAR ResNet (He et al. 2016, sec. 4.2): 3 stages of 16/32/64 channels, `blocks`
@@ -115,7 +116,7 @@ static int shortcut(Net *net, const char *prefix, int x, int in_c, int out_c, in
  * shape changes. resnet20: 3 blocks per stage; resnet8: 1 (Shallue et al.). */
 static void build_cifar_resnet(Net *net, int classes, int blocks)
 {
-    int x = nb_relu(net, conv_bn(net, "", "conv1", "bn1", NET_INPUT, 16, 3, 1, 1));
+    int x = conv_bn(net, "", "conv1", "bn1", NET_INPUT, 16, 3, 1, 1, true);
     int in_c = 16;
     for (int stage = 0; stage < 3; stage++) {
         int out_c = 16 << stage;
@@ -123,8 +124,8 @@ static void build_cifar_resnet(Net *net, int classes, int blocks)
             int stride = (stage > 0 && b == 0) ? 2 : 1;
             char prefix[32];
             snprintf(prefix, sizeof prefix, "layer%d.%d.", stage + 1, b);
-            int y = nb_relu(net, conv_bn(net, prefix, "conv1", "bn1", x, out_c, 3, stride, 1));
-            y = conv_bn(net, prefix, "conv2", "bn2", y, out_c, 3, 1, 1);
+            int y = conv_bn(net, prefix, "conv1", "bn1", x, out_c, 3, stride, 1, true);
+            y = conv_bn(net, prefix, "conv2", "bn2", y, out_c, 3, 1, 1, false);
             x = nb_relu(net, nb_add(net, y, shortcut(net, prefix, x, in_c, out_c, stride)));
             in_c = out_c;
         }
@@ -138,7 +139,7 @@ static void build_cifar_resnet(Net *net, int classes, int blocks)
  * its 3x3 convolution, not its first 1x1 (v1). */
 static void build_resnet50(Net *net, int classes)
 {
-    int x = nb_relu_maxpool(net, conv_bn(net, "", "conv1", "bn1", NET_INPUT, 64, 7, 2, 3), 3, 2, 1);
+    int x = nb_relu_maxpool(net, conv_bn(net, "", "conv1", "bn1", NET_INPUT, 64, 7, 2, 3, false), 3, 2, 1);
     const int depth[4] = {3, 4, 6, 3};
     int in_c = 64;
     for (int stage = 0; stage < 4; stage++) {
@@ -147,9 +148,9 @@ static void build_resnet50(Net *net, int classes)
             int stride = (stage > 0 && b == 0) ? 2 : 1;
             char prefix[32];
             snprintf(prefix, sizeof prefix, "layer%d.%d.", stage + 1, b);
-            int y = nb_relu(net, conv_bn(net, prefix, "conv1", "bn1", x, width, 1, 1, 0));
-            y = nb_relu(net, conv_bn(net, prefix, "conv2", "bn2", y, width, 3, stride, 1));
-            y = conv_bn(net, prefix, "conv3", "bn3", y, out_c, 1, 1, 0);
+            int y = conv_bn(net, prefix, "conv1", "bn1", x, width, 1, 1, 0, true);
+            y = conv_bn(net, prefix, "conv2", "bn2", y, width, 3, stride, 1, true);
+            y = conv_bn(net, prefix, "conv3", "bn3", y, out_c, 1, 1, 0, false);
             x = nb_relu(net, nb_add(net, y, shortcut(net, prefix, x, in_c, out_c, stride)));
             in_c = out_c;
         }

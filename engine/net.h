@@ -153,6 +153,10 @@ int nb_relu_maxpool(Net *net, int in, int k, int stride, int pad);
 int nb_avgpool(Net *net, int in, int k, int stride, int pad);
 int nb_global_avgpool(Net *net, int in);
 int nb_batchnorm(Net *net, const char *name, int in, bool affine, double eps, double momentum);
+/* Batch norm then ReLU as one layer (BatchNormShape.relu): the values and gradients of the two,
+ * in fewer passes over memory. Returns the layer's index, as nb_relu(nb_batchnorm(...)) would
+ * the ReLU's. */
+int nb_batchnorm_relu(Net *net, const char *name, int in, bool affine, double eps, double momentum);
 int nb_lrn(Net *net, const char *name, int in, int size, double alpha, double beta, double k);
 int nb_dropout(Net *net, int in, double p);
 int nb_add(Net *net, int a, int b);

@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "../engine/models.h"
 #include "../engine/net.h"
@@ -137,6 +138,8 @@ static void b_avgpool(Net *net) { head(net, nb_avgpool(net, NET_INPUT, 3, 2, 1))
 static void b_gap(Net *net) { head(net, nb_global_avgpool(net, NET_INPUT)); }
 static void b_bn_affine(Net *net) { head(net, nb_batchnorm(net, "bn", NET_INPUT, true, 1e-5, 0.1)); }
 static void b_bn_plain(Net *net) { head(net, nb_batchnorm(net, "bn", NET_INPUT, false, 1e-4, 0.1)); }
+static void b_bn_relu(Net *net) { head(net, nb_batchnorm_relu(net, "bn", NET_INPUT, true, 1e-5, 0.1)); }
+static void b_bn_relu_plain(Net *net) { head(net, nb_batchnorm_relu(net, "bn", NET_INPUT, false, 1e-4, 0.1)); }
 static void b_lrn(Net *net) { head(net, nb_lrn(net, "norm", NET_INPUT, 5, 1e-1, 0.75, 2)); }
 static void b_lrn_even(Net *net) { head(net, nb_lrn(net, "norm", NET_INPUT, 4, 0.3, 0.6, 1)); }
 static void b_dropout(Net *net) { head(net, nb_dropout(net, NET_INPUT, 0.4)); }
@@ -145,15 +148,18 @@ static void b_add(Net *net)
     int a = nb_conv(net, "a", NET_INPUT, 3, 3, 1, 1, 1, false, GAUSS, GAUSS);
     head(net, nb_add(net, a, nb_relu(net, a))); /* a feeds two consumers */
 }
-/* A ResNet basic block with a projection shortcut, as in the models. */
-static void b_residual(Net *net)
+/* A ResNet basic block with a projection shortcut, as in the models: its first BN and ReLU
+ * two layers, or one (nb_batchnorm_relu, as the models build it). */
+static void residual_block(Net *net, bool fused)
 {
     int y = nb_conv(net, "conv1", NET_INPUT, 4, 3, 2, 1, 1, false, GAUSS, GAUSS);
-    y = nb_relu(net, nb_batchnorm(net, "bn1", y, true, 1e-5, 0.1));
+    y = fused ? nb_batchnorm_relu(net, "bn1", y, true, 1e-5, 0.1) : nb_relu(net, nb_batchnorm(net, "bn1", y, true, 1e-5, 0.1));
     y = nb_batchnorm(net, "bn2", nb_conv(net, "conv2", y, 4, 3, 1, 1, 1, false, GAUSS, GAUSS), true, 1e-5, 0.1);
     int s = nb_batchnorm(net, "ds.1", nb_conv(net, "ds.0", NET_INPUT, 4, 1, 2, 0, 1, false, GAUSS, GAUSS), true, 1e-5, 0.1);
     head(net, nb_relu(net, nb_add(net, y, s)));
 }
+static void b_residual(Net *net) { residual_block(net, false); }
+static void b_residual_fused(Net *net) { residual_block(net, true); }
 /* Gradients that a layer writes rather than adds to (writes_fresh_gradient: ReLU, add, BN):
  * a tensor added to itself (the second place adds), and a ReLU's output read first by a BN and
  * last by an add, so the add writes its gradient and the BN must add to it. */
@@ -185,13 +191,62 @@ Test(gradcheck, avgpool_padded) { run_check(2, 6, 6, 2, b_avgpool); }
 Test(gradcheck, global_avgpool) { run_check(3, 4, 4, 2, b_gap); }
 Test(gradcheck, batchnorm_train_affine) { run_check(3, 3, 3, 4, b_bn_affine); }
 Test(gradcheck, batchnorm_train_no_affine) { run_check(3, 3, 3, 4, b_bn_plain); }
+Test(gradcheck, batchnorm_relu_train) { run_check(3, 3, 3, 4, b_bn_relu); }
+Test(gradcheck, batchnorm_relu_train_no_affine) { run_check(3, 3, 3, 4, b_bn_relu_plain); }
 Test(gradcheck, lrn) { run_check(7, 3, 3, 2, b_lrn); }
 Test(gradcheck, lrn_even_size) { run_check(6, 2, 2, 2, b_lrn_even); }
 Test(gradcheck, dropout) { run_check(3, 3, 3, 3, b_dropout); }
 Test(gradcheck, residual_add) { run_check(3, 4, 4, 2, b_add); }
 Test(gradcheck, residual_block) { run_check(3, 6, 6, 3, b_residual); }
+Test(gradcheck, residual_block_fused_bn_relu) { run_check(3, 6, 6, 3, b_residual_fused); }
 Test(gradcheck, gradients_written_or_added) { run_check(2, 4, 4, 3, b_fresh_gradients); }
 Test(gradcheck, softmax_xent_label_smoothing) { run_check(4, 1, 1, 5, b_smoothing); }
+
+/* One training step's loss, gradients (parameters, then the input) and evaluation loss of a
+ * net from `build`, with random parameters, input and labels from a fixed seed. */
+static real *step_results(BuildFn build, size_t *count)
+{
+    Backend *bk = backend_create(2);
+    Net *net = net_create("fused", bk, 3, 6, 6);
+    build(net);
+    net_finalize(net);
+    Rng rng;
+    rng_seed(&rng, 5, 1);
+    fill_normal(&net->param_block, &rng, 0.5);
+    net->want_input_grad = true;
+    net_plan(net, 3);
+    fill_normal(&net->input, &rng, 1);
+    const int32_t labels[3] = {1, 4, 2};
+    labels_set(bk, net->labels, labels, 3);
+    net_zero_grad(net);
+    const double train_loss = loss_at(net, 3);
+    net_backward(net, 3);
+    tensor_set_batch(&net->input_grad, 3);
+    const size_t params = tensor_count(&net->grad_block), inputs = tensor_count(&net->input_grad);
+    *count = params + inputs + 2;
+    real *out = malloc(*count * sizeof *out);
+    cr_assert_not_null(out);
+    tensor_download(&net->grad_block, out);
+    tensor_download(&net->input_grad, out + params);
+    out[params + inputs] = (real)train_loss;
+    out[params + inputs + 1] = (real)net_forward(net, 3, false);
+    net_destroy(net);
+    backend_destroy(bk);
+    return out;
+}
+
+/* nb_batchnorm_relu is BN then ReLU to the bit: values, gradients, evaluation. */
+Test(known_answer, batchnorm_relu_is_bn_then_relu)
+{
+    size_t n_apart, n_fused;
+    real *apart = step_results(b_residual, &n_apart), *fused = step_results(b_residual_fused, &n_fused);
+    cr_assert_eq(n_apart, n_fused);
+    size_t differ = 0;
+    for (size_t i = 0; i < n_apart; i++) differ += memcmp(&apart[i], &fused[i], sizeof(real)) != 0;
+    cr_expect_eq(differ, 0, "%zu of %zu values differ", differ, n_apart);
+    free(apart);
+    free(fused);
+}
 
 /* Evaluation-mode BN is a known affine map of the running statistics. */
 Test(known_answer, batchnorm_eval_uses_running_stats)

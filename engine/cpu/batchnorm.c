@@ -42,7 +42,17 @@ typedef struct {
 Workspace batchnorm_workspace(const BatchNormShape *s, int batch)
 {
     size_t doubles = 2 * (size_t)batch * s->c + 2 * (size_t)s->c + 1;
-    return (Workspace){0, doubles * (sizeof(double) / sizeof(real)) + 2 * (size_t)s->c};
+    /* per thread, with a fused ReLU: one plane of dy with the ReLU's mask applied */
+    return (Workspace){s->relu ? (size_t)s->hw : 0, doubles * (sizeof(double) / sizeof(real)) + 2 * (size_t)s->c};
+}
+
+/* Channel c's normalization gamma*(x - mean)*invstd + beta as a * x + b: the forward's
+ * coefficients, which the backward of a fused ReLU recomputes to the same bits for its mask. */
+static inline void channel_affine(const real *gamma, const real *beta, int c, real mean, real invstd, real *a,
+                                  real *b)
+{
+    *a = (gamma ? gamma[c] : 1) * invstd;
+    *b = (beta ? beta[c] : 0) - mean * *a;
 }
 
 static BnScratch bn_scratch(Backend *bk, const BatchNormShape *s, int n, const BnSync *sync)
@@ -104,7 +114,8 @@ static void combine_moments(const BatchNormShape *s, int n, const BnScratch *w, 
         }
 }
 
-/* y = scale[c] * x + shift[c] on every plane. */
+/* y = scale[c] * x + shift[c] on every plane, and with a fused ReLU max(0, that): the values
+ * of the two layers apart, in one pass. */
 static void apply_affine(Backend *bk, const BatchNormShape *s, int n, const real *x, const real *scale,
                          const real *shift, real *y)
 {
@@ -113,7 +124,13 @@ static void apply_affine(Backend *bk, const BatchNormShape *s, int n, const real
         for (int c = 0; c < C; c++) {
             const size_t off = ((size_t)i * C + c) * HW;
             const real a = scale[c], b = shift[c];
-            for (int j = 0; j < HW; j++) y[off + j] = a * x[off + j] + b;
+            if (s->relu)
+                for (int j = 0; j < HW; j++) {
+                    const real v = a * x[off + j] + b;
+                    y[off + j] = v > 0 ? v : 0;
+                }
+            else
+                for (int j = 0; j < HW; j++) y[off + j] = a * x[off + j] + b;
         }
     });
 }
@@ -124,10 +141,8 @@ static void channel_coefficients(const BatchNormShape *s, int c, const real *gam
                                  double var, double m, BnScratch *w, real *save_mean, real *save_invstd,
                                  real *running_mean, real *running_var)
 {
-    real invstd = (real)(1.0 / sqrt(var + s->eps));
-    real g = gamma ? gamma[c] : 1, bt = beta ? beta[c] : 0, mu = (real)mean;
-    w->scale[c] = g * invstd;
-    w->shift[c] = bt - mu * w->scale[c];
+    real invstd = (real)(1.0 / sqrt(var + s->eps)), mu = (real)mean;
+    channel_affine(gamma, beta, c, mu, invstd, &w->scale[c], &w->shift[c]);
     save_mean[c] = mu;
     save_invstd[c] = invstd;
     double unbiased = m > 1 ? var * m / (m - 1) : var;
@@ -173,40 +188,50 @@ void cpu_batchnorm_forward_eval(Backend *bk, const BatchNormShape *s, int n, con
 {
     BK_GUARD(bk);
     BnScratch w = bn_scratch(bk, s, n, NULL);
-    for (int c = 0; c < s->c; c++) {
-        real invstd = 1 / sqrt(running_var[c] + s->eps);
-        real g = gamma ? gamma[c] : 1, bt = beta ? beta[c] : 0;
-        w.scale[c] = g * invstd;
-        w.shift[c] = bt - running_mean[c] * w.scale[c];
-    }
+    for (int c = 0; c < s->c; c++)
+        channel_affine(gamma, beta, c, running_mean[c], 1 / sqrt(running_var[c] + s->eps), &w.scale[c], &w.shift[c]);
     apply_affine(bk, s, n, x, w.scale, w.shift, y);
 }
 
+/* The gradient that reaches batch norm through a fused ReLU: dy where the forward's a * x + b
+ * was positive, else 0 (the ReLU's own backward, from the same bits). */
+static inline real through_relu(bool relu, real dy, real x, real a, real b) { return relu && !(a * x + b > 0) ? 0 : dy; }
+
 /* dx += g*invstd/m * (m*dy - sum(dy) - xhat*sum(dy*xhat)) on every plane (dx = that, without
- * `accumulate`), from the per-channel totals sum_dy and sum_dy_xhat. */
+ * `accumulate`), from the per-channel totals sum_dy and sum_dy_xhat; dy through the fused ReLU
+ * whose coefficients w holds. */
 static void apply_dx(Backend *bk, const BatchNormShape *s, int n, const real *x, const real *gamma,
                      const real *save_mean, const real *save_invstd, const real *dy, real *dx, bool accumulate,
-                     const double *sum_dy, const double *sum_dy_xhat, double m)
+                     const BnScratch *w, const double *sum_dy, const double *sum_dy_xhat, double m)
 {
     const int C = s->c, HW = s->hw;
+    const bool relu = s->relu;
     CPU_FOR(bk, int, i, n, {
         for (int c = 0; c < C; c++) {
             const size_t off = ((size_t)i * C + c) * HW;
-            const real mu = save_mean[c], invstd = save_invstd[c];
+            const real mu = save_mean[c], invstd = save_invstd[c], a = w->scale[c], b = w->shift[c];
             const real k = (gamma ? gamma[c] : 1) * invstd;
             const real mean_dy = (real)(sum_dy[c] / m), mean_dy_xhat = (real)(sum_dy_xhat[c] / m);
             if (accumulate)
                 for (int j = 0; j < HW; j++)
-                    dx[off + j] += k * (dy[off + j] - mean_dy - (x[off + j] - mu) * invstd * mean_dy_xhat);
+                    dx[off + j] += k * (through_relu(relu, dy[off + j], x[off + j], a, b) - mean_dy -
+                                        (x[off + j] - mu) * invstd * mean_dy_xhat);
             else
                 for (int j = 0; j < HW; j++)
-                    dx[off + j] = k * (dy[off + j] - mean_dy - (x[off + j] - mu) * invstd * mean_dy_xhat);
+                    dx[off + j] = k * (through_relu(relu, dy[off + j], x[off + j], a, b) - mean_dy -
+                                       (x[off + j] - mu) * invstd * mean_dy_xhat);
         }
     });
 }
 
+/* One plane of dy through the fused ReLU, into out. */
+static void plane_through_relu(const real *dy, const real *x, int hw, real a, real b, real *out)
+{
+    for (int j = 0; j < hw; j++) out[j] = through_relu(true, dy[j], x[j], a, b);
+}
+
 void cpu_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const real *x,
-                           const real *gamma, const real *save_mean, const real *save_invstd,
+                           const real *gamma, const real *beta, const real *save_mean, const real *save_invstd,
                            const real *dy, real *dx, bool accumulate, real *dgamma, real *dbeta,
                            const BnSync *sync)
 {
@@ -214,11 +239,18 @@ void cpu_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const r
     const int C = s->c, HW = s->hw;
     BnScratch w = bn_scratch(bk, s, n, sync);
     double *sum_dy = w.acc, *sum_dy_xhat = w.acc + C;
-    CPU_FOR(bk, int, i, n, {
+    if (s->relu)
+        for (int c = 0; c < C; c++) channel_affine(gamma, beta, c, save_mean[c], save_invstd[c], &w.scale[c], &w.shift[c]);
+    CPU_FOR_T(bk, t, int, i, n, {
+        real *masked = cpu_workspace(bk, t);
         for (int c = 0; c < C; c++) {
             const size_t off = ((size_t)i * C + c) * HW;
-            plane_dy_sums(dy + off, x + off, HW, save_mean[c], &w.part[(size_t)i * C + c],
-                          &w.part2[(size_t)i * C + c]);
+            const real *d = dy + off;
+            if (s->relu) {
+                plane_through_relu(d, x + off, HW, w.scale[c], w.shift[c], masked);
+                d = masked;
+            }
+            plane_dy_sums(d, x + off, HW, save_mean[c], &w.part[(size_t)i * C + c], &w.part2[(size_t)i * C + c]);
         }
     });
     image_totals(n, C, w.part, sum_dy);
@@ -235,5 +267,5 @@ void cpu_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const r
         sync->sum(sync->ctx, w.acc, 2 * C + 1);
         m = w.acc[2 * C];
     }
-    apply_dx(bk, s, n, x, gamma, save_mean, save_invstd, dy, dx, accumulate, sum_dy, sum_dy_xhat, m);
+    apply_dx(bk, s, n, x, gamma, save_mean, save_invstd, dy, dx, accumulate, &w, sum_dy, sum_dy_xhat, m);
 }

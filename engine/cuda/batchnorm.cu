@@ -163,16 +163,27 @@ static __global__ void bn_finalize_kernel(BatchNormShape s, const double *acc, d
     running_var[c] = (real)((double)__fmul_rn(keep, running_var[c]) + __dmul_rn((double)s.momentum, unbiased));
 }
 
-/* y = a*x + b with a = gamma*invstd, b = beta - mean*a (float, as the CPU). */
+/* a*x + b with a = gamma*invstd, b = beta - mean*a (float, as the CPU): the forward's value,
+ * which a fused ReLU's backward recomputes to the same bits for its mask. */
+static __device__ inline real bn_value(real x, const real *gamma, const real *beta, int c, real mean, real invstd)
+{
+    const real g = gamma ? gamma[c] : 1, bt = beta ? beta[c] : 0;
+    const real a = __fmul_rn(g, invstd), b = bt - __fmul_rn(mean, a);
+    return __fmul_rn(a, x) + b;
+}
+
+/* The value out of a fused ReLU (relu), or v. */
+static __device__ inline real bn_out(bool relu, real v) { return relu && !(v > 0) ? 0 : v; }
+
+/* y = bn_value, through the fused ReLU with relu. */
 static __global__ void bn_normalize_kernel(size_t count, ChannelOfIndex ch, const real *x, const real *gamma,
-                                           const real *beta, const real *mean, const real *invstd, real *y)
+                                           const real *beta, const real *mean, const real *invstd, bool relu,
+                                           real *y)
 {
     GRID_STRIDE(k, count)
     {
         const int c = channel_at(ch, k);
-        const real g = gamma ? gamma[c] : 1, bt = beta ? beta[c] : 0;
-        const real a = g * invstd[c], b = bt - __fmul_rn(mean[c], a);
-        y[k] = __fmul_rn(a, x[k]) + b;
+        y[k] = bn_out(relu, bn_value(x[k], gamma, beta, c, mean[c], invstd[c]));
     }
 }
 
@@ -227,7 +238,7 @@ void cuda_batchnorm_forward_train(Backend *bk, const BatchNormShape *s, int n, c
     const size_t count = (size_t)(n > 0 ? n : 0) * C * (size_t)(s->hw > 0 ? s->hw : 0);
     if (!count) return;
     bn_normalize_kernel<<<cuda_blocks(count), CUDA_THREADS, 0, stream>>>(count, channels(count, C, s->hw), x, gamma,
-                                                                         beta, save_mean, save_invstd, y);
+                                                                         beta, save_mean, save_invstd, s->relu, y);
     CUDA_LAUNCHED();
 }
 
@@ -236,15 +247,13 @@ void cuda_batchnorm_forward_train(Backend *bk, const BatchNormShape *s, int n, c
 /* The CPU computes invstd in float here: 1 / sqrt(running_var + eps) on floats. */
 static __global__ void bn_eval_kernel(size_t count, ChannelOfIndex ch, real eps, const real *x, const real *gamma,
                                       const real *beta, const real *running_mean, const real *running_var,
-                                      real *y)
+                                      bool relu, real *y)
 {
     GRID_STRIDE(k, count)
     {
         const int c = channel_at(ch, k);
         const real invstd = 1 / sqrtf(running_var[c] + eps);
-        const real g = gamma ? gamma[c] : 1, bt = beta ? beta[c] : 0;
-        const real a = g * invstd, b = bt - __fmul_rn(running_mean[c], a);
-        y[k] = __fmul_rn(a, x[k]) + b;
+        y[k] = bn_out(relu, bn_value(x[k], gamma, beta, c, running_mean[c], invstd));
     }
 }
 
@@ -255,7 +264,7 @@ void cuda_batchnorm_forward_eval(Backend *bk, const BatchNormShape *s, int n, co
     const size_t count = (size_t)(n > 0 ? n : 0) * (size_t)(s->c > 0 ? s->c : 0) * (size_t)(s->hw > 0 ? s->hw : 0);
     if (!count) return;
     bn_eval_kernel<<<cuda_blocks(count), CUDA_THREADS, 0, cuda_state(bk)->stream>>>(
-        count, channels(count, s->c, s->hw), s->eps, x, gamma, beta, running_mean, running_var, y);
+        count, channels(count, s->c, s->hw), s->eps, x, gamma, beta, running_mean, running_var, s->relu, y);
     CUDA_LAUNCHED();
 }
 
@@ -267,14 +276,23 @@ static __device__ inline void bn_dx_coef(const double *acc, int C, int c, double
     coef[c] = make_float2((real)(acc[c] / m), (real)(acc[C + c] / m));
 }
 
-/* Partial sums of dy and of dy*(x - mean), the products in float as the CPU. */
-static __global__ void bn_backward_sum_kernel(int C, int hw, int n, const real *x, const real *dy,
-                                              const real *save_mean, double *partial)
+/* dy through the fused ReLU (relu): 0 where the forward's value was not positive. */
+static __device__ inline real bn_through_relu(bool relu, real dy, real x, const real *gamma, const real *beta, int c,
+                                              real mean, real invstd)
 {
-    const real mu = save_mean[blockIdx.x];
+    return relu && !(bn_value(x, gamma, beta, c, mean, invstd) > 0) ? 0 : dy;
+}
+
+/* Partial sums of dy and of dy*(x - mean), the products in float as the CPU. */
+static __global__ void bn_backward_sum_kernel(int C, int hw, int n, const real *x, const real *dy, const real *gamma,
+                                              const real *beta, const real *save_mean, const real *save_invstd,
+                                              bool relu, double *partial)
+{
+    const int c = blockIdx.x;
+    const real mu = save_mean[c], invstd = save_invstd[c];
     double sum_dy = 0, sum_dy_x = 0;
     for_channel(C, hw, n, [&](size_t k) {
-        const real d = dy[k];
+        const real d = bn_through_relu(relu, dy[k], x[k], gamma, beta, c, mu, invstd);
         sum_dy += (double)d;
         sum_dy_x += (double)__fmul_rn(d, x[k] - mu);
     });
@@ -311,8 +329,8 @@ static __global__ void bn_dx_coef_kernel(int C, const double *acc, double m, flo
 /* dx += g*invstd * (dy - mean_dy - (x - mean)*invstd*mean_dy_xhat), channel_dx's floats (dx =
  * that without `accumulate`). */
 static __global__ void bn_dx_kernel(size_t count, ChannelOfIndex ch, const real *x, const real *gamma,
-                                    const real *save_mean, const real *save_invstd, const real *dy,
-                                    const float2 *coef, real *dx, bool accumulate)
+                                    const real *beta, const real *save_mean, const real *save_invstd, bool relu,
+                                    const real *dy, const float2 *coef, real *dx, bool accumulate)
 {
     GRID_STRIDE(k, count)
     {
@@ -322,13 +340,14 @@ static __global__ void bn_dx_kernel(size_t count, ChannelOfIndex ch, const real 
         const real kc = g * invstd;
         const float2 mc = coef[c]; /* mean_dy, mean_dy_xhat */
         const real t = __fmul_rn(__fmul_rn(x[k] - mu, invstd), mc.y);
-        const real v = __fmul_rn(kc, (dy[k] - mc.x) - t);
+        const real d = bn_through_relu(relu, dy[k], x[k], gamma, beta, c, mu, invstd);
+        const real v = __fmul_rn(kc, (d - mc.x) - t);
         dx[k] = accumulate ? dx[k] + v : v;
     }
 }
 
 void cuda_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const real *x,
-                             const real *gamma, const real *save_mean, const real *save_invstd,
+                             const real *gamma, const real *beta, const real *save_mean, const real *save_invstd,
                              const real *dy, real *dx, bool accumulate, real *dgamma, real *dbeta,
                              const BnSync *sync)
 {
@@ -338,7 +357,8 @@ void cuda_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const 
     double m = (double)n * s->hw;
     const BnScratch sc = bn_scratch(bk, sync, C, bn_splits(n, s->hw));
     const dim3 grid((unsigned)C, (unsigned)sc.splits);
-    bn_backward_sum_kernel<<<grid, CUDA_THREADS, 0, stream>>>(C, s->hw, n, x, dy, save_mean, sc.partial);
+    bn_backward_sum_kernel<<<grid, CUDA_THREADS, 0, stream>>>(C, s->hw, n, x, dy, gamma, beta, save_mean, save_invstd,
+                                                              s->relu, sc.partial);
     CUDA_LAUNCHED();
     bn_backward_total_kernel<<<channel_blocks(C), BN_CHANNEL_THREADS, 0, stream>>>(
         C, sc.partial, sc.splits, save_invstd, dgamma, dbeta, sc.acc, m, sync ? NULL : sc.coef);
@@ -351,8 +371,8 @@ void cuda_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const 
     }
     const size_t count = (size_t)(n > 0 ? n : 0) * C * (size_t)(s->hw > 0 ? s->hw : 0);
     if (!dx || !count) return;
-    bn_dx_kernel<<<cuda_blocks(count), CUDA_THREADS, 0, stream>>>(count, channels(count, C, s->hw), x, gamma,
-                                                                  save_mean, save_invstd, dy, sc.coef, dx,
+    bn_dx_kernel<<<cuda_blocks(count), CUDA_THREADS, 0, stream>>>(count, channels(count, C, s->hw), x, gamma, beta,
+                                                                  save_mean, save_invstd, s->relu, dy, sc.coef, dx,
                                                                   accumulate);
     CUDA_LAUNCHED();
 }

@@ -1,5 +1,7 @@
 /* Batch normalization: batch statistics in training, running statistics in
- * evaluation; the affine scale/shift is optional (NVCaffe's AlexNet-BN has none). */
+ * evaluation; the affine scale/shift is optional (NVCaffe's AlexNet-BN has none). With a ReLU
+ * after it (ResNets' conv-BN-ReLU) the two are one layer (nb_batchnorm_relu): one pass over
+ * memory forward and none of the ReLU's backward, the same values and gradients. */
 #include <stdlib.h>
 
 #include "../net.h"
@@ -45,10 +47,11 @@ static void bn_backward(Layer *l, Net *net, int n)
         abort();
     }
     const real *g = st->affine ? net->params[l->param[0]].value.data : NULL;
+    const real *b = st->affine ? net->params[l->param[1]].value.data : NULL;
     real *dg = st->affine ? net->params[l->param[0]].grad.data : NULL;
     real *db = st->affine ? net->params[l->param[1]].grad.data : NULL;
     BnSync sync;
-    bk_batchnorm_backward(net->bk, &st->shape, n, net_layer_input(net, l, 0)->data, g, st->mean.data,
+    bk_batchnorm_backward(net->bk, &st->shape, n, net_layer_input(net, l, 0)->data, g, b, st->mean.data,
                           st->invstd.data, l->dout.data, dx->data, !l->fresh_dx[0], dg, db, bn_sync(net, st, &sync));
 }
 
@@ -71,13 +74,17 @@ static const LayerOps bn_ops = {
     .kind = "batchnorm", .plan = bn_plan, .forward = bn_forward, .backward = bn_backward, .destroy = bn_destroy,
     .writes_fresh_gradient = true, .couples_images = true,
 };
+static const LayerOps bn_relu_ops = {
+    .kind = "batchnorm_relu", .plan = bn_plan, .forward = bn_forward, .backward = bn_backward,
+    .destroy = bn_destroy, .writes_fresh_gradient = true, .couples_images = true,
+};
 
-int nb_batchnorm(Net *net, const char *name, int in, bool affine, double eps, double momentum)
+static int add_batchnorm(Net *net, const char *name, int in, bool affine, double eps, double momentum, bool relu)
 {
-    int idx = net_add_layer(net, &bn_ops, name, in, NO_INPUT);
+    int idx = net_add_layer(net, relu ? &bn_relu_ops : &bn_ops, name, in, NO_INPUT);
     Layer *l = &net->layers[idx];
     BatchNormState *st = xcalloc(1, sizeof *st, "batchnorm state");
-    st->shape = (BatchNormShape){l->c, l->h * l->w, (real)eps, (real)momentum};
+    st->shape = (BatchNormShape){l->c, l->h * l->w, (real)eps, (real)momentum, relu};
     st->affine = affine;
     tensor_alloc(&st->mean, net->bk, 1, l->c, 1, 1);
     tensor_alloc(&st->invstd, net->bk, 1, l->c, 1, 1);
@@ -90,4 +97,14 @@ int nb_batchnorm(Net *net, const char *name, int in, bool affine, double eps, do
     net_add_buffer(net, idx, "running_mean", l->c, 0);
     net_add_buffer(net, idx, "running_var", l->c, 1);
     return idx;
+}
+
+int nb_batchnorm(Net *net, const char *name, int in, bool affine, double eps, double momentum)
+{
+    return add_batchnorm(net, name, in, affine, eps, momentum, false);
+}
+
+int nb_batchnorm_relu(Net *net, const char *name, int in, bool affine, double eps, double momentum)
+{
+    return add_batchnorm(net, name, in, affine, eps, momentum, true);
 }
