@@ -163,7 +163,8 @@ void bk_linear_backward(Backend *bk, int n, int in, int out, const real *x, cons
 void bk_relu_forward(Backend *bk, size_t count, const real *x, real *y);
 /* dx += dy where y > 0; with `accumulate` false dx = that instead (dx held nothing yet) */
 void bk_relu_backward(Backend *bk, size_t count, const real *y, const real *dy, real *dx, bool accumulate);
-void bk_add_forward(Backend *bk, size_t count, const real *a, const real *b, real *y);
+/* y = a + b, or with relu max(0, a + b): the add and the ReLU after it in one pass */
+void bk_add_forward(Backend *bk, size_t count, const real *a, const real *b, bool relu, real *y);
 void bk_accumulate(Backend *bk, size_t count, const real *dy, real *dx); /* dx += dy */
 /* Inverted dropout: mask holds 0 or 1/(1-p). Element i of the tensor is dropped when the
  * Philox4x32-10 uniform of (seed, step, layer, first_element + i) is below p (see

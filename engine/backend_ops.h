@@ -29,8 +29,8 @@
     OP(void, relu_backward,                                                                                 \
        (Backend *bk, size_t count, const real *y, const real *dy, real *dx, bool accumulate),               \
        (bk, count, y, dy, dx, accumulate))                                                                  \
-    OP(void, add_forward, (Backend *bk, size_t count, const real *a, const real *b, real *y),               \
-       (bk, count, a, b, y))                                                                                \
+    OP(void, add_forward, (Backend *bk, size_t count, const real *a, const real *b, bool relu, real *y),    \
+       (bk, count, a, b, relu, y))                                                                          \
     OP(void, accumulate, (Backend *bk, size_t count, const real *dy, real *dx), (bk, count, dy, dx))        \
     OP(void, dropout_forward,                                                                               \
        (Backend *bk, size_t count, real p, const DropoutKey *key, real *mask, const real *x, real *y),      \

@@ -126,7 +126,7 @@ static void build_cifar_resnet(Net *net, int classes, int blocks)
             snprintf(prefix, sizeof prefix, "layer%d.%d.", stage + 1, b);
             int y = conv_bn(net, prefix, "conv1", "bn1", x, out_c, 3, stride, 1, true);
             y = conv_bn(net, prefix, "conv2", "bn2", y, out_c, 3, 1, 1, false);
-            x = nb_relu(net, nb_add(net, y, shortcut(net, prefix, x, in_c, out_c, stride)));
+            x = nb_add_relu(net, y, shortcut(net, prefix, x, in_c, out_c, stride));
             in_c = out_c;
         }
     }
@@ -151,7 +151,7 @@ static void build_resnet50(Net *net, int classes)
             int y = conv_bn(net, prefix, "conv1", "bn1", x, width, 1, 1, 0, true);
             y = conv_bn(net, prefix, "conv2", "bn2", y, width, 3, stride, 1, true);
             y = conv_bn(net, prefix, "conv3", "bn3", y, out_c, 1, 1, 0, false);
-            x = nb_relu(net, nb_add(net, y, shortcut(net, prefix, x, in_c, out_c, stride)));
+            x = nb_add_relu(net, y, shortcut(net, prefix, x, in_c, out_c, stride));
             in_c = out_c;
         }
     }

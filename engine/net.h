@@ -74,6 +74,11 @@ typedef struct {
     /* training ties the batch's images together (batch norm's statistics): the net cannot
      * train as per-thread replicas, each over its own images (engine/replicas.h) */
     bool couples_images;
+    /* backward's gradient for the first input is the layer's own output gradient, or (with a
+     * ReLU) that masked, elementwise: where the layer writes that gradient first, net_plan
+     * gives it the layer's own gradient's memory, and backward finds it there (the residual
+     * add's copy) or works in place */
+    bool shares_first_input_gradient;
 } LayerOps;
 
 struct Layer {
@@ -160,6 +165,8 @@ int nb_batchnorm_relu(Net *net, const char *name, int in, bool affine, double ep
 int nb_lrn(Net *net, const char *name, int in, int size, double alpha, double beta, double k);
 int nb_dropout(Net *net, int in, double p);
 int nb_add(Net *net, int a, int b);
+/* The add and the ReLU after it as one layer: max(0, a + b). */
+int nb_add_relu(Net *net, int a, int b);
 int nb_softmax_xent(Net *net, int in);
 
 /* After building: allocate parameter memory (call once), and activations for a

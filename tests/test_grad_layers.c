@@ -148,15 +148,16 @@ static void b_add(Net *net)
     int a = nb_conv(net, "a", NET_INPUT, 3, 3, 1, 1, 1, false, GAUSS, GAUSS);
     head(net, nb_add(net, a, nb_relu(net, a))); /* a feeds two consumers */
 }
-/* A ResNet basic block with a projection shortcut, as in the models: its first BN and ReLU
- * two layers, or one (nb_batchnorm_relu, as the models build it). */
+/* A ResNet basic block with a projection shortcut: its first BN and ReLU, and its add and
+ * last ReLU, two layers each, or one each (nb_batchnorm_relu, nb_add_relu: the models). The
+ * add's first input (bn2) shares the add's gradient (LayerOps.shares_first_input_gradient). */
 static void residual_block(Net *net, bool fused)
 {
     int y = nb_conv(net, "conv1", NET_INPUT, 4, 3, 2, 1, 1, false, GAUSS, GAUSS);
     y = fused ? nb_batchnorm_relu(net, "bn1", y, true, 1e-5, 0.1) : nb_relu(net, nb_batchnorm(net, "bn1", y, true, 1e-5, 0.1));
     y = nb_batchnorm(net, "bn2", nb_conv(net, "conv2", y, 4, 3, 1, 1, 1, false, GAUSS, GAUSS), true, 1e-5, 0.1);
     int s = nb_batchnorm(net, "ds.1", nb_conv(net, "ds.0", NET_INPUT, 4, 1, 2, 0, 1, false, GAUSS, GAUSS), true, 1e-5, 0.1);
-    head(net, nb_relu(net, nb_add(net, y, s)));
+    head(net, fused ? nb_add_relu(net, y, s) : nb_relu(net, nb_add(net, y, s)));
 }
 static void b_residual(Net *net) { residual_block(net, false); }
 static void b_residual_fused(Net *net) { residual_block(net, true); }
@@ -168,6 +169,19 @@ static void b_fresh_gradients(Net *net)
     int a = nb_conv(net, "a", NET_INPUT, 3, 3, 1, 1, 1, false, GAUSS, GAUSS);
     int c = nb_relu(net, nb_add(net, a, a));
     head(net, nb_add(net, nb_batchnorm(net, "bn", c, true, 1e-5, 0.1), c));
+}
+/* The same with the ReLU fused into the adds: one adds a tensor to itself (no shared gradient),
+ * one writes the gradient of a tensor a BN read first. */
+static void b_fresh_gradients_add_relu(Net *net)
+{
+    int a = nb_conv(net, "a", NET_INPUT, 3, 3, 1, 1, 1, false, GAUSS, GAUSS);
+    int c = nb_add_relu(net, a, a);
+    head(net, nb_add_relu(net, nb_batchnorm(net, "bn", c, true, 1e-5, 0.1), c));
+}
+static void b_add_relu(Net *net)
+{
+    int a = nb_conv(net, "a", NET_INPUT, 3, 3, 1, 1, 1, false, GAUSS, GAUSS);
+    head(net, nb_add_relu(net, a, nb_conv(net, "b", NET_INPUT, 3, 3, 1, 1, 1, true, GAUSS, GAUSS)));
 }
 static void b_smoothing(Net *net)
 {
@@ -200,6 +214,8 @@ Test(gradcheck, residual_add) { run_check(3, 4, 4, 2, b_add); }
 Test(gradcheck, residual_block) { run_check(3, 6, 6, 3, b_residual); }
 Test(gradcheck, residual_block_fused_bn_relu) { run_check(3, 6, 6, 3, b_residual_fused); }
 Test(gradcheck, gradients_written_or_added) { run_check(2, 4, 4, 3, b_fresh_gradients); }
+Test(gradcheck, gradients_written_or_added_add_relu) { run_check(2, 4, 4, 3, b_fresh_gradients_add_relu); }
+Test(gradcheck, add_relu) { run_check(3, 4, 4, 2, b_add_relu); }
 Test(gradcheck, softmax_xent_label_smoothing) { run_check(4, 1, 1, 5, b_smoothing); }
 
 /* One training step's loss, gradients (parameters, then the input) and evaluation loss of a
@@ -235,8 +251,9 @@ static real *step_results(BuildFn build, size_t *count)
     return out;
 }
 
-/* nb_batchnorm_relu is BN then ReLU to the bit: values, gradients, evaluation. */
-Test(known_answer, batchnorm_relu_is_bn_then_relu)
+/* nb_batchnorm_relu and nb_add_relu are BN, or the add, then ReLU to the bit: values,
+ * gradients, evaluation. */
+Test(known_answer, fused_relus_are_the_layers_apart)
 {
     size_t n_apart, n_fused;
     real *apart = step_results(b_residual, &n_apart), *fused = step_results(b_residual_fused, &n_fused);

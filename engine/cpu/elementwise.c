@@ -20,10 +20,16 @@ void cpu_relu_backward(Backend *bk, size_t count, const real *y, const real *dy,
         CPU_FOR(bk, size_t, i, count, { dx[i] = y[i] > 0 ? dy[i] : 0; });
 }
 
-void cpu_add_forward(Backend *bk, size_t count, const real *a, const real *b, real *y)
+void cpu_add_forward(Backend *bk, size_t count, const real *a, const real *b, bool relu, real *y)
 {
     BK_GUARD(bk);
-    CPU_FOR(bk, size_t, i, count, { y[i] = a[i] + b[i]; });
+    if (relu)
+        CPU_FOR(bk, size_t, i, count, {
+            const real v = a[i] + b[i];
+            y[i] = v > 0 ? v : 0;
+        });
+    else
+        CPU_FOR(bk, size_t, i, count, { y[i] = a[i] + b[i]; });
 }
 
 void cpu_accumulate(Backend *bk, size_t count, const real *dy, real *dx)

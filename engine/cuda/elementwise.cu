@@ -39,15 +39,18 @@ void cuda_relu_backward(Backend *bk, size_t count, const real *y, const real *dy
     CUDA_LAUNCHED();
 }
 
-static __global__ void add_kernel(size_t count, const real *a, const real *b, real *y)
+static __global__ void add_kernel(size_t count, const real *a, const real *b, bool relu, real *y)
 {
-    GRID_STRIDE(i, count) y[i] = a[i] + b[i];
+    GRID_STRIDE(i, count) {
+        const real v = a[i] + b[i];
+        y[i] = relu && !(v > 0) ? 0 : v;
+    }
 }
 
-void cuda_add_forward(Backend *bk, size_t count, const real *a, const real *b, real *y)
+void cuda_add_forward(Backend *bk, size_t count, const real *a, const real *b, bool relu, real *y)
 {
     if (!count) return;
-    add_kernel<<<cuda_blocks(count), CUDA_THREADS, 0, cuda_state(bk)->stream>>>(count, a, b, y);
+    add_kernel<<<cuda_blocks(count), CUDA_THREADS, 0, cuda_state(bk)->stream>>>(count, a, b, relu, y);
     CUDA_LAUNCHED();
 }
 

@@ -1,36 +1,74 @@
-/* Residual addition y = a + b; the gradient flows unchanged to both inputs. */
+/* Residual addition y = a + b, and with a ReLU after it one layer y = max(0, a + b)
+ * (nb_add_relu, as the ResNets end a block): the gradient flows to both inputs unchanged, or
+ * through the ReLU's mask, which backward reads from y. Where this layer writes its first
+ * input's gradient first, that gradient shares this layer's own (net_plan): no copy. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "../net.h"
 
+static void forward(Layer *l, Net *net, bool relu)
+{
+    bk_add_forward(net->bk, tensor_count(&l->out), net_layer_input(net, l, 0)->data,
+                   net_layer_input(net, l, 1)->data, relu, l->out.data);
+}
+
+/* Input k's gradient: written or added to (fresh_dx), and nothing to do where it is this
+ * layer's own gradient already (shared by net_plan, and with a ReLU masked in place there). */
+static void backward(Layer *l, Net *net, bool relu)
+{
+    const size_t count = tensor_count(&l->out);
+    for (int k = 0; k < 2; k++) {
+        Tensor *dx = net_layer_input_grad(net, l, k);
+        if (!dx || (!relu && dx->data == l->dout.data)) continue;
+        if (relu)
+            bk_relu_backward(net->bk, count, l->out.data, l->dout.data, dx->data, !l->fresh_dx[k]);
+        else if (l->fresh_dx[k])
+            bk_copy(net->bk, count, l->dout.data, dx->data);
+        else
+            bk_accumulate(net->bk, count, l->dout.data, dx->data);
+    }
+}
+
 static void add_forward(Layer *l, Net *net, int n, bool train)
 {
     (void)train;
     (void)n;
-    bk_add_forward(net->bk, tensor_count(&l->out), net_layer_input(net, l, 0)->data,
-                   net_layer_input(net, l, 1)->data, l->out.data);
+    forward(l, net, false);
 }
 
 static void add_backward(Layer *l, Net *net, int n)
 {
     (void)n;
-    for (int k = 0; k < 2; k++) {
-        Tensor *dx = net_layer_input_grad(net, l, k);
-        if (!dx) continue;
-        if (l->fresh_dx[k])
-            bk_copy(net->bk, tensor_count(&l->out), l->dout.data, dx->data);
-        else
-            bk_accumulate(net->bk, tensor_count(&l->out), l->dout.data, dx->data);
-    }
+    backward(l, net, false);
+}
+
+static void add_relu_forward(Layer *l, Net *net, int n, bool train)
+{
+    (void)train;
+    (void)n;
+    forward(l, net, true);
+}
+
+/* The first input's gradient masked (in place where it shares this layer's), then the second
+ * the same from the same mask: dout masked twice is dout masked once. */
+static void add_relu_backward(Layer *l, Net *net, int n)
+{
+    (void)n;
+    backward(l, net, true);
 }
 
 static const LayerOps add_ops = {.kind = "add", .forward = add_forward, .backward = add_backward,
-                                 .may_run_in_place = true, .writes_fresh_gradient = true};
+                                 .may_run_in_place = true, .writes_fresh_gradient = true,
+                                 .shares_first_input_gradient = true};
+static const LayerOps add_relu_ops = {.kind = "add_relu", .forward = add_relu_forward,
+                                      .backward = add_relu_backward, .reads_own_output = true,
+                                      .may_run_in_place = true, .writes_fresh_gradient = true,
+                                      .shares_first_input_gradient = true};
 
-int nb_add(Net *net, int a, int b)
+static int add_layer(Net *net, const LayerOps *ops, int a, int b)
 {
-    int idx = net_add_layer(net, &add_ops, NULL, a, b);
+    int idx = net_add_layer(net, ops, NULL, a, b);
     const Layer *la = &net->layers[a], *lb = &net->layers[b];
     if (la->c != lb->c || la->h != lb->h || la->w != lb->w) {
         fprintf(stderr, "bigbatch: internal error: add of %dx%dx%d and %dx%dx%d\n", la->c, la->h,
@@ -39,3 +77,6 @@ int nb_add(Net *net, int a, int b)
     }
     return idx;
 }
+
+int nb_add(Net *net, int a, int b) { return add_layer(net, &add_ops, a, b); }
+int nb_add_relu(Net *net, int a, int b) { return add_layer(net, &add_relu_ops, a, b); }
