@@ -18,12 +18,14 @@ static void forward(Layer *l, Net *net, bool relu)
 static void backward(Layer *l, Net *net, bool relu)
 {
     const size_t count = tensor_count(&l->out);
+    bool masked = false; /* dout holds the ReLU's masked gradient (the first input's, shared) */
     for (int k = 0; k < 2; k++) {
         Tensor *dx = net_layer_input_grad(net, l, k);
         if (!dx || (!relu && dx->data == l->dout.data)) continue;
-        if (relu)
+        if (relu && !masked) {
             bk_relu_backward(net->bk, count, l->out.data, l->dout.data, dx->data, !l->fresh_dx[k]);
-        else if (l->fresh_dx[k])
+            masked = dx->data == l->dout.data;
+        } else if (l->fresh_dx[k])
             bk_copy(net->bk, count, l->dout.data, dx->data);
         else
             bk_accumulate(net->bk, count, l->dout.data, dx->data);
@@ -50,8 +52,8 @@ static void add_relu_forward(Layer *l, Net *net, int n, bool train)
     forward(l, net, true);
 }
 
-/* The first input's gradient masked (in place where it shares this layer's), then the second
- * the same from the same mask: dout masked twice is dout masked once. */
+/* The first input's gradient masked (in place where it shares this layer's: then the second's
+ * is that, copied or added), else each input's masked from dout. */
 static void add_relu_backward(Layer *l, Net *net, int n)
 {
     (void)n;
