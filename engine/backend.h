@@ -148,9 +148,10 @@ typedef struct {
 Workspace conv_workspace(const ConvShape *s, size_t weight_elems, int batch);
 void bk_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                        const real *b, real *y);
-/* dx may be NULL (first layer); db may be NULL (no bias). */
+/* dw and db are added to; dx is added to, or with `accumulate` false written (it held nothing
+ * yet). dx may be NULL (first layer); db may be NULL (no bias). */
 void bk_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
-                        const real *dy, real *dx, real *dw, real *db);
+                        const real *dy, real *dx, bool accumulate, real *dw, real *db);
 
 /* ---- fully connected: y[n,out] = x[n,in] W[out,in]^T + b ---- */
 void bk_linear_forward(Backend *bk, int n, int in, int out, const real *x, const real *w,

@@ -16,8 +16,8 @@
        (bk, s, n, x, w, b, y))                                                                              \
     OP(void, conv2d_backward,                                                                               \
        (Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *dy, real *dx,     \
-        real *dw, real *db),                                                                                \
-       (bk, s, n, x, w, dy, dx, dw, db))                                                                    \
+        bool accumulate, real *dw, real *db),                                                               \
+       (bk, s, n, x, w, dy, dx, accumulate, dw, db))                                                        \
     OP(void, linear_forward,                                                                                \
        (Backend *bk, int n, int in, int out, const real *x, const real *w, const real *b, real *y),         \
        (bk, n, in, out, x, w, b, y))                                                                        \

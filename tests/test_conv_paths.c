@@ -37,8 +37,15 @@ static Workspace winograd_workspace_of(const ConvShape *s, size_t weight_elems, 
 
 static const FastPath WINOGRAD = {"winograd", winograd_applies, winograd_workspace_of, winograd_conv_forward,
                                   winograd_conv_backward};
+/* The direct path adding into dx, as the others do (writing it: data_gradient_written_as_added) */
+static void direct_backward_adding(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *dy,
+                                   real *dx, real *dw)
+{
+    direct_conv_backward(bk, s, n, x, w, dy, dx, true, dw);
+}
+
 static const FastPath DIRECT = {"direct", direct_applies, direct_workspace, direct_conv_forward,
-                                direct_conv_backward};
+                                direct_backward_adding};
 
 static double relative_difference(const real *want, const real *got, size_t n)
 {
@@ -58,12 +65,18 @@ typedef struct {
     int stride; /* 1 where left out */
 } Case;
 
+static ConvShape case_shape(Case c)
+{
+    const int k = c.k, st = c.stride ? c.stride : 1;
+    return (ConvShape){c.in_c, c.h, c.w, c.out_c, (c.h + 2 * c.pad - k) / st + 1, (c.w + 2 * c.pad - k) / st + 1,
+                       k, k, st, c.pad, 1};
+}
+
 /* Runs both paths on one shape; returns the largest of the three differences. */
 static double compare_paths(const FastPath *fast, Case c, int threads)
 {
-    const int k = c.k, st = c.stride ? c.stride : 1;
-    ConvShape s = {c.in_c, c.h, c.w, c.out_c, (c.h + 2 * c.pad - k) / st + 1, (c.w + 2 * c.pad - k) / st + 1, k, k,
-                   st, c.pad, 1};
+    const int k = c.k;
+    const ConvShape s = case_shape(c);
     cr_assert(fast->applies(&s), "shape %dx%d c%d->%d %dx%d pad %d should take the %s path", c.h, c.w, c.in_c,
               c.out_c, k, k, c.pad, fast->name);
     const size_t nx = (size_t)c.n * c.in_c * c.h * c.w, ny = (size_t)c.n * c.out_c * s.out_h * s.out_w;
@@ -161,6 +174,39 @@ static const Case DIRECT_CASES[] = {
     {2, 3, 16, 12, 8, 1, false, 3, 2},   /* a first layer with stride 2 */
 };
 
+/* The direct path's data gradient with accumulate false, over a dx full of other values, equals
+ * the one it adds to zeros (the net then skips zeroing dx first); returns how many values differ. */
+static size_t written_differs_from_added(Case c, int threads)
+{
+    const ConvShape s = case_shape(c);
+    const size_t nx = (size_t)c.n * c.in_c * c.h * c.w, ny = (size_t)c.n * c.out_c * s.out_h * s.out_w;
+    const size_t nw = (size_t)c.out_c * c.in_c * c.k * c.k;
+    unsigned seed = 777u + (unsigned)c.in_c;
+    real *x = random_values(nx, &seed), *w = random_values(nw, &seed), *dy = random_values(ny, &seed);
+    real *stale = random_values(nx, &seed), *zeros = calloc(nx, sizeof *zeros), *dw0 = calloc(nw, sizeof *dw0);
+    cr_assert_not_null(zeros);
+    cr_assert_not_null(dw0);
+    Backend *bk = backend_create(threads);
+    backend_reserve(bk, direct_workspace(&s, nw, c.n));
+    DevArray x_ = dev_array(bk, nx, x), w_ = dev_array(bk, nw, w), dy_ = dev_array(bk, ny, dy);
+    real *dx[2];
+    for (int writes = 0; writes < 2; writes++) {
+        DevArray dx_ = dev_array(bk, nx, writes ? stale : zeros), dw_ = dev_array(bk, nw, dw0);
+        direct_conv_backward(bk, &s, c.n, x_.dev, w_.dev, dy_.dev, dx_.dev, !writes, dw_.dev);
+        dx[writes] = download(&dx_);
+        bk_buffer_free(dx_.buf);
+        bk_buffer_free(dw_.buf);
+    }
+    size_t differ = 0;
+    for (size_t i = 0; i < nx; i++) differ += dx[0][i] != dx[1][i];
+    bk_buffer_free(x_.buf);
+    bk_buffer_free(w_.buf);
+    bk_buffer_free(dy_.buf);
+    backend_destroy(bk);
+    free(x); free(w); free(dy); free(stale); free(zeros); free(dw0); free(dx[0]); free(dx[1]);
+    return differ;
+}
+
 static void expect_path_matches(const FastPath *fast, const Case *cases, size_t count, int threads)
 {
     for (size_t i = 0; i < count; i++)
@@ -176,6 +222,13 @@ Test(winograd, matches_im2col_two_threads) { expect_path_matches(&WINOGRAD, WINO
 Test(direct, matches_im2col_one_thread) { expect_path_matches(&DIRECT, DIRECT_CASES, CASE_COUNT(DIRECT_CASES), 1); }
 
 Test(direct, matches_im2col_two_threads) { expect_path_matches(&DIRECT, DIRECT_CASES, CASE_COUNT(DIRECT_CASES), 2); }
+
+Test(direct, data_gradient_written_as_added)
+{
+    for (size_t i = 0; i < CASE_COUNT(DIRECT_CASES); i++)
+        for (int threads = 1; threads <= 2; threads++)
+            cr_expect_eq(written_differs_from_added(DIRECT_CASES[i], threads), 0, "case %zu, %d threads", i, threads);
+}
 
 /* The layers the models have: which take the direct path, which Winograd, which keep im2col. */
 Test(conv_paths, each_layer_shape_takes_its_path)

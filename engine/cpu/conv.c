@@ -317,14 +317,18 @@ void cpu_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, c
 }
 
 void cpu_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
-                         const real *dy, real *dx, real *dw, real *db)
+                         const real *dy, real *dx, bool accumulate, real *dw, real *db)
 {
     BK_GUARD(bk);
-    if (direct_applies(s))
-        direct_conv_backward(bk, s, n, x, w, dy, dx, dw);
-    else if (winograd_applies(s))
-        winograd_conv_backward(bk, s, n, x, w, dy, dx, dw);
-    else
-        conv_im2col_backward(bk, s, n, x, w, dy, dx, dw);
+    if (direct_applies(s)) {
+        direct_conv_backward(bk, s, n, x, w, dy, dx, accumulate, dw);
+    } else {
+        /* these paths add into dx */
+        if (dx && !accumulate && n > 0) cpu_fill(bk, (size_t)n * s->in_c * s->in_h * s->in_w, 0, dx);
+        if (winograd_applies(s))
+            winograd_conv_backward(bk, s, n, x, w, dy, dx, dw);
+        else
+            conv_im2col_backward(bk, s, n, x, w, dy, dx, dw);
+    }
     if (db) conv_bias_backward(bk, s, n, dy, db);
 }

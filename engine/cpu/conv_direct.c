@@ -462,15 +462,21 @@ static TapLayout phase_layout(const ConvShape *s, int rp, int cp, int tap_index[
     return l;
 }
 
-/* x[2j] += in[j]: restrict and the stride spelled out let GCC move them in vectors. */
-static void add_to_even(real *restrict x, const real *restrict in, int count)
+/* x[2j] += in[j], or with !add x[2j] = in[j]: restrict and the stride spelled out let GCC move
+ * them in vectors. */
+static void to_even(real *restrict x, const real *restrict in, int count, bool add)
 {
-    for (int j = 0; j < count; j++) x[2 * j] += in[j];
+    if (add)
+        for (int j = 0; j < count; j++) x[2 * j] += in[j];
+    else
+        for (int j = 0; j < count; j++) x[2 * j] = in[j];
 }
 
 static size_t padded_channels(int c) { return ((size_t)c + OCB - 1) / OCB * OCB; }
 
-static void stride2_data_gradient(Backend *bk, const ConvShape *s, int n, const real *w, const real *dy, real *dx)
+/* dx += (or with !accumulate =) the data gradient: the four phases cover every pixel of dx once. */
+static void stride2_data_gradient(Backend *bk, const ConvShape *s, int n, const real *w, const real *dy, real *dx,
+                                  bool accumulate)
 {
     TapLayout lay[4];
     const real *filters[4];
@@ -491,8 +497,8 @@ static void stride2_data_gradient(Backend *bk, const ConvShape *s, int n, const 
             convolve_image(&lay[p], prepared, s->out_c, filters[p], s->in_c, pixels, NULL, 0, phase);
             for (int c = 0; c < s->in_c; c++)
                 for (int r = 0; r < OH; r++)
-                    add_to_even(dx + i * dx_item + ((size_t)c * s->in_h + 2 * r + p / 2) * s->in_w + p % 2,
-                                phase + ((size_t)c * OH + r) * OW, OW);
+                    to_even(dx + i * dx_item + ((size_t)c * s->in_h + 2 * r + p / 2) * s->in_w + p % 2,
+                            phase + ((size_t)c * OH + r) * OW, OW, accumulate);
         }
     });
 }
@@ -720,19 +726,20 @@ static void weight_gradient(Backend *bk, const ConvShape *s, int n, const real *
     if (chunks > 1) CPU_FOR(bk, int, oc, s->out_c, { add_chunk_totals(s, chunks, oc, lanes, dw); });
 }
 
-/* dw += the weight gradient; dx (may be NULL) += the data gradient. */
+/* dw += the weight gradient; dx (may be NULL) += the data gradient, or with !accumulate
+ * dx = that (written, not read: no pass to zero it first). */
 void direct_conv_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *dy,
-                          real *dx, real *dw)
+                          real *dx, bool accumulate, real *dw)
 {
     BK_GUARD(bk);
     if (!weight_gemm_applies(s) || !weight_gemm_gradient(bk, s, n, x, dy, dw)) weight_gradient(bk, s, n, x, dy, dw);
     if (!dx) return;
     if (s->stride == 2) {
-        stride2_data_gradient(bk, s, n, w, dy, dx);
+        stride2_data_gradient(bk, s, n, w, dy, dx, accumulate);
         return;
     }
     real *arranged = cpu_shared_workspace(bk);
     arrange_backward(s, w, arranged);
     const ConvShape ds = data_gradient_shape(s);
-    convolve_batch(bk, &ds, n, dy, arranged, NULL, 1, dx);
+    convolve_batch(bk, &ds, n, dy, arranged, NULL, accumulate, dx);
 }

@@ -93,7 +93,7 @@ Workspace direct_workspace(const ConvShape *s, size_t weight_elems, int batch);
 void direct_conv_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                          const real *b, real *y);
 void direct_conv_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
-                          const real *dy, real *dx, real *dw);
+                          const real *dy, real *dx, bool accumulate, real *dw);
 /* one image's column matrix of a stride-1 direct layer (conv_weight_gemm.c), its rows ld apart */
 size_t direct_columns_scratch(const ConvShape *s);
 void direct_columns(const ConvShape *s, const real *x, real *scratch, real *col, size_t ld);

@@ -279,9 +279,11 @@ void cuda_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, 
 }
 
 void cuda_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
-                          const real *dy, real *dx, real *dw, real *db)
+                          const real *dy, real *dx, bool accumulate, real *dw, real *db)
 {
     if (n <= 0) return; /* nothing to add */
+    /* the paths below add into dx */
+    if (dx && !accumulate) cuda_fill(bk, (size_t)n * s->in_c * s->in_h * s->in_w, 0, dx);
     CudaState *st = cuda_state(bk);
     CudaConvPlan *p = plan_get(st, s, n);
     if (goes_to_cublas(st, s)) {

@@ -30,7 +30,7 @@ static void conv_backward(Layer *l, Net *net, int n)
     Tensor *dx = net_layer_input_grad(net, l, 0);
     real *db = l->n_param > 1 ? net->params[l->param[1]].grad.data : NULL;
     bk_conv2d_backward(net->bk, &st->shape, n, net_layer_input(net, l, 0)->data,
-                       net->params[l->param[0]].value.data, l->dout.data, dx ? dx->data : NULL,
+                       net->params[l->param[0]].value.data, l->dout.data, dx ? dx->data : NULL, !l->fresh_dx[0],
                        net->params[l->param[0]].grad.data, db);
 }
 
@@ -38,7 +38,7 @@ static void conv_destroy(Layer *l) { free(l->state); }
 
 static const LayerOps conv_ops = {
     .kind = "conv", .plan = conv_plan, .forward = conv_forward, .backward = conv_backward,
-    .destroy = conv_destroy,
+    .destroy = conv_destroy, .writes_fresh_gradient = true,
 };
 
 int nb_conv(Net *net, const char *name, int in, int out_c, int k, int stride, int pad, int groups,
