@@ -74,6 +74,20 @@ static inline void store_lanes(real *p, const Vec *v, int count) { memcpy(p, v, 
 /* One shifted copy of an h x w plane for a k x k filter: k / 2 zero rows above and below. */
 static size_t copy_elems(int k, int h, int w) { return (size_t)(h + k - 1) * w; }
 
+/* A run of floats zeroed, and one copied, in loops GCC vectorizes in place: as calls to memset
+ * and memcpy (which GCC makes of such loops unless told not to), the few rows zeroed around
+ * each copy of a plane cost more in calls than in stores. */
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) static void zero_run(real *restrict p, size_t n)
+{
+    for (size_t j = 0; j < n; j++) p[j] = 0;
+}
+
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) static void copy_run(real *restrict d,
+                                                                                   const real *restrict s, size_t n)
+{
+    for (size_t j = 0; j < n; j++) d[j] = s[j];
+}
+
 /* A plane's k shifted copies: copy kw, row r (0 .. h + k - 2), column c holds the input at
  * row r - k/2, column c + kw - k/2, or zero outside the image. An image's copies are followed
  * by VLEN zeros, which a partial chunk's last lanes read. */
@@ -92,15 +106,16 @@ static void shift_image(int k, int channels, int h, int w, const real *x, real *
             const int d = kw - pad;
             const size_t start = (size_t)pad * w - d; /* where the plane's first value lands */
             real *dst = sx + ((size_t)c * k + kw) * copy;
-            memset(dst, 0, sizeof(real) * start);
-            memcpy(dst + start, plane, sizeof(real) * pixels);
-            memset(dst + start + pixels, 0, sizeof(real) * (copy - start - pixels));
+            zero_run(dst, start);
+            copy_run(dst + start, plane, pixels);
+            zero_run(dst + start + pixels, copy - start - pixels);
             const int from = d > 0 ? w - d : 0, to = d > 0 ? w : -d;
-            for (int r = 0; r < h + k - 1; r++)
-                for (int j = from; j < to; j++) dst[(size_t)r * w + j] = 0;
+            /* column by column: row by row, GCC made each row's one or two values a memset call */
+            for (int j = from; j < to; j++)
+                for (int r = 0; r < h + k - 1; r++) dst[(size_t)r * w + j] = 0;
         }
     }
-    memset(sx + channels * shifted_elems(k, h, w), 0, sizeof(real) * VLEN);
+    zero_run(sx + channels * shifted_elems(k, h, w), VLEN);
 }
 
 /* Stride 2 reads an input plane as its phases: even or odd rows, even or odd columns, each a
