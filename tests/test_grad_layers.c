@@ -63,16 +63,16 @@ static void fill_normal(Tensor *t, Rng *rng, double scale)
     free(v);
 }
 
-static void run_check(int c, int h, int w, int n, BuildFn build)
+/* A net from `build` planned for n images (at most 16), with random parameters (not the
+ * layers' defaults, so that BN scale, biases etc. are all exercised with non-trivial values),
+ * input and labels from the stream `seed`. */
+static Net *random_net(Backend *bk, int c, int h, int w, int n, BuildFn build, uint64_t seed)
 {
-    Backend *bk = backend_create(2);
     Net *net = net_create("gradcheck", bk, c, h, w);
     build(net);
     net_finalize(net);
-    /* Random parameters (not the layers' defaults) so that BN scale, biases etc.
-     * are all exercised with non-trivial values. */
     Rng rng;
-    rng_seed(&rng, 42, 1);
+    rng_seed(&rng, seed, 1);
     fill_normal(&net->param_block, &rng, 0.5);
     net->want_input_grad = true;
     net_plan(net, n);
@@ -80,6 +80,13 @@ static void run_check(int c, int h, int w, int n, BuildFn build)
     int32_t labels[16];
     for (int i = 0; i < n; i++) labels[i] = (int32_t)rng_below(&rng, (uint32_t)net->classes);
     labels_set(bk, net->labels, labels, n);
+    return net;
+}
+
+static void run_check(int c, int h, int w, int n, BuildFn build)
+{
+    Backend *bk = backend_create(2);
+    Net *net = random_net(bk, c, h, w, n, build, 42);
 
     net_zero_grad(net);
     loss_at(net, n);
@@ -223,17 +230,7 @@ Test(gradcheck, softmax_xent_label_smoothing) { run_check(4, 1, 1, 5, b_smoothin
 static real *step_results(BuildFn build, size_t *count)
 {
     Backend *bk = backend_create(2);
-    Net *net = net_create("fused", bk, 3, 6, 6);
-    build(net);
-    net_finalize(net);
-    Rng rng;
-    rng_seed(&rng, 5, 1);
-    fill_normal(&net->param_block, &rng, 0.5);
-    net->want_input_grad = true;
-    net_plan(net, 3);
-    fill_normal(&net->input, &rng, 1);
-    const int32_t labels[3] = {1, 4, 2};
-    labels_set(bk, net->labels, labels, 3);
+    Net *net = random_net(bk, 3, 6, 6, 3, build, 5);
     net_zero_grad(net);
     const double train_loss = loss_at(net, 3);
     net_backward(net, 3);
