@@ -250,7 +250,7 @@ static int dw_even_group(const ConvShape *s, int n)
 /* The weight gradient of a layer with few weights goes over DW_CHUNKS chunks of the batch's
  * images apart, each into its own lane sums, added in chunk order at the end: two threads
  * splitting the input channels each read all of dy and x (ResNet-20's 16- and 32-channel
- * layers ran at 75% of their one-thread rate on two), and the chunks do not depend on the
+ * layers ran at three quarters of their one-thread rate on two), and the chunks do not depend on the
  * thread count, so neither do the sums. Larger layers split the input channels: 8 copies of
  * their lane sums would not stay in cache. */
 static size_t dw_weight_elems(const ConvShape *s) { return (size_t)s->out_c * s->in_c * s->k_h * s->k_w; }
@@ -696,8 +696,9 @@ static void weight_gradient_channels(const WeightGradient *a, int task, real *sx
     }
 }
 
-/* Input channels per task: all of them on one thread; else about four tasks a thread, so that
- * a faster core can take more of them, each task reading dy once more. */
+/* Input channels per task: all of them on one thread; else about four tasks a thread, counting
+ * the image chunks' (so that a faster core can take more of them), each task of a chunk
+ * reading its dy once more. */
 static int dw_chunk(const ConvShape *s, int threads, int image_chunks)
 {
     if (threads <= 1) return s->in_c;
@@ -708,9 +709,10 @@ static int dw_chunk(const ConvShape *s, int threads, int image_chunks)
     return chunk;
 }
 
-/* Output channels per task: all of them, but where a first layer's few input channels make
- * fewer than four tasks a thread, the output channels are split too (3 tasks on 2 threads left
- * one idle for a third of the time), each part shifting its images' input once more. */
+/* Output channels per task: all of them, but where a first layer's few input channels (times
+ * the image chunks) make fewer than four tasks a thread, the output channels are split too (3
+ * tasks on 2 threads left one idle for a third of the time), each part shifting its images'
+ * input once more. */
 static int dw_oc_step(const ConvShape *s, int threads, int chunk, int image_chunks)
 {
     const int ic_tasks = s->in_c / chunk * image_chunks, want = 4 * threads, unit = dw_channels(s->k_h);
