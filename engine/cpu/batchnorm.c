@@ -209,7 +209,8 @@ static void apply_dx(Backend *bk, const BatchNormShape *s, int n, const real *x,
     CPU_FOR(bk, int, i, n, {
         for (int c = 0; c < C; c++) {
             const size_t off = ((size_t)i * C + c) * HW;
-            const real mu = save_mean[c], invstd = save_invstd[c], a = w->scale[c], b = w->shift[c];
+            const real mu = save_mean[c], invstd = save_invstd[c];
+            const real a = relu ? w->scale[c] : 0, b = relu ? w->shift[c] : 0; /* set only with a ReLU */
             const real k = (gamma ? gamma[c] : 1) * invstd;
             const real mean_dy = (real)(sum_dy[c] / m), mean_dy_xhat = (real)(sum_dy_xhat[c] / m);
             if (accumulate)
