@@ -661,18 +661,18 @@ typedef struct {
     int oc_step;         /* output channels a task */
     DwGroup shape;
     const real *x;
-    real *lanes, *dw;
+    real *lanes;
 } WeightGradient;
 
 /* Task `task`: input channels [ic0, ic0 + chunk) and output channels [oc0, oc1) over every
- * group of the images of one image chunk in order, into that chunk's lane sums; with one
- * chunk, their totals then added to dw. */
+ * group of the images of one image chunk in order, into that chunk's lane sums (added up into
+ * dw once every task has run: add_chunk_totals). */
 static void weight_gradient_channels(const WeightGradient *a, int task, real *sx)
 {
     const ConvShape *s = a->s;
     const int oc_parts = (s->out_c + a->oc_step - 1) / a->oc_step, per_chunk = s->in_c / a->chunk * oc_parts;
     const int part = task % per_chunk, image_chunk = task / per_chunk;
-    const int k = s->k_h, taps = k * k, ic0 = part / oc_parts * a->chunk, oc0 = part % oc_parts * a->oc_step;
+    const int k = s->k_h, ic0 = part / oc_parts * a->chunk, oc0 = part % oc_parts * a->oc_step;
     const int oc1 = oc0 + a->oc_step < s->out_c ? oc0 + a->oc_step : s->out_c;
     const int n0 = (int)((long)image_chunk * a->n / a->chunks), n1 = (int)((long)(image_chunk + 1) * a->n / a->chunks);
     const int group = dw_even_group(s, n1 - n0);
@@ -694,11 +694,6 @@ static void weight_gradient_channels(const WeightGradient *a, int task, real *sx
         /* one input channel's shifted planes stay in cache while dy's channels pass by */
         for (int ic = ic0; ic < ic0 + a->chunk; ic++)
             for (int oc = oc0; oc < oc1; oc += dw_channels(k)) dw_block(k, &g, oc, ic, first == n0, lanes);
-    }
-    if (a->chunks > 1) return;
-    for (int oc = oc0; oc < oc1; oc++) {
-        const size_t at = ((size_t)oc * s->in_c + ic0) * taps;
-        add_lane_totals((size_t)a->chunk * taps, a->lanes + at * VLEN, a->dw + at);
     }
 }
 
@@ -744,9 +739,9 @@ static void weight_gradient(Backend *bk, const ConvShape *s, int n, const real *
                               {.lay = &lay, .dy = dy,
                                .dy_item = (size_t)s->out_c * padded_pixels(s), .plane = padded_pixels(s),
                                .in_c = s->in_c},
-                              x, lanes, dw};
+                              x, lanes};
     CPU_FOR_T(bk, t, int, task, tasks, { weight_gradient_channels(&a, task, cpu_workspace(bk, t)); });
-    if (chunks > 1) CPU_FOR(bk, int, oc, s->out_c, { add_chunk_totals(s, chunks, oc, lanes, dw); });
+    CPU_FOR(bk, int, oc, s->out_c, { add_chunk_totals(s, chunks, oc, lanes, dw); });
 }
 
 /* dw += the weight gradient; dx (may be NULL) += the data gradient, or with !accumulate
