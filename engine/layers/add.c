@@ -7,17 +7,28 @@
 
 #include "../net.h"
 
-static void forward(Layer *l, Net *net, bool relu)
+static const LayerOps add_relu_ops;
+
+/* Whether the layer is the add with its ReLU. */
+static bool has_relu(const Layer *l) { return l->ops == &add_relu_ops; }
+
+static void add_forward(Layer *l, Net *net, int n, bool train)
 {
+    (void)train;
+    (void)n;
     bk_add_forward(net->bk, tensor_count(&l->out), net_layer_input(net, l, 0)->data,
-                   net_layer_input(net, l, 1)->data, relu, l->out.data);
+                   net_layer_input(net, l, 1)->data, has_relu(l), l->out.data);
 }
 
 /* Input k's gradient: written or added to (fresh_dx), and nothing to do where it is this
- * layer's own gradient already (shared by net_plan, and with a ReLU masked in place there). */
-static void backward(Layer *l, Net *net, bool relu)
+ * layer's own gradient already (shared by net_plan). With the ReLU, the first input's gradient
+ * is masked (in place where it shares this layer's: then the second's is that, copied or
+ * added), else each input's is masked from dout. */
+static void add_backward(Layer *l, Net *net, int n)
 {
+    (void)n;
     const size_t count = tensor_count(&l->out);
+    const bool relu = has_relu(l);
     bool masked = false; /* dout holds the ReLU's masked gradient (the first input's, shared) */
     for (int k = 0; k < 2; k++) {
         Tensor *dx = net_layer_input_grad(net, l, k);
@@ -32,41 +43,12 @@ static void backward(Layer *l, Net *net, bool relu)
     }
 }
 
-static void add_forward(Layer *l, Net *net, int n, bool train)
-{
-    (void)train;
-    (void)n;
-    forward(l, net, false);
-}
-
-static void add_backward(Layer *l, Net *net, int n)
-{
-    (void)n;
-    backward(l, net, false);
-}
-
-static void add_relu_forward(Layer *l, Net *net, int n, bool train)
-{
-    (void)train;
-    (void)n;
-    forward(l, net, true);
-}
-
-/* The first input's gradient masked (in place where it shares this layer's: then the second's
- * is that, copied or added), else each input's masked from dout. */
-static void add_relu_backward(Layer *l, Net *net, int n)
-{
-    (void)n;
-    backward(l, net, true);
-}
-
 static const LayerOps add_ops = {.kind = "add", .forward = add_forward, .backward = add_backward,
                                  .may_run_in_place = true, .writes_fresh_gradient = true,
                                  .shares_first_input_gradient = true};
-static const LayerOps add_relu_ops = {.kind = "add_relu", .forward = add_relu_forward,
-                                      .backward = add_relu_backward, .reads_own_output = true,
-                                      .may_run_in_place = true, .writes_fresh_gradient = true,
-                                      .shares_first_input_gradient = true};
+static const LayerOps add_relu_ops = {.kind = "add_relu", .forward = add_forward, .backward = add_backward,
+                                      .reads_own_output = true, .may_run_in_place = true,
+                                      .writes_fresh_gradient = true, .shares_first_input_gradient = true};
 
 static int add_layer(Net *net, const LayerOps *ops, int a, int b)
 {
