@@ -150,15 +150,15 @@ void net_finalize(Net *net)
     }
 }
 
-/* The layer whose own output gradient layer i's shares (LayerOps.shares_first_input_gradient),
- * or -1: its last consumer, where i is that layer's first input, not its second too, and the
- * consumer writes i's gradient first (so it holds nothing else yet). */
-static int shares_gradient_of(const Net *net, int i)
+/* Whether layer i's output gradient lives in its last consumer's own
+ * (LayerOps.shares_first_input_gradient): i is that layer's first input, not its second too,
+ * and the consumer writes i's gradient first (so it holds nothing else yet). */
+static bool shares_consumer_gradient(const Net *net, int i)
 {
     const int b = net->dout_birth[i];
     const Layer *l = &net->layers[b];
-    if (b == i || !l->ops->shares_first_input_gradient || !l->ops->writes_fresh_gradient) return -1;
-    return l->in[0] == i && !(l->n_in == 2 && l->in[1] == i) ? b : -1;
+    if (b == i || !l->ops->shares_first_input_gradient || !l->ops->writes_fresh_gradient) return false;
+    return l->in[0] == i && !(l->n_in == 2 && l->in[1] == i);
 }
 
 /* Where each layer's output gradient lives in dout_block, for batch_cap images: gradients are
@@ -185,7 +185,7 @@ static size_t plan_douts(Net *net, int batch_cap, size_t *offsets)
                     (!fits && !best_fits && slot_size[s] > slot_size[best]))
                     best = s;
             }
-            if (shares_gradient_of(net, i) >= 0) best = slot_of[b]; /* the layer's own, in use since */
+            if (shares_consumer_gradient(net, i)) best = slot_of[b]; /* layer b's own, in use since */
             if (best < 0) best = slots++;
             if (slot_size[best] < need) slot_size[best] = need;
             slot_free_after[best] = i - 1; /* free for douts born at a backward after layer i's */
