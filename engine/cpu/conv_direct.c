@@ -148,7 +148,7 @@ static void phase_image(const ConvShape *s, int channels, const real *x, real *s
         for (int j = 0; j < PHASE_COPIES; j++) {
             const int rp = j / 3, cp = j % 3 > 0, moved = j % 3 == 1;
             real *d = sx + c * chan + j * copy;
-            memset(d, 0, sizeof(real) * OW);
+            zero_run(d, OW);
             for (int r = 0; r < OH; r++) {
                 real *o = d + (size_t)(r + 1) * OW;
                 const real *src = x + c * plane + (size_t)(2 * r + rp) * W + cp;
@@ -156,7 +156,7 @@ static void phase_image(const ConvShape *s, int channels, const real *x, real *s
                 take_even(o + moved, src, OW - moved);
             }
         }
-    memset(sx + channels * chan, 0, sizeof(real) * VLEN);
+    zero_run(sx + channels * chan, VLEN);
 }
 
 /* Where a channel's input under each tap lies for a run of output pixels: tap t of output pixel
@@ -460,13 +460,13 @@ static void prepare_dy(const ConvShape *s, const real *dy, real *d)
     for (int c = 0; c < s->out_c; c++) {
         const real *plane = dy + c * pixels;
         real *same = d + 2 * c * copy, *moved = same + copy;
-        memcpy(same, plane, sizeof(real) * pixels);
-        memcpy(moved, plane + 1, sizeof(real) * (pixels - 1));
+        copy_run(same, plane, pixels);
+        copy_run(moved, plane + 1, pixels - 1);
         for (int r = 0; r < s->out_h; r++) moved[(size_t)r * s->out_w + s->out_w - 1] = 0;
-        memset(same + pixels, 0, sizeof(real) * s->out_w);
-        memset(moved + pixels, 0, sizeof(real) * s->out_w);
+        zero_run(same + pixels, s->out_w);
+        zero_run(moved + pixels, s->out_w);
     }
-    memset(d + 2 * s->out_c * copy, 0, sizeof(real) * VLEN);
+    zero_run(d + 2 * s->out_c * copy, VLEN);
 }
 
 /* Phase (rp, cp)'s taps, and where each reads the prepared dy. */
@@ -636,8 +636,8 @@ static void pad_planes(Backend *bk, const ConvShape *s, int n, const real *dy, r
     CPU_FOR(bk, int, i, n, {
         for (int c = 0; c < s->out_c; c++) {
             real *d = dyp + ((size_t)i * s->out_c + c) * plane;
-            memcpy(d, dy + ((size_t)i * s->out_c + c) * pixels, sizeof(real) * pixels);
-            memset(d + pixels, 0, sizeof(real) * (plane - pixels));
+            copy_run(d, dy + ((size_t)i * s->out_c + c) * pixels, pixels);
+            zero_run(d + pixels, plane - pixels);
         }
     });
 }
