@@ -153,25 +153,29 @@ Test(balanced_loops, direct_weight_gradient_same_bits_on_any_threads)
 {
     /* 16 -> 24 channels, 3x3 on 10x10 (planes not whole vectors: dy padded) and 5x5 on 8x8,
      * both in image chunks; a first layer of 3 channels, whose tasks split the output channels
-     * too; 64 -> 64 on 8x8, too many weights for image chunks (its input channels split) */
+     * too; 64 -> 56 on 8x8, too many weights for image chunks (its input channels split); by
+     * outer products: 16 -> 64 on 7x7, 64 -> 64 on 8x8 (its input channels split on 3 threads) */
     const ConvShape a = {16, 10, 10, 24, 10, 10, 3, 3, 1, 1, 1}, b = {16, 8, 8, 16, 8, 8, 5, 5, 1, 2, 1};
     const ConvShape c = {3, 12, 12, 32, 12, 12, 5, 5, 1, 2, 1};
-    const ConvShape d = {16, 7, 7, 64, 7, 7, 3, 3, 1, 1, 1}; /* its weight gradient by gemms */
+    const ConvShape d = {16, 7, 7, 64, 7, 7, 3, 3, 1, 1, 1};
     const ConvShape e = {16, 10, 10, 24, 5, 5, 3, 3, 2, 1, 1}; /* stride 2 */
-    const ConvShape f = {64, 8, 8, 64, 8, 8, 3, 3, 1, 1, 1};
+    const ConvShape f = {64, 8, 8, 56, 8, 8, 3, 3, 1, 1, 1}, g = {64, 8, 8, 64, 8, 8, 3, 3, 1, 1, 1};
     cr_assert(direct_applies(&a) && direct_applies(&b) && direct_applies(&c) && direct_applies(&d));
-    cr_assert(weight_gemm_applies(&d) && !weight_gemm_applies(&a) && !weight_gemm_applies(&c));
+    cr_assert(direct_outer_gradient_applies(&d) && direct_outer_gradient_applies(&g));
+    cr_assert(!direct_outer_gradient_applies(&a) && !direct_outer_gradient_applies(&f));
     same_bits_on_1_2_3_threads("direct 3x3", direct_backward_adding, direct_workspace(&a, 24 * 16 * 9, 13), a, 13);
     same_bits_on_1_2_3_threads("direct 5x5", direct_backward_adding, direct_workspace(&b, 16 * 16 * 25, 13), b, 13);
     same_bits_on_1_2_3_threads("direct first layer", direct_backward_adding, direct_workspace(&c, 32 * 3 * 25, 13), c,
                                13);
-    same_bits_on_1_2_3_threads("direct 7x7, weight gradient by gemms", direct_backward_adding,
+    same_bits_on_1_2_3_threads("direct 7x7, weight gradient by outer products", direct_backward_adding,
                                direct_workspace(&d, 64 * 16 * 9, 13), d, 13);
     cr_assert(direct_applies(&e));
     same_bits_on_1_2_3_threads("direct stride 2", direct_backward_adding, direct_workspace(&e, 24 * 16 * 9, 13), e, 13);
-    cr_assert(direct_applies(&f) && !weight_gemm_applies(&f));
+    cr_assert(direct_applies(&f) && direct_applies(&g));
     same_bits_on_1_2_3_threads("direct, input channels split", direct_backward_adding,
-                               direct_workspace(&f, 64 * 64 * 9, 13), f, 13);
+                               direct_workspace(&f, 56 * 64 * 9, 13), f, 13);
+    same_bits_on_1_2_3_threads("direct 8x8, outer products, input channels split on 3 threads",
+                               direct_backward_adding, direct_workspace(&g, 64 * 64 * 9, 13), g, 13);
 }
 
 Test(balanced_loops, im2col_weight_gradient_same_bits_on_any_threads)

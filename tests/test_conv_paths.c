@@ -149,8 +149,10 @@ static const Case DIRECT_CASES[] = {
     {1, 64, 64, 4, 40, 1, true, 3, 1},     /* the widest channels it takes */
     {3, 24, 40, 6, 8, 1, false, 3, 1},
     {37, 16, 16, 8, 8, 1, true, 3, 1},     /* weight gradient in 8 image chunks of 4-5 images */
-    {37, 64, 64, 8, 8, 1, true, 3, 1},     /* resnet20's layer3: too many weights for image chunks,
-                                              groups of 16 images, the last short */
+    {37, 64, 64, 8, 8, 1, true, 3, 1},     /* resnet20's layer3: weight gradient by outer products
+                                              over 8 image chunks of 4-5 images */
+    {37, 64, 56, 8, 8, 1, true, 3, 1},     /* 56 outputs (not in 32s): the lane kernel, too many
+                                              weights for image chunks, groups of 16 images, the last short */
     {5, 16, 16, 32, 32, 1, false, 3, 1},   /* groups of 2 images of resnet20's layer1 size */
     {2, 16, 8, 4, 6, 1, true, 3, 1},       /* rows of 6: vectors run across row ends */
     {3, 64, 96, 7, 7, 1, true, 3, 1},      /* the CIFAR AlexNets' conv3: 49 pixels, a partial last chunk */
@@ -167,7 +169,8 @@ static const Case DIRECT_CASES[] = {
     {3, 3, 32, 12, 12, 2, true, 5, 1},  /* the CIFAR AlexNets' conv1 on a smaller plane */
     {2, 1, 8, 14, 14, 2, false, 5, 1},  /* simple-cnn's conv1 shape: one input channel */
     {19, 5, 24, 9, 9, 1, true, 3, 1},   /* 5 input channels: output channels split among the tasks */
-    {37, 16, 64, 7, 7, 1, false, 3, 1}, /* weight gradient by gemms over chunks of 5 images, the last of 2 */
+    {37, 16, 64, 7, 7, 1, false, 3, 1}, /* outer products on 49 pixels, 8 image chunks */
+    {19, 16, 32, 8, 8, 1, true, 3, 2},   /* stride 2, outer products over 8 image chunks of 2-3 images */
     {3, 16, 32, 32, 32, 1, true, 3, 2},  /* stride 2: ResNet-20's first downsampling 3x3 */
     {5, 8, 16, 6, 10, 1, true, 3, 2},    /* stride 2 on a 3x5 output: rows of 5, a partial vector */
     {37, 8, 8, 4, 4, 1, true, 3, 2},     /* stride 2 on 2x2 outputs: weight gradient in groups */
@@ -251,8 +254,10 @@ Test(conv_paths, each_layer_shape_takes_its_path)
     ConvShape lenet_conv2 = {8, 14, 14, 16, 10, 10, 5, 5, 1, 0, 1}; /* unpadded: im2col */
     cr_expect(direct_applies(&simple_conv2) && !winograd_applies(&simple_conv2));
     ConvShape alexnet_conv3 = {64, 7, 7, 96, 7, 7, 3, 3, 1, 1, 1}, alexnet_conv2 = {32, 15, 15, 64, 15, 15, 3, 3, 1, 1, 1};
-    cr_expect(direct_applies(&alexnet_conv3) && weight_gemm_applies(&alexnet_conv3) && weight_gemm_applies(&alexnet_conv2));
-    cr_expect(!weight_gemm_applies(&r20) && !weight_gemm_applies(&r20_layer3) && !weight_gemm_applies(&simple_conv2));
+    /* the weight gradient by outer products: output channels in 32s (16s without AVX-512), 3x3 */
+    cr_expect(direct_applies(&alexnet_conv3) && direct_outer_gradient_applies(&alexnet_conv3));
+    cr_expect(direct_outer_gradient_applies(&alexnet_conv2) && direct_outer_gradient_applies(&r20_layer3));
+    cr_expect(direct_outer_gradient_applies(&strided) && !direct_outer_gradient_applies(&simple_conv2));
     cr_expect(direct_applies(&simple_conv1) && !direct_applies(&lenet_conv2));
     cr_expect(direct_applies(&first) && !direct_applies(&grouped) && !direct_applies(&pointwise));
     cr_expect(winograd_applies(&r20));

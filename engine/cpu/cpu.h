@@ -76,10 +76,6 @@ void conv_im2col_forward(Backend *bk, const ConvShape *s, int n, const real *x, 
 void conv_im2col_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                           const real *dy, real *dx, real *dw);
 void conv_add_partials(Backend *bk, const real *partials, int count, size_t elems, real *dst);
-/* conv_weight_gemm.c: a direct-path layer's weight gradient as gemms over chunks of images */
-int weight_gemm_applies(const ConvShape *s);
-Workspace weight_gemm_workspace(const ConvShape *s, size_t weight_elems, int batch);
-int weight_gemm_gradient(Backend *bk, const ConvShape *s, int n, const real *x, const real *dy, real *dw);
 /* conv_winograd.c: F(2x2, 3x3) for the layers winograd_applies accepts */
 int winograd_applies(const ConvShape *s);
 Workspace winograd_workspace(const ConvShape *s);
@@ -90,13 +86,12 @@ void winograd_conv_backward(Backend *bk, const ConvShape *s, int n, const real *
 /* conv_direct.c: direct 3x3 and 5x5 convolution for the small-channel layers direct_applies accepts */
 int direct_applies(const ConvShape *s);
 Workspace direct_workspace(const ConvShape *s, size_t weight_elems, int batch);
+/* whether its weight gradient goes by outer products (vectors along the output channels) */
+int direct_outer_gradient_applies(const ConvShape *s);
 void direct_conv_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                          const real *b, real *y);
 void direct_conv_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                           const real *dy, real *dx, bool accumulate, real *dw);
-/* one image's column matrix of a stride-1 direct layer (conv_weight_gemm.c), its rows ld apart */
-size_t direct_columns_scratch(const ConvShape *s);
-void direct_columns(const ConvShape *s, const real *x, real *scratch, real *col, size_t ld);
 /* the arithmetic, one function each (backend_ops.h): conv.c, linear.c, elementwise.c, pool.c,
  * batchnorm.c, lrn.c, softmax_xent.c, optim.c, vector.c */
 #define CPU_OP_PROTOTYPE(ret, name, params, args) ret cpu_##name params;
