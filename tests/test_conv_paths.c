@@ -175,6 +175,10 @@ static const Case DIRECT_CASES[] = {
     {5, 8, 16, 6, 10, 1, true, 3, 2},    /* stride 2 on a 3x5 output: rows of 5, a partial vector */
     {37, 8, 8, 4, 4, 1, true, 3, 2},     /* stride 2 on 2x2 outputs: weight gradient in groups */
     {2, 3, 16, 12, 8, 1, false, 3, 2},   /* a first layer with stride 2 */
+    {3, 16, 32, 32, 32, 0, true, 1, 2},  /* 1x1 stride 2: ResNet-20's first shortcut */
+    {19, 32, 64, 16, 16, 0, false, 1, 2}, /* its second, over 8 image chunks */
+    {5, 8, 32, 7, 9, 0, true, 1, 2},     /* odd input sizes: a 4x5 output, a partial vector */
+    {2, 64, 96, 6, 6, 0, false, 1, 2},   /* 3x3 outputs, 8 input channels at a time x 8 */
 };
 
 /* The direct path's data gradient with accumulate false, over a dx full of other values, equals
@@ -240,7 +244,7 @@ Test(conv_paths, each_layer_shape_takes_its_path)
     ConvShape first = {3, 32, 32, 16, 32, 32, 3, 3, 1, 1, 1};
     ConvShape strided = {16, 32, 32, 32, 16, 16, 3, 3, 2, 1, 1}, shortcut = {16, 32, 32, 32, 16, 16, 1, 1, 2, 0, 1};
     ConvShape strided_odd = {16, 7, 7, 32, 4, 4, 3, 3, 2, 1, 1}, alexnet_conv1 = {3, 227, 227, 96, 55, 55, 11, 11, 4, 0, 1};
-    cr_expect(direct_applies(&strided) && !direct_applies(&shortcut) && !winograd_applies(&shortcut));
+    cr_expect(direct_applies(&strided) && direct_applies(&shortcut) && !winograd_applies(&shortcut));
     cr_expect(!direct_applies(&strided_odd) && !direct_applies(&alexnet_conv1));
     ConvShape grouped = {96, 13, 13, 128, 13, 13, 3, 3, 1, 1, 2};
     ConvShape pointwise = {64, 56, 56, 256, 56, 56, 1, 1, 1, 0, 1};
@@ -258,6 +262,7 @@ Test(conv_paths, each_layer_shape_takes_its_path)
     cr_expect(direct_applies(&alexnet_conv3) && direct_outer_gradient_applies(&alexnet_conv3));
     cr_expect(direct_outer_gradient_applies(&alexnet_conv2) && direct_outer_gradient_applies(&r20_layer3));
     cr_expect(direct_outer_gradient_applies(&strided) && !direct_outer_gradient_applies(&simple_conv2));
+    cr_expect(direct_outer_gradient_applies(&shortcut));
     cr_expect(direct_applies(&simple_conv1) && !direct_applies(&lenet_conv2));
     cr_expect(direct_applies(&first) && !direct_applies(&grouped) && !direct_applies(&pointwise));
     cr_expect(winograd_applies(&r20));

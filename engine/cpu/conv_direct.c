@@ -42,20 +42,28 @@ enum { VLEN = 8 };
 #endif
 typedef real Vec __attribute__((vector_size(VLEN * sizeof(real))));
 
-/* Stride 2: 3x3 with padding 1 on planes of even size (ResNet's downsampling 3x3 layers). Their
- * 1x1 shortcuts keep im2col: on the direct path (one tap, 16 input channels) preparing the
- * input cost more than the gemm saved. */
+/* Stride 2: 3x3 with padding 1 on planes of even size (ResNet's downsampling 3x3 layers). */
 static int stride2_applies(const ConvShape *s)
 {
     return s->stride == 2 && s->k_h == 3 && s->pad == 1 && s->in_h % 2 == 0 && s->in_w % 2 == 0 &&
            s->out_h == s->in_h / 2 && s->out_w == s->in_w / 2;
 }
 
+/* 1x1, stride 2, no padding (ResNet's downsampling shortcuts): the output reads the input's even
+ * rows and columns alone. Input channels in eights and output channels in 2 * VLEN's, for the
+ * weight gradient by outer products (8 input channels at a time). In im2col's gemms of 16-32
+ * rows these layers ran at 40-60 GFLOP/s. */
+static int shortcut_applies(const ConvShape *s)
+{
+    return s->stride == 2 && s->k_h == 1 && s->pad == 0 && s->out_h == (s->in_h + 1) / 2 &&
+           s->out_w == (s->in_w + 1) / 2 && s->in_c % OCB == 0 && s->out_c % (2 * VLEN) == 0;
+}
+
 int direct_applies(const ConvShape *s)
 {
     const int k = s->k_h;
     const int stride1 = (k == 3 || k == 5) && s->pad == k / 2 && s->stride == 1;
-    return (stride1 || stride2_applies(s)) && s->k_w == k && s->groups == 1 &&
+    return (stride1 || stride2_applies(s) || shortcut_applies(s)) && s->k_w == k && s->groups == 1 &&
            (s->in_c % OCB == 0 || s->in_c < OCB) && s->out_c % OCB == 0 && s->in_c <= DIRECT_MAX_CHANNELS &&
            s->out_c <= DIRECT_MAX_CHANNELS;
 }
@@ -154,11 +162,23 @@ static void phase_image(const ConvShape *s, int channels, const real *x, real *s
             for (int r = 0; r < OH; r++) {
                 real *o = d + (size_t)(r + 1) * OW;
                 const real *src = x + c * plane + (size_t)(2 * r + rp) * W + cp;
+                /* a moved row takes all OW values too, in vectors: its last lands on the next
+                 * row's first, zeroed next (or on the next copy's, or the slack, zeroed later) */
+                take_even(o + moved, src, OW);
                 if (moved) o[0] = 0;
-                take_even(o + moved, src, OW - moved);
             }
         }
     zero_run(sx + channels * chan, VLEN);
+}
+
+/* A shortcut's input: each channel's even rows and columns, one plane of the output's size. */
+static void even_image(const ConvShape *s, int channels, const real *x, real *sx)
+{
+    const size_t plane = (size_t)s->in_h * s->in_w, pixels = (size_t)s->out_h * s->out_w;
+    for (int c = 0; c < channels; c++)
+        for (int r = 0; r < s->out_h; r++)
+            take_even(sx + c * pixels + (size_t)r * s->out_w, x + c * plane + (size_t)2 * r * s->in_w, s->out_w);
+    zero_run(sx + channels * pixels, VLEN);
 }
 
 /* Where a channel's input under each tap lies for a run of output pixels: tap t of output pixel
@@ -173,6 +193,10 @@ static TapLayout input_layout(const ConvShape *s)
 {
     const int k = s->k_h;
     TapLayout l = {.count = k * k};
+    if (k == 1) { /* a shortcut: its one plane */
+        l.chan = (size_t)s->out_h * s->out_w;
+        return l;
+    }
     if (s->stride == 2) {
         const size_t copy = phase_copy_elems(s);
         static const int column_copy[3] = {1, 0, 2};
@@ -193,7 +217,9 @@ static TapLayout input_layout(const ConvShape *s)
 /* An image's `channels` input planes (from the first of x) as the kernels read them. */
 static void prepare_input(const ConvShape *s, int channels, const real *x, real *sx)
 {
-    if (s->stride == 2)
+    if (s->k_h == 1)
+        even_image(s, channels, x, sx);
+    else if (s->stride == 2)
         phase_image(s, channels, x, sx);
     else
         shift_image(s->k_h, channels, s->in_h, s->in_w, x, sx);
@@ -270,7 +296,10 @@ static int dy_padded_already(const ConvShape *s) { return padded_pixels(s) == (s
  * so those keep the lane kernel. */
 enum { OUTER_VECS = 2 };
 
-int direct_outer_gradient_applies(const ConvShape *s) { return s->k_h == 3 && s->out_c % (OUTER_VECS * VLEN) == 0; }
+int direct_outer_gradient_applies(const ConvShape *s)
+{
+    return (s->k_h == 3 || shortcut_applies(s)) && s->out_c % (OUTER_VECS * VLEN) == 0;
+}
 
 /* Image chunks: a batch's images in DW_CHUNKS chunks whatever the threads, each summed into its
  * own copy of the weights, the copies added in chunk order. */
@@ -531,6 +560,30 @@ static void stride2_data_gradient(Backend *bk, const ConvShape *s, int n, const 
     });
 }
 
+/* A shortcut's data gradient: dx's even rows and columns take the one-tap convolution of dy
+ * with the filters transposed, the rest of dx nothing (zeros, without accumulate). dy is
+ * copied with zeros after it, which a partial chunk's last lanes read. */
+static void shortcut_data_gradient(Backend *bk, const ConvShape *s, int n, const real *w, const real *dy, real *dx,
+                                   bool accumulate)
+{
+    real *arranged = cpu_shared_workspace(bk);
+    const int tap = 0, pixels = s->out_h * s->out_w;
+    arrange_transposed(s, w, &tap, 1, arranged);
+    const TapLayout lay = {.chan = (size_t)pixels, .count = 1};
+    const size_t dy_item = (size_t)s->out_c * pixels, dx_item = (size_t)s->in_c * s->in_h * s->in_w;
+    CPU_FOR_T(bk, t, int, i, n, {
+        real *phase = cpu_workspace(bk, t), *d = phase + (size_t)s->in_c * pixels, *x = dx + i * dx_item;
+        copy_run(d, dy + i * dy_item, dy_item);
+        zero_run(d + dy_item, VLEN);
+        convolve_image(&lay, d, s->out_c, arranged, s->in_c, pixels, NULL, 0, phase);
+        if (!accumulate) zero_run(x, dx_item);
+        for (int c = 0; c < s->in_c; c++)
+            for (int r = 0; r < s->out_h; r++)
+                to_even(x + ((size_t)c * s->in_h + 2 * r) * s->in_w, phase + ((size_t)c * s->out_h + r) * s->out_w,
+                        s->out_w, true);
+    });
+}
+
 /* For each of n images: its input prepared in the thread's workspace, then convolved with the
  * arranged filters into (or added to) its output: the forward pass, and (with the shape of
  * data_gradient_shape) the data gradient. */
@@ -772,32 +825,52 @@ static void transpose_dy(const real *restrict dy, int channels, int pixels, real
         for (int p = p0; p < pixels; p++) dt[(size_t)p * channels + o] = dy[(size_t)o * pixels + p];
 }
 
-/* sums ([tap][out channel] of one input channel) += one image's gradient of output channels
- * o0 .. o0 + OUTER_VECS * VLEN - 1, x that channel's prepared input. */
-static void outer_block(const real *dt, int out_c, int o0, int pixels, const real *x, const TapLayout *lay,
-                        real *sums)
+/* sums (STREAMS rows of out_c, one a stream) += one image's gradient of output channels
+ * o0 .. o0 + OUTER_VECS * VLEN - 1 against STREAMS runs of input: a 3x3 layer's 9 taps of one
+ * input channel, or a shortcut's 8 input channels. */
+#define OUTER_BLOCK(NAME, STREAMS)                                                                 \
+    static void NAME(const real *dt, int out_c, int o0, int pixels, const real *const *in, real *sums) \
+    {                                                                                              \
+        Vec acc[OUTER_VECS][STREAMS];                                                              \
+        _Pragma("GCC unroll 9") for (int t = 0; t < STREAMS; t++)                                  \
+            _Pragma("GCC unroll 2") for (int v = 0; v < OUTER_VECS; v++)                           \
+                load_vec(&acc[v][t], sums + (size_t)t * out_c + o0 + v * VLEN);                    \
+        for (int p = 0; p < pixels; p++) {                                                         \
+            Vec d[OUTER_VECS];                                                                     \
+            _Pragma("GCC unroll 2") for (int v = 0; v < OUTER_VECS; v++)                           \
+                load_vec(&d[v], dt + (size_t)p * out_c + o0 + v * VLEN);                           \
+            _Pragma("GCC unroll 9") for (int t = 0; t < STREAMS; t++)                              \
+            {                                                                                      \
+                const real in_t = in[t][p];                                                        \
+                _Pragma("GCC unroll 2") for (int v = 0; v < OUTER_VECS; v++) acc[v][t] += d[v] * in_t; \
+            }                                                                                      \
+        }                                                                                          \
+        _Pragma("GCC unroll 9") for (int t = 0; t < STREAMS; t++)                                  \
+            _Pragma("GCC unroll 2") for (int v = 0; v < OUTER_VECS; v++)                           \
+                memcpy(sums + (size_t)t * out_c + o0 + v * VLEN, &acc[v][t], sizeof(Vec));         \
+    }
+
+OUTER_BLOCK(outer_taps, 9)
+OUTER_BLOCK(outer_channels, OCB)
+
+/* One image's gradient of input channels [0, per) (x their prepared input, sums their rows)
+ * against every output channel. */
+static void outer_image(const ConvShape *s, const TapLayout *lay, int per, const real *dt, const real *x, real *sums)
 {
-    Vec acc[OUTER_VECS][9];
+    const int pixels = s->out_h * s->out_w, block = OUTER_VECS * VLEN;
     const real *in[9];
-    _Pragma("GCC unroll 9") for (int t = 0; t < 9; t++)
-    {
-        in[t] = x + lay->taps[t];
-        _Pragma("GCC unroll 2") for (int v = 0; v < OUTER_VECS; v++)
-            load_vec(&acc[v][t], sums + (size_t)t * out_c + o0 + v * VLEN);
-    }
-    for (int p = 0; p < pixels; p++) {
-        Vec d[OUTER_VECS];
-        _Pragma("GCC unroll 2") for (int v = 0; v < OUTER_VECS; v++)
-            load_vec(&d[v], dt + (size_t)p * out_c + o0 + v * VLEN);
-        _Pragma("GCC unroll 9") for (int t = 0; t < 9; t++)
-        {
-            const real in_t = in[t][p];
-            _Pragma("GCC unroll 2") for (int v = 0; v < OUTER_VECS; v++) acc[v][t] += d[v] * in_t;
+    if (s->k_h == 1) {
+        for (int c = 0; c < per; c += OCB) {
+            for (int j = 0; j < OCB; j++) in[j] = x + (c + j) * lay->chan;
+            for (int o0 = 0; o0 < s->out_c; o0 += block)
+                outer_channels(dt, s->out_c, o0, pixels, in, sums + (size_t)c * s->out_c);
         }
+        return;
     }
-    _Pragma("GCC unroll 9") for (int t = 0; t < 9; t++)
-        _Pragma("GCC unroll 2") for (int v = 0; v < OUTER_VECS; v++)
-            memcpy(sums + (size_t)t * out_c + o0 + v * VLEN, &acc[v][t], sizeof(Vec));
+    for (int c = 0; c < per; c++) {
+        for (int t = 0; t < 9; t++) in[t] = x + c * lay->chan + lay->taps[t];
+        for (int o0 = 0; o0 < s->out_c; o0 += block) outer_taps(dt, s->out_c, o0, pixels, in, sums + (size_t)c * 9 * s->out_c);
+    }
 }
 
 typedef struct {
@@ -816,7 +889,7 @@ static void outer_task(const OuterGradient *a, int task, real *ws)
     const int n0 = (int)((long)chunk * a->n / a->chunks), n1 = (int)((long)(chunk + 1) * a->n / a->chunks);
     const int pixels = s->out_h * s->out_w;
     const size_t plane = (size_t)s->in_h * s->in_w, in_item = (size_t)s->in_c * plane;
-    const size_t out_item = (size_t)s->out_c * pixels, per_channel = (size_t)9 * s->out_c;
+    const size_t out_item = (size_t)s->out_c * pixels, per_channel = (size_t)s->k_h * s->k_w * s->out_c;
     const TapLayout lay = input_layout(s);
     real *sx = ws, *dt = ws + (size_t)per * lay.chan + VLEN;
     real *sums = a->sums + chunk * dw_weight_elems(s) + ic0 * per_channel;
@@ -824,18 +897,18 @@ static void outer_task(const OuterGradient *a, int task, real *ws)
     for (int i = n0; i < n1; i++) {
         prepare_input(s, per, a->x + i * in_item + ic0 * plane, sx);
         transpose_dy(a->dy + i * out_item, s->out_c, pixels, dt);
-        for (int c = 0; c < per; c++)
-            for (int o0 = 0; o0 < s->out_c; o0 += OUTER_VECS * VLEN)
-                outer_block(dt, s->out_c, o0, pixels, sx + c * lay.chan, &lay, sums + c * per_channel);
+        outer_image(s, &lay, per, dt, sx, sums);
     }
 }
 
-/* Input-channel parts a chunk: enough for about four tasks a thread, dividing the channels. */
+/* Input-channel parts a chunk: enough for about four tasks a thread, dividing the channels (in
+ * eights for a shortcut, whose kernel takes eight at a time). */
 static int outer_ic_parts(const ConvShape *s, int threads, int chunks)
 {
+    const int units = s->k_h == 1 ? s->in_c / OCB : s->in_c;
     int parts = (4 * threads + chunks - 1) / chunks;
-    if (parts > s->in_c) parts = s->in_c;
-    while (s->in_c % parts) parts++;
+    if (parts > units) parts = units;
+    while (units % parts) parts++;
     return parts;
 }
 
@@ -897,6 +970,10 @@ void direct_conv_backward(Backend *bk, const ConvShape *s, int n, const real *x,
     BK_GUARD(bk);
     weight_gradient(bk, s, n, x, dy, dw);
     if (!dx) return;
+    if (s->k_h == 1) {
+        shortcut_data_gradient(bk, s, n, w, dy, dx, accumulate);
+        return;
+    }
     if (s->stride == 2) {
         stride2_data_gradient(bk, s, n, w, dy, dx, accumulate);
         return;
