@@ -110,7 +110,8 @@ $(shell mkdir -p $(BUILD) && echo '#define BIGBATCH_COMMIT "$(COMMIT_TEXT)"' > $
 $(BUILD)/engine/version.o $(BUILD)/double/engine/version.o: CPPFLAGS += -I$(BUILD)
 # The direct convolution's kernels are chains of multiply-adds: fused, they run at twice the
 # rate (-std=c11 turns contraction off everywhere else, and results stay as they were there).
-$(BUILD)/engine/cpu/conv_direct.o $(BUILD)/double/engine/cpu/conv_direct.o: CFLAGS += -ffp-contract=fast
+$(BUILD)/engine/cpu/conv_direct.o $(BUILD)/double/engine/cpu/conv_direct.o \
+$(BUILD)/engine/cpu/conv_direct_outer.o $(BUILD)/double/engine/cpu/conv_direct_outer.o: CFLAGS += -ffp-contract=fast
 
 # Static pattern rules: each object and test has exactly one way to be built. Objects
 # depend on this file too, so a change of flags rebuilds them.

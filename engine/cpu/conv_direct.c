@@ -1,21 +1,21 @@
-/* Direct 3x3 and 5x5 convolution for stride-1 "same" layers (padding 1 and 2), and 3x3 stride-2
- * layers with padding 1, with output channels in eights and input channels in eights or fewer
- * than eight (first layers), up to DIRECT_MAX_CHANNELS (ResNet-20's and ResNet-8's layers, the
- * CIFAR AlexNets', ResNet-50's first stage, simple-cnn's). Each input plane is copied k times,
- * shifted by one column each, with k/2 zero rows above and below and zeros where the shift
- * leaves the image: then the input under tap (kh, kw) of output pixels p .. p + 15 is the 16
- * consecutive values of copy kw from p + kh * width, across row ends too, so a whole plane is
- * one run of vectors whatever its width. A register block holds OCB output channels of a run
- * chunk, and every input channel and tap adds a weight times an input vector to each: the
- * products never leave the registers, with no im2col matrix and no Winograd transforms, which
- * is what costs most at these channel counts. The data gradient is the same computation on dy
- * with the filters transposed and flipped. The weight gradient of 3x3 layers with output
- * channels in 2 * VLEN's goes by outer products, vectors along the output channels; the others
- * keep vector sums along the pixels in registers over a group of images: 2 output channels x
- * 9 taps of one input channel for 3x3, 4 output channels x one row of 5 taps for 5x5. Stride 2
- * reads the input's phases instead of
- * shifted copies (phase_image) and takes its data gradient phase by phase; the kernels find
- * each tap's input through a table of offsets (TapLayout), whatever the layout.
+/* Direct 3x3 and 5x5 convolution for stride-1 "same" layers (padding 1 and 2), 3x3 stride-2
+ * layers with padding 1 and 1x1 stride-2 shortcuts, with output channels in eights and input
+ * channels in eights or fewer than eight (first layers), up to DIRECT_MAX_CHANNELS (ResNet-20's
+ * and ResNet-8's layers, the CIFAR AlexNets', ResNet-50's first two stages' 3x3, simple-cnn's).
+ * Each input plane is copied k times, shifted by one column each, with k/2 zero rows above and
+ * below and zeros where the shift leaves the image: then the input under tap (kh, kw) of output
+ * pixels p .. p + 15 is the 16 consecutive values of copy kw from p + kh * width, across row
+ * ends too, so a whole plane is one run of vectors whatever its width. A register block holds
+ * OCB output channels of a run chunk, and every input channel and tap adds a weight times an
+ * input vector to each: the products never leave the registers, with no im2col matrix and no
+ * Winograd transforms, which is what costs most at these channel counts. The data gradient is
+ * the same computation on dy with the filters transposed and flipped. The weight gradient of
+ * 3x3 layers with output channels in 2 * VLEN's, and of the shortcuts, goes by outer products
+ * (conv_direct_outer.c); the others keep vector sums along the pixels in registers over a group
+ * of images: 2 output channels x 9 taps of one input channel for 3x3, 4 output channels x one
+ * row of 5 taps for 5x5. Stride 2 reads the input's phases instead of shifted copies
+ * (phase_image) and takes its data gradient phase by phase; the kernels find each tap's input
+ * through a table of offsets (TapLayout), whatever the layout.
  *
  * A plane whose pixels are not a multiple of the vector ends in a partial chunk: it reads
  * whole vectors (the lanes past the plane read the next copy, or a zeroed slack after the
@@ -24,23 +24,15 @@
  *
  * Threads take whole images for the output and the data gradient, and for the weight gradient
  * fixed chunks of the batch's images or of the input channels, every sum running over its
- * images in order, chunks added in chunk order: none of it depends on the number of threads or on which thread takes what, so the work goes
- * to whichever thread is free (threads.h). conv.c keeps the im2col path as the reference this one is
- * tested against (tests/test_conv_paths.c). The kernels are chains of multiply-adds, compiled
- * with contraction on (Makefile). */
+ * images in order, chunks added in chunk order: none of it depends on the number of threads
+ * or on which thread takes what, so the work goes to whichever thread is free (threads.h).
+ * conv.c keeps the im2col path as the reference this one is tested against
+ * (tests/test_conv_paths.c). The kernels are chains of multiply-adds, compiled with contraction
+ * on (Makefile). */
 #include <string.h>
 
-#include "cpu.h"
+#include "conv_direct.h"
 #include "guard.h"
-
-/* Output channels per register block; the vector width: 16 floats with AVX-512, else 8. */
-enum { OCB = 8, DIRECT_MAX_CHANNELS = 128 };
-#ifdef __AVX512F__
-enum { VLEN = 16 };
-#else
-enum { VLEN = 8 };
-#endif
-typedef real Vec __attribute__((vector_size(VLEN * sizeof(real))));
 
 /* Stride 2: 3x3 with padding 1 on planes of even size (ResNet's downsampling 3x3 layers). */
 static int stride2_applies(const ConvShape *s)
@@ -53,7 +45,7 @@ static int stride2_applies(const ConvShape *s)
  * rows and columns alone. Input channels in eights and output channels in 2 * VLEN's, for the
  * weight gradient by outer products (8 input channels at a time). In im2col's gemms of 16-32
  * rows these layers ran at 40-60 GFLOP/s. */
-static int shortcut_applies(const ConvShape *s)
+int direct_shortcut_applies(const ConvShape *s)
 {
     return s->stride == 2 && s->k_h == 1 && s->pad == 0 && s->out_h == (s->in_h + 1) / 2 &&
            s->out_w == (s->in_w + 1) / 2 && s->in_c % OCB == 0 && s->out_c % (2 * VLEN) == 0;
@@ -63,14 +55,10 @@ int direct_applies(const ConvShape *s)
 {
     const int k = s->k_h;
     const int stride1 = (k == 3 || k == 5) && s->pad == k / 2 && s->stride == 1;
-    return (stride1 || stride2_applies(s) || shortcut_applies(s)) && s->k_w == k && s->groups == 1 &&
+    return (stride1 || stride2_applies(s) || direct_shortcut_applies(s)) && s->k_w == k && s->groups == 1 &&
            (s->in_c % OCB == 0 || s->in_c < OCB) && s->out_c % OCB == 0 && s->in_c <= DIRECT_MAX_CHANNELS &&
            s->out_c <= DIRECT_MAX_CHANNELS;
 }
-
-/* Vectors move through pointers, never by value across a call: without AVX enabled (the
- * fuzzing build) a 32- or 64-byte vector argument has a different ABI, and compilers warn. */
-static inline void load_vec(Vec *v, const real *p) { memcpy(v, p, sizeof *v); }
 
 /* The first `count` lanes of v from p (zeros after them), and back. */
 static inline void load_lanes(Vec *v, const real *p, int count)
@@ -181,15 +169,7 @@ static void even_image(const ConvShape *s, int channels, const real *x, real *sx
     zero_run(sx + channels * pixels, VLEN);
 }
 
-/* Where a channel's input under each tap lies for a run of output pixels: tap t of output pixel
- * p reads in + c * chan + taps[t] + p, `in` an image's prepared copies (prepare_input). */
-typedef struct {
-    size_t chan;
-    int count; /* taps a channel */
-    ptrdiff_t taps[25];
-} TapLayout;
-
-static TapLayout input_layout(const ConvShape *s)
+TapLayout direct_input_layout(const ConvShape *s)
 {
     const int k = s->k_h;
     TapLayout l = {.count = k * k};
@@ -215,7 +195,7 @@ static TapLayout input_layout(const ConvShape *s)
 }
 
 /* An image's `channels` input planes (from the first of x) as the kernels read them. */
-static void prepare_input(const ConvShape *s, int channels, const real *x, real *sx)
+void direct_prepare_input(const ConvShape *s, int channels, const real *x, real *sx)
 {
     if (s->k_h == 1)
         even_image(s, channels, x, sx);
@@ -270,7 +250,6 @@ static int dw_even_group(const ConvShape *s, int n)
  * their lane sums would not stay in cache. */
 static size_t dw_weight_elems(const ConvShape *s) { return (size_t)s->out_c * s->in_c * s->k_h * s->k_w; }
 
-enum { DW_CHUNKS = 8 };
 static const size_t DW_CHUNKED_LANES_BYTES = (size_t)8 << 20;
 
 static int dw_image_chunks(const ConvShape *s, int n)
@@ -283,51 +262,23 @@ static int dw_image_chunks(const ConvShape *s, int n)
 /* Whether dy's planes are whole vectors already, so the weight gradient reads dy in place. */
 static int dy_padded_already(const ConvShape *s) { return padded_pixels(s) == (size_t)s->out_h * s->out_w; }
 
-/* ---- The weight gradient as outer products: 3x3 layers with output channels in 2 * VLEN's ----
- * dw[o][c][t] sums dy[o][p] * x_t[c][p] over the images and their pixels p, x_t the input
- * under tap t. Here the vectors run along the output channels, not the pixels: an image's dy
- * is transposed to [pixel][channel], and each input value under a tap is broadcast to them.
- * 2 vectors of output channels x 9 taps of one input channel stay in registers over an
- * image's pixels, 11 loads a pixel for 18 multiply-adds, none across cache lines whatever the
- * plane's width, and the sums are the weights' own, with no lanes to add up at the end. On
- * 32- and 64-channel layers (16x16 and 8x8) it ran 17-40% faster than the lane kernel; on the
- * CIFAR AlexNets' 15x15 and 7x7 layers (64-96 channels) their step ran 9-17% faster than with
- * gemms over chunks of images (it replaced them); on 16 channels (one vector) it was slower,
- * so those keep the lane kernel. */
-enum { OUTER_VECS = 2 };
-
-int direct_outer_gradient_applies(const ConvShape *s)
-{
-    return (s->k_h == 3 || shortcut_applies(s)) && s->out_c % (OUTER_VECS * VLEN) == 0;
-}
-
-/* Image chunks: a batch's images in DW_CHUNKS chunks whatever the threads, each summed into its
- * own copy of the weights, the copies added in chunk order. */
-static int outer_chunks(int n) { return n < DW_CHUNKS ? (n > 0 ? n : 1) : DW_CHUNKS; }
-
-/* Per thread: an image's prepared input and its dy transposed. */
-static size_t outer_scratch(const ConvShape *s)
-{
-    return (size_t)s->in_c * input_layout(s).chan + VLEN + (size_t)s->out_c * s->out_h * s->out_w;
-}
-
 /* Per thread: the shifted input of one image (forward) or dy of one image (data gradient), or a
  * group's shifted images (weight gradient). Shared: the arranged filters; or the weight
  * gradient's lane sums and, where planes are not whole vectors, the batch's dy padded to them. */
 Workspace direct_workspace(const ConvShape *s, size_t weight_elems, int batch)
 {
-    const size_t image = input_layout(s).chan;
+    const size_t image = direct_input_layout(s).chan;
     size_t data = (size_t)s->in_c * image + VLEN;
     /* the data gradient: dy shifted (stride 1), or prepared and a phase's result (stride 2) */
     const ConvShape ds = data_gradient_shape(s);
-    const size_t back = s->stride == 1 ? (size_t)s->out_c * input_layout(&ds).chan + VLEN : stride2_data_scratch(s);
+    const size_t back = s->stride == 1 ? (size_t)s->out_c * direct_input_layout(&ds).chan + VLEN : stride2_data_scratch(s);
     if (data < back) data = back;
     size_t group = (size_t)dw_group(s) * s->in_c * image + VLEN;
     size_t lanes = weight_elems * VLEN * dw_image_chunks(s, batch) +
                    (dy_padded_already(s) ? 0 : (size_t)batch * s->out_c * padded_pixels(s));
     if (direct_outer_gradient_applies(s)) {
-        group = outer_scratch(s);
-        lanes = weight_elems * outer_chunks(batch);
+        group = outer_gradient_scratch(s);
+        lanes = weight_elems * outer_gradient_chunks(batch);
     }
     Workspace w = {data > group ? data : group, lanes > weight_elems ? lanes : weight_elems};
     return w;
@@ -637,10 +588,10 @@ static void convolve_batch(Backend *bk, const ConvShape *s, int n, const real *s
                            const real *bias, int accumulate, real *dst)
 {
     const size_t src_item = (size_t)s->in_c * s->in_h * s->in_w, dst_item = (size_t)s->out_c * s->out_h * s->out_w;
-    const TapLayout lay = input_layout(s);
+    const TapLayout lay = direct_input_layout(s);
     CPU_FOR_T(bk, t, int, i, n, {
         real *prepared = cpu_workspace(bk, t);
-        prepare_input(s, s->in_c, src + i * src_item, prepared);
+        direct_prepare_input(s, s->in_c, src + i * src_item, prepared);
         convolve_image(&lay, prepared, s->in_c, arranged, s->out_c, s->out_h * s->out_w, bias, accumulate,
                        dst + i * dst_item);
     });
@@ -795,7 +746,7 @@ static void weight_gradient_channels(const WeightGradient *a, int task, real *sx
          * same few L1 sets, and the kernel read them from L2 */
         for (int c = 0; c < a->chunk; c++)
             for (int i = 0; i < g.images; i++)
-                prepare_input(s, 1, a->x + (first + i) * in_item + (ic0 + c) * plane,
+                direct_prepare_input(s, 1, a->x + (first + i) * in_item + (ic0 + c) * plane,
                               sx + ((size_t)c * g.images + i) * g.lay->chan);
         /* one input channel's shifted planes stay in cache while dy's channels pass by */
         for (int ic = ic0; ic < ic0 + a->chunk; ic++)
@@ -828,160 +779,6 @@ static int dw_oc_step(const ConvShape *s, int threads, int chunk, int image_chun
     return (step + unit - 1) / unit * unit;
 }
 
-#if defined(__AVX2__) && !defined(BB_DOUBLE)
-#include <immintrin.h>
-
-/* The 8 x 8 block of dy at channel o0, pixel p0 into dt, in registers: unpack pairs, then
- * quadruples, then halves (scalar, the transpose took a tenth of the weight gradient). */
-static void transpose_block(const real *dy, int pixels, int channels, int o0, int p0, real *dt)
-{
-    __m256 r[8], t[8], q[8];
-    for (int k = 0; k < 8; k++) r[k] = _mm256_loadu_ps(dy + (size_t)(o0 + k) * pixels + p0);
-    for (int k = 0; k < 8; k += 2) {
-        t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
-        t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
-    }
-    for (int k = 0; k < 8; k += 4)
-        for (int j = 0; j < 2; j++) {
-            q[k + 2 * j] = _mm256_shuffle_ps(t[k + j], t[k + j + 2], _MM_SHUFFLE(1, 0, 1, 0));
-            q[k + 2 * j + 1] = _mm256_shuffle_ps(t[k + j], t[k + j + 2], _MM_SHUFFLE(3, 2, 3, 2));
-        }
-    for (int j = 0; j < 4; j++) {
-        _mm256_storeu_ps(dt + (size_t)(p0 + j) * channels + o0, _mm256_permute2f128_ps(q[j], q[j + 4], 0x20));
-        _mm256_storeu_ps(dt + (size_t)(p0 + j + 4) * channels + o0, _mm256_permute2f128_ps(q[j], q[j + 4], 0x31));
-    }
-}
-enum { TRANSPOSE_BLOCK = 8 };
-#else
-static void transpose_block(const real *dy, int pixels, int channels, int o0, int p0, real *dt)
-{
-    (void)dy, (void)pixels, (void)channels, (void)o0, (void)p0, (void)dt;
-}
-enum { TRANSPOSE_BLOCK = 0 };
-#endif
-
-/* dt[p][o] = dy[o][p] for one image: 8 x 8 blocks where AVX2 has them, the rest one by one. */
-static void transpose_dy(const real *restrict dy, int channels, int pixels, real *restrict dt)
-{
-    int p0 = 0;
-    if (TRANSPOSE_BLOCK > 0 && channels % 8 == 0)
-        for (; p0 + 8 <= pixels; p0 += 8)
-            for (int o0 = 0; o0 < channels; o0 += 8) transpose_block(dy, pixels, channels, o0, p0, dt);
-    for (int o = 0; o < channels; o++)
-        for (int p = p0; p < pixels; p++) dt[(size_t)p * channels + o] = dy[(size_t)o * pixels + p];
-}
-
-/* sums (STREAMS rows of out_c, one a stream) += one image's gradient of output channels
- * o0 .. o0 + OUTER_VECS * VLEN - 1 against STREAMS runs of input: a 3x3 layer's 9 taps of one
- * input channel, or a shortcut's 8 input channels. */
-#define OUTER_BLOCK(NAME, STREAMS)                                                                 \
-    static void NAME(const real *dt, int out_c, int o0, int pixels, const real *const *in, real *sums) \
-    {                                                                                              \
-        Vec acc[OUTER_VECS][STREAMS];                                                              \
-        _Pragma("GCC unroll 9") for (int t = 0; t < STREAMS; t++)                                  \
-            _Pragma("GCC unroll 2") for (int v = 0; v < OUTER_VECS; v++)                           \
-                load_vec(&acc[v][t], sums + (size_t)t * out_c + o0 + v * VLEN);                    \
-        for (int p = 0; p < pixels; p++) {                                                         \
-            Vec d[OUTER_VECS];                                                                     \
-            _Pragma("GCC unroll 2") for (int v = 0; v < OUTER_VECS; v++)                           \
-                load_vec(&d[v], dt + (size_t)p * out_c + o0 + v * VLEN);                           \
-            _Pragma("GCC unroll 9") for (int t = 0; t < STREAMS; t++)                              \
-            {                                                                                      \
-                const real in_t = in[t][p];                                                        \
-                _Pragma("GCC unroll 2") for (int v = 0; v < OUTER_VECS; v++) acc[v][t] += d[v] * in_t; \
-            }                                                                                      \
-        }                                                                                          \
-        _Pragma("GCC unroll 9") for (int t = 0; t < STREAMS; t++)                                  \
-            _Pragma("GCC unroll 2") for (int v = 0; v < OUTER_VECS; v++)                           \
-                memcpy(sums + (size_t)t * out_c + o0 + v * VLEN, &acc[v][t], sizeof(Vec));         \
-    }
-
-OUTER_BLOCK(outer_taps, 9)
-OUTER_BLOCK(outer_channels, OCB)
-
-/* One image's gradient of input channels [0, per) (x their prepared input, sums their rows)
- * against every output channel. */
-static void outer_image(const ConvShape *s, const TapLayout *lay, int per, const real *dt, const real *x, real *sums)
-{
-    const int pixels = s->out_h * s->out_w, block = OUTER_VECS * VLEN;
-    const real *in[9];
-    if (s->k_h == 1) {
-        for (int c = 0; c < per; c += OCB) {
-            for (int j = 0; j < OCB; j++) in[j] = x + (c + j) * lay->chan;
-            for (int o0 = 0; o0 < s->out_c; o0 += block)
-                outer_channels(dt, s->out_c, o0, pixels, in, sums + (size_t)c * s->out_c);
-        }
-        return;
-    }
-    for (int c = 0; c < per; c++) {
-        for (int t = 0; t < 9; t++) in[t] = x + c * lay->chan + lay->taps[t];
-        for (int o0 = 0; o0 < s->out_c; o0 += block) outer_taps(dt, s->out_c, o0, pixels, in, sums + (size_t)c * 9 * s->out_c);
-    }
-}
-
-typedef struct {
-    const ConvShape *s;
-    int n, chunks, ic_parts;
-    const real *x, *dy;
-    real *sums; /* per image chunk: [in channel][tap][out channel] */
-} OuterGradient;
-
-/* Task `task`: input channels of one part over the images of one chunk, into that chunk's sums
- * (which it zeroes first). */
-static void outer_task(const OuterGradient *a, int task, real *ws)
-{
-    const ConvShape *s = a->s;
-    const int chunk = task / a->ic_parts, per = s->in_c / a->ic_parts, ic0 = task % a->ic_parts * per;
-    const int n0 = (int)((long)chunk * a->n / a->chunks), n1 = (int)((long)(chunk + 1) * a->n / a->chunks);
-    const int pixels = s->out_h * s->out_w;
-    const size_t plane = (size_t)s->in_h * s->in_w, in_item = (size_t)s->in_c * plane;
-    const size_t out_item = (size_t)s->out_c * pixels, per_channel = (size_t)s->k_h * s->k_w * s->out_c;
-    const TapLayout lay = input_layout(s);
-    real *sx = ws, *dt = ws + (size_t)per * lay.chan + VLEN;
-    real *sums = a->sums + chunk * dw_weight_elems(s) + ic0 * per_channel;
-    zero_run(sums, per * per_channel);
-    for (int i = n0; i < n1; i++) {
-        prepare_input(s, per, a->x + i * in_item + ic0 * plane, sx);
-        transpose_dy(a->dy + i * out_item, s->out_c, pixels, dt);
-        outer_image(s, &lay, per, dt, sx, sums);
-    }
-}
-
-/* Input-channel parts a chunk: enough for about four tasks a thread, dividing the channels (in
- * eights for a shortcut, whose kernel takes eight at a time). */
-static int outer_ic_parts(const ConvShape *s, int threads, int chunks)
-{
-    const int units = s->k_h == 1 ? s->in_c / OCB : s->in_c;
-    int parts = (4 * threads + chunks - 1) / chunks;
-    if (parts > units) parts = units;
-    while (units % parts) parts++;
-    return parts;
-}
-
-/* dw[o][c][t] += the chunks' sums[c][t][o], added in chunk order into the first chunk's (along
- * its rows), then moved to dw's order, input channel by input channel. */
-static void add_outer_sums(Backend *bk, const ConvShape *s, int chunks, real *sums, real *dw)
-{
-    const size_t elems = dw_weight_elems(s), per_ic = elems / s->in_c, taps = (size_t)s->k_h * s->k_w;
-    CPU_FOR(bk, int, c, s->in_c, {
-        real *first = sums + c * per_ic;
-        for (int k = 1; k < chunks; k++) {
-            const real *more = first + k * elems;
-            for (size_t j = 0; j < per_ic; j++) first[j] += more[j];
-        }
-        for (size_t t = 0; t < taps; t++)
-            for (int o = 0; o < s->out_c; o++) dw[((size_t)o * s->in_c + c) * taps + t] += first[t * s->out_c + o];
-    });
-}
-
-static void outer_weight_gradient(Backend *bk, const ConvShape *s, int n, const real *x, const real *dy, real *dw)
-{
-    const int chunks = outer_chunks(n), parts = outer_ic_parts(s, bk->threads, chunks);
-    const OuterGradient a = {s, n, chunks, parts, x, dy, cpu_shared_workspace(bk)};
-    CPU_FOR_T(bk, t, int, task, chunks * parts, { outer_task(&a, task, cpu_workspace(bk, t)); });
-    add_outer_sums(bk, s, chunks, a.sums, dw);
-}
-
 static void weight_gradient(Backend *bk, const ConvShape *s, int n, const real *x, const real *dy, real *dw)
 {
     if (n <= 0) return;
@@ -998,7 +795,7 @@ static void weight_gradient(Backend *bk, const ConvShape *s, int n, const real *
     }
     const int oc_step = dw_oc_step(s, bk->threads, chunk, chunks);
     const int tasks = s->in_c / chunk * ((s->out_c + oc_step - 1) / oc_step) * chunks;
-    const TapLayout lay = input_layout(s);
+    const TapLayout lay = direct_input_layout(s);
     const WeightGradient a = {s, n, chunks, chunk, oc_step,
                               {.lay = &lay, .dy = dy,
                                .dy_item = (size_t)s->out_c * padded_pixels(s), .plane = padded_pixels(s),

@@ -83,10 +83,12 @@ void winograd_conv_forward(Backend *bk, const ConvShape *s, int n, const real *x
                            const real *b, real *y);
 void winograd_conv_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                             const real *dy, real *dx, real *dw);
-/* conv_direct.c: direct 3x3 and 5x5 convolution for the small-channel layers direct_applies accepts */
+/* conv_direct.c: direct 3x3, 5x5 and 1x1 stride-2 convolution for the small-channel layers
+ * direct_applies accepts (its internal pieces: conv_direct.h) */
 int direct_applies(const ConvShape *s);
 Workspace direct_workspace(const ConvShape *s, size_t weight_elems, int batch);
-/* whether its weight gradient goes by outer products (vectors along the output channels) */
+/* whether its weight gradient goes by outer products (conv_direct_outer.c: vectors along the
+ * output channels) */
 int direct_outer_gradient_applies(const ConvShape *s);
 void direct_conv_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                          const real *b, real *y);

@@ -1,0 +1,47 @@
+/* The direct convolution's pieces shared by its files: the vectors, where an image's prepared
+ * input lies under each tap, and the weight gradient by outer products (conv_direct_outer.c),
+ * which conv_direct.c calls for the layers it applies to. Internal to engine/cpu. */
+#ifndef BB_CPU_CONV_DIRECT_H
+#define BB_CPU_CONV_DIRECT_H
+#include <stddef.h>
+#include <string.h>
+
+#include "cpu.h"
+
+/* Output channels per register block; the vector width: 16 floats with AVX-512, else 8. */
+enum { OCB = 8, DIRECT_MAX_CHANNELS = 128 };
+#ifdef __AVX512F__
+enum { VLEN = 16 };
+#else
+enum { VLEN = 8 };
+#endif
+typedef real Vec __attribute__((vector_size(VLEN * sizeof(real))));
+
+/* Vectors move through pointers, never by value across a call: without AVX enabled (the
+ * fuzzing build) a 32- or 64-byte vector argument has a different ABI, and compilers warn. */
+static inline void load_vec(Vec *v, const real *p) { memcpy(v, p, sizeof *v); }
+
+/* Where a channel's input under each tap lies for a run of output pixels: tap t of output pixel
+ * p reads in + c * chan + taps[t] + p, `in` an image's prepared copies (prepare_input). */
+typedef struct {
+    size_t chan;
+    int count; /* taps a channel */
+    ptrdiff_t taps[25];
+} TapLayout;
+
+/* conv_direct.c: the layout of an image's prepared input, and the preparing; whether a layer is
+ * a 1x1 stride-2 shortcut */
+TapLayout direct_input_layout(const ConvShape *s);
+void direct_prepare_input(const ConvShape *s, int channels, const real *x, real *sx);
+int direct_shortcut_applies(const ConvShape *s);
+
+/* A weight gradient over image chunks has this many whatever the threads (fewer images, fewer). */
+enum { DW_CHUNKS = 8 };
+
+/* conv_direct_outer.c: its workspace (per thread; shared: weight_elems times the chunks) and dw +=
+ * the weight gradient, for the layers direct_outer_gradient_applies accepts */
+size_t outer_gradient_scratch(const ConvShape *s);
+int outer_gradient_chunks(int n);
+void outer_weight_gradient(Backend *bk, const ConvShape *s, int n, const real *x, const real *dy, real *dw);
+
+#endif
