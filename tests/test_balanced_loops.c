@@ -176,6 +176,10 @@ Test(balanced_loops, direct_weight_gradient_same_bits_on_any_threads)
                                direct_workspace(&f, 56 * 64 * 9, 13), f, 13);
     same_bits_on_1_2_3_threads("direct 8x8, outer products, input channels split on 3 threads",
                                direct_backward_adding, direct_workspace(&g, 64 * 64 * 9, 13), g, 13);
+    const ConvShape h = {16, 10, 10, 32, 5, 5, 1, 1, 2, 0, 1}; /* a 1x1 stride-2 shortcut */
+    cr_assert(direct_applies(&h) && direct_outer_gradient_applies(&h));
+    same_bits_on_1_2_3_threads("direct 1x1 stride-2 shortcut, input channels split on 3 threads",
+                               direct_backward_adding, direct_workspace(&h, 32 * 16, 13), h, 13);
 }
 
 Test(balanced_loops, im2col_weight_gradient_same_bits_on_any_threads)
