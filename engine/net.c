@@ -151,14 +151,23 @@ void net_finalize(Net *net)
 }
 
 /* Whether layer i's output gradient lives in its last consumer's own
- * (LayerOps.shares_first_input_gradient): i is that layer's first input, not its second too,
- * and the consumer writes i's gradient first (so it holds nothing else yet). */
+ * (LayerOps.shares_input_gradients), which writes i's gradient first (so it holds nothing else
+ * yet): i is that layer's first input, or its second (not both) where the first shares too and
+ * i's other consumers all come before the first input's layer, so that their backwards add
+ * into the shared memory only after that layer's backward has read it (a residual block's
+ * input, read by its first convolution and the add). */
 static bool shares_consumer_gradient(const Net *net, int i)
 {
     const int b = net->dout_birth[i];
     const Layer *l = &net->layers[b];
-    if (b == i || !l->ops->shares_first_input_gradient || !l->ops->writes_fresh_gradient) return false;
-    return l->in[0] == i && !(l->n_in == 2 && l->in[1] == i);
+    if (b == i || !l->ops->shares_input_gradients || !l->ops->writes_fresh_gradient) return false;
+    if (l->n_in == 2 && l->in[0] == l->in[1]) return false;
+    if (l->in[0] == i) return true;
+    if (l->n_in != 2 || l->in[1] != i || !shares_consumer_gradient(net, l->in[0])) return false;
+    for (int j = l->in[0]; j < b; j++)
+        for (int k = 0; k < net->layers[j].n_in; k++)
+            if (net->layers[j].in[k] == i) return false;
+    return true;
 }
 
 /* Where each layer's output gradient lives in dout_block, for batch_cap images: gradients are

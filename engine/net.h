@@ -74,11 +74,12 @@ typedef struct {
     /* training ties the batch's images together (batch norm's statistics): the net cannot
      * train as per-thread replicas, each over its own images (engine/replicas.h) */
     bool couples_images;
-    /* backward's gradient for the first input is the layer's own output gradient, or (with a
-     * ReLU) that masked, elementwise: where the layer writes that gradient first, net_plan
-     * gives it the layer's own gradient's memory, and backward finds it there (the residual
-     * add's copy) or works in place */
-    bool shares_first_input_gradient;
+    /* backward's gradient for each input is the layer's own output gradient, or (with a ReLU)
+     * that masked, elementwise: where the layer writes an input's gradient first, net_plan
+     * gives it the layer's own gradient's memory (the first input's always, the second's where
+     * that is safe: net.c), and backward finds it there (the residual add's copies) or works
+     * in place */
+    bool shares_input_gradients;
 } LayerOps;
 
 struct Layer {

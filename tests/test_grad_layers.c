@@ -157,7 +157,7 @@ static void b_add(Net *net)
 }
 /* A ResNet basic block with a projection shortcut: its first BN and ReLU, and its add and
  * last ReLU, two layers each, or one each (nb_batchnorm_relu, nb_add_relu: the models). The
- * add's first input (bn2) shares the add's gradient (LayerOps.shares_first_input_gradient). */
+ * add's first input (bn2) shares the add's gradient (LayerOps.shares_input_gradients), and so may its second. */
 static void residual_block(Net *net, bool fused)
 {
     int y = nb_conv(net, "conv1", NET_INPUT, 4, 3, 2, 1, 1, false, GAUSS, GAUSS);

@@ -1,8 +1,8 @@
 /* net_plan's memory plan, on every model: the layers' output gradients are packed by lifetime
  * (layer i's lives from the backward of its last consumer, its own when it has none, to its
  * own backward), and gradients live at the same time never share memory, but where a layer
- * holds its first input's gradient in its own (LayerOps.shares_first_input_gradient: the
- * residual add); outputs share only where a ReLU or an add runs in place over an output
+ * holds its inputs' gradients in its own (LayerOps.shares_input_gradients: the residual add);
+ * outputs share only where a ReLU or an add runs in place over an output
  * nothing else needs. */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -21,13 +21,33 @@ static int last_consumer(const Net *net, int i)
     return last;
 }
 
-/* Layer j holds layer i's gradient in its own: j is i's last consumer, i its first input only,
- * and j's kind shares (net_plan's rule), at the same address. */
-static bool shared_by_design(const Net *net, int i, int j)
+/* Layer j holds layer i's gradient in its own, at the same address: j is i's last consumer and
+ * its kind shares (net_plan's rule), i its first input only, or its second where the first is
+ * held too and i's other consumers all come before the first (they add into that memory after
+ * the first's backward has read it). */
+static bool held_by(const Net *net, int i, int j)
 {
     const Layer *l = &net->layers[j];
-    return j == last_consumer(net, i) && l->ops->shares_first_input_gradient && l->ops->writes_fresh_gradient &&
-           l->in[0] == i && !(l->n_in == 2 && l->in[1] == i) && l->dout.data == net->layers[i].dout.data;
+    if (j != last_consumer(net, i) || !l->ops->shares_input_gradients || !l->ops->writes_fresh_gradient ||
+        l->dout.data != net->layers[i].dout.data || (l->n_in == 2 && l->in[0] == l->in[1]))
+        return false;
+    if (l->in[0] == i) return true;
+    if (l->n_in != 2 || l->in[1] != i || !held_by(net, l->in[0], j)) return false;
+    for (int k = l->in[0]; k < j; k++)
+        for (int m = 0; m < net->layers[k].n_in; m++)
+            if (net->layers[k].in[m] == i) return false;
+    return true;
+}
+
+/* Gradients i < j share by design: one holds the other (held_by, followed down a chain of
+ * residual blocks), or both are held by one layer. */
+static bool shared_by_design(const Net *net, int i, int j)
+{
+    for (int h = j; h < net->n_layers; h++) {
+        const bool holds_i = h == i || held_by(net, i, h), holds_j = h == j || held_by(net, j, h);
+        if (holds_i && holds_j) return true;
+    }
+    return false;
 }
 
 static void check_model(const char *name, int batch)

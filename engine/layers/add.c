@@ -1,7 +1,7 @@
 /* Residual addition y = a + b, and with a ReLU after it one layer y = max(0, a + b)
  * (nb_add_relu, as the ResNets end a block): the gradient flows to both inputs unchanged, or
- * through the ReLU's mask, which backward reads from y. Where this layer writes its first
- * input's gradient first, that gradient shares this layer's own (net_plan): no copy. */
+ * through the ReLU's mask, which backward reads from y. Where this layer writes an input's
+ * gradient first, that gradient may share this layer's own (net_plan): no copy. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -21,9 +21,10 @@ static void add_forward(Layer *l, Net *net, int n, bool train)
 }
 
 /* Input k's gradient: written or added to (fresh_dx), and nothing to do where it is this
- * layer's own gradient already (shared by net_plan). With the ReLU, the first input's gradient
- * is masked (in place where it shares this layer's: then the second's is that, copied or
- * added), else each input's is masked from dout. */
+ * layer's own gradient already (shared by net_plan; with the ReLU, once masked there). With
+ * the ReLU, the first input's gradient is masked (in place where it shares this layer's: then
+ * the second's is that, copied, added or the same memory), else each input's is masked from
+ * dout. */
 static void add_backward(Layer *l, Net *net, int n)
 {
     (void)n;
@@ -32,7 +33,7 @@ static void add_backward(Layer *l, Net *net, int n)
     bool masked = false; /* dout holds the ReLU's masked gradient (the first input's, shared) */
     for (int k = 0; k < 2; k++) {
         Tensor *dx = net_layer_input_grad(net, l, k);
-        if (!dx || (!relu && dx->data == l->dout.data)) continue;
+        if (!dx || (dx->data == l->dout.data && (!relu || masked))) continue;
         if (relu && !masked) {
             bk_relu_backward(net->bk, count, l->out.data, l->dout.data, dx->data, !l->fresh_dx[k]);
             masked = dx->data == l->dout.data;
@@ -45,10 +46,10 @@ static void add_backward(Layer *l, Net *net, int n)
 
 static const LayerOps add_ops = {.kind = "add", .forward = add_forward, .backward = add_backward,
                                  .may_run_in_place = true, .writes_fresh_gradient = true,
-                                 .shares_first_input_gradient = true};
+                                 .shares_input_gradients = true};
 static const LayerOps add_relu_ops = {.kind = "add_relu", .forward = add_forward, .backward = add_backward,
                                       .reads_own_output = true, .may_run_in_place = true,
-                                      .writes_fresh_gradient = true, .shares_first_input_gradient = true};
+                                      .writes_fresh_gradient = true, .shares_input_gradients = true};
 
 static int add_layer(Net *net, const LayerOps *ops, int a, int b)
 {
