@@ -248,15 +248,13 @@ static int dw_even_group(const ConvShape *s, int n)
  * layers ran at three quarters of their one-thread rate on two), and the chunks do not depend on the
  * thread count, so neither do the sums. Larger layers split the input channels: 8 copies of
  * their lane sums would not stay in cache. */
-static size_t dw_weight_elems(const ConvShape *s) { return (size_t)s->out_c * s->in_c * s->k_h * s->k_w; }
-
 static const size_t DW_CHUNKED_LANES_BYTES = (size_t)8 << 20;
 
 static int dw_image_chunks(const ConvShape *s, int n)
 {
-    const size_t lanes = dw_weight_elems(s) * VLEN * sizeof(real);
+    const size_t lanes = direct_weight_elems(s) * VLEN * sizeof(real);
     if (lanes * DW_CHUNKS > DW_CHUNKED_LANES_BYTES) return 1;
-    return n < DW_CHUNKS ? (n > 0 ? n : 1) : DW_CHUNKS;
+    return direct_image_chunks(n);
 }
 
 /* Whether dy's planes are whole vectors already, so the weight gradient reads dy in place. */
@@ -278,7 +276,7 @@ Workspace direct_workspace(const ConvShape *s, size_t weight_elems, int batch)
                    (dy_padded_already(s) ? 0 : (size_t)batch * s->out_c * padded_pixels(s));
     if (direct_outer_gradient_applies(s)) {
         group = outer_gradient_scratch(s);
-        lanes = weight_elems * outer_gradient_chunks(batch);
+        lanes = weight_elems * direct_image_chunks(batch);
     }
     Workspace w = {data > group ? data : group, lanes > weight_elems ? lanes : weight_elems};
     return w;
@@ -558,8 +556,9 @@ static void stride2_data_gradient(Backend *bk, const ConvShape *s, int n, const 
 }
 
 /* A shortcut's data gradient: dx's even rows and columns take the one-tap convolution of dy
- * with the filters transposed, the rest of dx nothing (zeros, without accumulate). dy is
- * copied with zeros after it, which a partial chunk's last lanes read. */
+ * with the filters transposed, the rest of dx nothing (zeros, without accumulate). Where dy's
+ * planes are not whole vectors it is copied with zeros after it, which a partial chunk's last
+ * lanes read; else it is read where it lies. */
 static void shortcut_data_gradient(Backend *bk, const ConvShape *s, int n, const real *w, const real *dy, real *dx,
                                    bool accumulate)
 {
@@ -568,10 +567,15 @@ static void shortcut_data_gradient(Backend *bk, const ConvShape *s, int n, const
     arrange_transposed(s, w, &tap, 1, arranged);
     const TapLayout lay = {.chan = (size_t)pixels, .count = 1};
     const size_t dy_item = (size_t)s->out_c * pixels, dx_item = (size_t)s->in_c * s->in_h * s->in_w;
+    const bool whole = dy_padded_already(s);
     CPU_FOR_T(bk, t, int, i, n, {
-        real *phase = cpu_workspace(bk, t), *d = phase + (size_t)s->in_c * pixels, *x = dx + i * dx_item;
-        copy_run(d, dy + i * dy_item, dy_item);
-        zero_run(d + dy_item, VLEN);
+        real *phase = cpu_workspace(bk, t), *copy = phase + (size_t)s->in_c * pixels, *x = dx + i * dx_item;
+        const real *d = dy + i * dy_item;
+        if (!whole) {
+            copy_run(copy, d, dy_item);
+            zero_run(copy + dy_item, VLEN);
+            d = copy;
+        }
         convolve_image(&lay, d, s->out_c, arranged, s->in_c, pixels, NULL, 0, phase);
         if (!accumulate) zero_run(x, dx_item);
         for (int c = 0; c < s->in_c; c++)
@@ -703,7 +707,7 @@ static void pad_planes(Backend *bk, const ConvShape *s, int n, const real *dy, r
  * their lanes in lane order. The first chunk's sums take the total. */
 static void add_chunk_totals(const ConvShape *s, int chunks, int oc, real *lanes, real *dw)
 {
-    const size_t w_elems = dw_weight_elems(s), per_oc = (size_t)s->in_c * s->k_h * s->k_w;
+    const size_t w_elems = direct_weight_elems(s), per_oc = (size_t)s->in_c * s->k_h * s->k_w;
     real *first = lanes + oc * per_oc * VLEN;
     for (int c = 1; c < chunks; c++) {
         const real *more = first + c * w_elems * VLEN;
@@ -733,7 +737,7 @@ static void weight_gradient_channels(const WeightGradient *a, int task, real *sx
     const int oc1 = oc0 + a->oc_step < s->out_c ? oc0 + a->oc_step : s->out_c;
     const int n0 = (int)((long)image_chunk * a->n / a->chunks), n1 = (int)((long)(image_chunk + 1) * a->n / a->chunks);
     const int group = dw_even_group(s, n1 - n0);
-    real *lanes = a->lanes + image_chunk * dw_weight_elems(s) * VLEN;
+    real *lanes = a->lanes + image_chunk * direct_weight_elems(s) * VLEN;
     const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w, plane = (size_t)s->in_h * s->in_w;
     for (int first = n0; first < n1; first += group) {
         DwGroup g = a->shape;
@@ -787,7 +791,7 @@ static void weight_gradient(Backend *bk, const ConvShape *s, int n, const real *
         return;
     }
     const int chunks = dw_image_chunks(s, n), chunk = dw_chunk(s, bk->threads, chunks);
-    const size_t w_elems = dw_weight_elems(s);
+    const size_t w_elems = direct_weight_elems(s);
     real *lanes = cpu_shared_workspace(bk), *dyp = lanes + w_elems * VLEN * chunks;
     if (!dy_padded_already(s)) {
         pad_planes(bk, s, n, dy, dyp);

@@ -38,10 +38,15 @@ int direct_shortcut_applies(const ConvShape *s);
 /* A weight gradient over image chunks has this many whatever the threads (fewer images, fewer). */
 enum { DW_CHUNKS = 8 };
 
-/* conv_direct_outer.c: its workspace (per thread; shared: weight_elems times the chunks) and dw +=
- * the weight gradient, for the layers direct_outer_gradient_applies accepts */
+/* The chunks of a batch of n images: DW_CHUNKS, or one an image in smaller batches. */
+static inline int direct_image_chunks(int n) { return n < DW_CHUNKS ? (n > 0 ? n : 1) : DW_CHUNKS; }
+
+/* A layer's weights: out x in x k x k. */
+static inline size_t direct_weight_elems(const ConvShape *s) { return (size_t)s->out_c * s->in_c * s->k_h * s->k_w; }
+
+/* conv_direct_outer.c: its workspace per thread (shared: the weights times the image chunks) and
+ * dw += the weight gradient, for the layers direct_outer_gradient_applies accepts */
 size_t outer_gradient_scratch(const ConvShape *s);
-int outer_gradient_chunks(int n);
 void outer_weight_gradient(Backend *bk, const ConvShape *s, int n, const real *x, const real *dy, real *dw);
 
 #endif

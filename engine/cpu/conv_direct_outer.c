@@ -25,16 +25,11 @@ int direct_outer_gradient_applies(const ConvShape *s)
     return (s->k_h == 3 || direct_shortcut_applies(s)) && s->out_c % (OUTER_VECS * VLEN) == 0;
 }
 
-/* Image chunks: DW_CHUNKS, or one an image in smaller batches. */
-int outer_gradient_chunks(int n) { return n < DW_CHUNKS ? (n > 0 ? n : 1) : DW_CHUNKS; }
-
 /* Per thread: an image's prepared input and its dy transposed. */
 size_t outer_gradient_scratch(const ConvShape *s)
 {
     return (size_t)s->in_c * direct_input_layout(s).chan + VLEN + (size_t)s->out_c * s->out_h * s->out_w;
 }
-
-static size_t weight_elems(const ConvShape *s) { return (size_t)s->out_c * s->in_c * s->k_h * s->k_w; }
 
 #if defined(__AVX2__) && !defined(BB_DOUBLE)
 #include <immintrin.h>
@@ -146,7 +141,7 @@ static void outer_task(const OuterGradient *a, int task, real *ws)
     const size_t out_item = (size_t)s->out_c * pixels, per_channel = (size_t)s->k_h * s->k_w * s->out_c;
     const TapLayout lay = direct_input_layout(s);
     real *sx = ws, *dt = ws + (size_t)per * lay.chan + VLEN;
-    real *sums = a->sums + chunk * weight_elems(s) + ic0 * per_channel;
+    real *sums = a->sums + chunk * direct_weight_elems(s) + ic0 * per_channel;
     memset(sums, 0, per * per_channel * sizeof(real));
     for (int i = n0; i < n1; i++) {
         direct_prepare_input(s, per, a->x + i * in_item + ic0 * plane, sx);
@@ -170,7 +165,7 @@ static int outer_ic_parts(const ConvShape *s, int threads, int chunks)
  * its rows), then moved to dw's order, input channel by input channel. */
 static void add_outer_sums(Backend *bk, const ConvShape *s, int chunks, real *sums, real *dw)
 {
-    const size_t elems = weight_elems(s), per_ic = elems / s->in_c, taps = (size_t)s->k_h * s->k_w;
+    const size_t elems = direct_weight_elems(s), per_ic = elems / s->in_c, taps = (size_t)s->k_h * s->k_w;
     CPU_FOR(bk, int, c, s->in_c, {
         real *first = sums + c * per_ic;
         for (int k = 1; k < chunks; k++) {
@@ -184,7 +179,7 @@ static void add_outer_sums(Backend *bk, const ConvShape *s, int chunks, real *su
 
 void outer_weight_gradient(Backend *bk, const ConvShape *s, int n, const real *x, const real *dy, real *dw)
 {
-    const int chunks = outer_gradient_chunks(n), parts = outer_ic_parts(s, bk->threads, chunks);
+    const int chunks = direct_image_chunks(n), parts = outer_ic_parts(s, bk->threads, chunks);
     const OuterGradient a = {s, n, chunks, parts, x, dy, cpu_shared_workspace(bk)};
     CPU_FOR_T(bk, t, int, task, chunks * parts, { outer_task(&a, task, cpu_workspace(bk, t)); });
     add_outer_sums(bk, s, chunks, a.sums, dw);
