@@ -1,8 +1,8 @@
 /* Batch normalization in passes over the images: each thread takes whole images, as the
  * convolutions and ReLUs around it do, so it reads the planes its own core has just written
  * (one channel per thread read every image, half of them from the other core's cache, and did
- * not get faster on two threads). A plane's sum is taken in double over eight lanes; the
- * per-channel totals add the images' plane sums in image order, so results do not depend on
+ * not get faster on two threads). A plane's sums are taken in float lanes, block totals in
+ * double (plane_sum.h); the per-channel totals add the images' plane sums in image order, so results do not depend on
  * the number of threads. With a BnSync the per-channel totals are completed across ranks
  * between the passes. The partial sums live in the shared workspace (batchnorm_workspace). */
 #include "cpu.h"
@@ -11,24 +11,14 @@
 
 static inline double plane_sq_dev(const real *p, int hw, double mean)
 {
-    double lane[SUM_LANES] = {0};
-    int j = 0;
-    for (; j + SUM_LANES <= hw; j += SUM_LANES)
-        for (int k = 0; k < SUM_LANES; k++) lane[k] += (p[j + k] - mean) * (p[j + k] - mean);
-    for (; j < hw; j++) lane[j % SUM_LANES] += (p[j] - mean) * (p[j] - mean);
-    return lanes_total(lane);
+    return plane_term_sum(TERM_SQUARED_DEVIATION, p, NULL, (real)mean, (size_t)hw);
 }
 
 /* sum(d) and sum(d * (x - mu)) over one plane: two passes, not one, since each vectorizes alone. */
 static inline void plane_dy_sums(const real *d, const real *x, int hw, real mu, double *sum_dy, double *sum_dy_x)
 {
-    *sum_dy = plane_sum(d, hw);
-    double lane[SUM_LANES] = {0};
-    int j = 0;
-    for (; j + SUM_LANES <= hw; j += SUM_LANES)
-        for (int k = 0; k < SUM_LANES; k++) lane[k] += d[j + k] * (x[j + k] - mu);
-    for (; j < hw; j++) lane[j % SUM_LANES] += d[j] * (x[j] - mu);
-    *sum_dy_x = lanes_total(lane);
+    *sum_dy = plane_sum(d, (size_t)hw);
+    *sum_dy_x = plane_term_sum(TERM_PRODUCT_WITH_DEVIATION, d, x, mu, (size_t)hw);
 }
 
 /* The shared workspace: per (image, channel) two partial sums, then the per-channel totals
