@@ -47,6 +47,9 @@ static void direct_backward_adding(Backend *bk, const ConvShape *s, int n, const
 static const FastPath DIRECT = {"direct", direct_applies, direct_workspace, direct_conv_forward,
                                 direct_backward_adding};
 
+static const FastPath BATCHED = {"batched", conv_batched_applies, conv_batched_workspace, conv_batched_forward,
+                                 conv_batched_backward};
+
 static double relative_difference(const real *want, const real *got, size_t n)
 {
     double diff = 0, scale = 0;
@@ -181,6 +184,18 @@ static const Case DIRECT_CASES[] = {
     {2, 64, 96, 6, 6, 0, false, 1, 2},   /* 3x3 outputs, 8 input channels at a time x 8 */
 };
 
+/* Wide layers with small output planes, one gemm over a group of images: 1x1 and 3x3, stride 1
+ * and 2, groups of 1-11 images (a group aims at 512 columns), shares of an odd batch. */
+static const Case BATCHED_CASES[] = {
+    {3, 128, 512, 7, 7, 0, true, 1, 1},     /* ResNet-50's layer4 1x1, small: one group a thread */
+    {5, 64, 128, 7, 7, 1, false, 3, 1},     /* its 3x3 on 7x7 planes (taken from Winograd) */
+    {4, 64, 128, 14, 14, 1, true, 3, 2},    /* stride 2 onto 7x7 */
+    {3, 128, 512, 14, 14, 0, false, 1, 2},  /* a 1x1 stride-2 shortcut */
+    {11, 256, 256, 14, 14, 0, true, 1, 1},  /* 14x14: groups of 3 images, the last of 2 or 3 */
+    {23, 64, 128, 5, 5, 0, false, 3, 1},    /* 3x3 output planes, groups of 11-12 images, no padding */
+    {2, 64, 128, 13, 13, 1, true, 3, 1},    /* AlexNet's 13x13 */
+};
+
 /* The direct path's data gradient with accumulate false, over a dx full of other values, equals
  * the one it adds to zeros (the net then skips zeroing dx first); returns how many values differ. */
 static size_t written_differs_from_added(Case c, int threads)
@@ -226,6 +241,12 @@ Test(winograd, matches_im2col_one_thread) { expect_path_matches(&WINOGRAD, WINOG
 
 Test(winograd, matches_im2col_two_threads) { expect_path_matches(&WINOGRAD, WINOGRAD_CASES, CASE_COUNT(WINOGRAD_CASES), 2); }
 
+Test(batched, matches_im2col)
+{
+    for (int threads = 1; threads <= 3; threads++)
+        expect_path_matches(&BATCHED, BATCHED_CASES, CASE_COUNT(BATCHED_CASES), threads);
+}
+
 Test(direct, matches_im2col_one_thread) { expect_path_matches(&DIRECT, DIRECT_CASES, CASE_COUNT(DIRECT_CASES), 1); }
 
 Test(direct, matches_im2col_two_threads) { expect_path_matches(&DIRECT, DIRECT_CASES, CASE_COUNT(DIRECT_CASES), 2); }
@@ -248,6 +269,12 @@ Test(conv_paths, each_layer_shape_takes_its_path)
     cr_expect(!direct_applies(&strided_odd) && !direct_applies(&alexnet_conv1));
     ConvShape grouped = {96, 13, 13, 128, 13, 13, 3, 3, 1, 1, 2};
     ConvShape pointwise = {64, 56, 56, 256, 56, 56, 1, 1, 1, 0, 1};
+    /* ResNet-50's last stages: one gemm over a group of images, but the 3x3 on 14x14 (Winograd) */
+    ConvShape r50_layer4_1x1 = {512, 7, 7, 2048, 7, 7, 1, 1, 1, 0, 1}, r50_layer4_3x3 = {512, 7, 7, 512, 7, 7, 3, 3, 1, 1, 1};
+    ConvShape r50_layer3_1x1 = {1024, 14, 14, 256, 14, 14, 1, 1, 1, 0, 1}, r50_layer3_3x3 = {256, 14, 14, 256, 14, 14, 3, 3, 1, 1, 1};
+    cr_expect(conv_batched_applies(&r50_layer4_1x1) && conv_batched_applies(&r50_layer3_1x1));
+    cr_expect(conv_batched_applies(&r50_layer4_3x3) && !winograd_applies(&r50_layer4_3x3));
+    cr_expect(winograd_applies(&r50_layer3_3x3) && !conv_batched_applies(&pointwise));
     ConvShape r20_layer3 = {64, 8, 8, 64, 8, 8, 3, 3, 1, 1, 1};
     ConvShape r50_conv2 = {64, 56, 56, 64, 56, 56, 3, 3, 1, 1, 1};
     ConvShape r50_conv3 = {128, 28, 28, 128, 28, 28, 3, 3, 1, 1, 1};

@@ -52,9 +52,10 @@ static size_t bias_sums_elems(const ConvShape *s, int batch)
  * bias gradient's sums, which are taken after the path's backward is done with it. */
 Workspace conv_workspace(const ConvShape *s, size_t weight_elems, int batch)
 {
-    Workspace w = direct_applies(s)     ? direct_workspace(s, weight_elems, batch)
-                  : winograd_applies(s) ? winograd_workspace(s)
-                                        : conv_im2col_workspace(s, weight_elems, batch);
+    Workspace w = direct_applies(s)       ? direct_workspace(s, weight_elems, batch)
+                  : winograd_applies(s)   ? winograd_workspace(s)
+                  : conv_batched_applies(s) ? conv_batched_workspace(s, weight_elems, batch)
+                                          : conv_im2col_workspace(s, weight_elems, batch);
     const size_t sums = bias_sums_elems(s, batch);
     if (w.shared < sums) w.shared = sums;
     return w;
@@ -75,14 +76,14 @@ static void col_range(const ConvShape *s, int kj, int *lo, int *hi)
     *hi = b;
 }
 
-static void im2col(const ConvShape *s, int channels, const real *x, real *col)
+void conv_im2col(const ConvShape *s, int channels, const real *x, real *col, size_t ld)
 {
     const int H = s->in_h, W = s->in_w, OH = s->out_h, OW = s->out_w, st = s->stride;
     for (int c = 0; c < channels; c++) {
         const real *xc = x + (size_t)c * H * W;
         for (int ki = 0; ki < s->k_h; ki++) {
             for (int kj = 0; kj < s->k_w; kj++) {
-                real *row = col + ((size_t)(c * s->k_h + ki) * s->k_w + kj) * OH * OW;
+                real *row = col + ((size_t)(c * s->k_h + ki) * s->k_w + kj) * ld;
                 int lo, hi;
                 col_range(s, kj, &lo, &hi);
                 const int iw0 = kj - s->pad;
@@ -107,14 +108,14 @@ static void im2col(const ConvShape *s, int channels, const real *x, real *col)
 }
 
 /* The adjoint of im2col: dx += scatter(col). */
-static void col2im_add(const ConvShape *s, int channels, const real *col, real *dx)
+void conv_col2im_add(const ConvShape *s, int channels, const real *col, size_t ld, real *dx)
 {
     const int H = s->in_h, W = s->in_w, OH = s->out_h, OW = s->out_w, st = s->stride;
     for (int c = 0; c < channels; c++) {
         real *dxc = dx + (size_t)c * H * W;
         for (int ki = 0; ki < s->k_h; ki++) {
             for (int kj = 0; kj < s->k_w; kj++) {
-                const real *row = col + ((size_t)(c * s->k_h + ki) * s->k_w + kj) * OH * OW;
+                const real *row = col + ((size_t)(c * s->k_h + ki) * s->k_w + kj) * ld;
                 int lo, hi;
                 col_range(s, kj, &lo, &hi);
                 const int iw0 = kj - s->pad;
@@ -149,7 +150,7 @@ void conv_im2col_forward(Backend *bk, const ConvShape *s, int n, const real *x, 
             const real *xg = xi + (size_t)g * icg * s->in_h * s->in_w;
             const real *cg = xg;
             if (!pointwise) {
-                im2col(s, icg, xg, col);
+                conv_im2col(s, icg, xg, col, (size_t)OHW);
                 cg = col;
             }
             gemm(CblasNoTrans, CblasNoTrans, ocg, OHW, K, 1, w + (size_t)g * ocg * K, K, cg, OHW, 0,
@@ -183,7 +184,7 @@ static void image_weight_gradient(const ConvShape *s, const real *x, const real 
         const real *xg = x + i * in_item + (size_t)g * icg * s->in_h * s->in_w;
         const real *cg = xg;
         if (!conv_is_pointwise(s)) {
-            im2col(s, icg, xg, col);
+            conv_im2col(s, icg, xg, col, (size_t)OHW);
             cg = col;
         }
         gemm(CblasNoTrans, CblasTrans, ocg, K, OHW, 1, dy + i * out_item + (size_t)g * ocg * OHW, OHW, cg, OHW,
@@ -205,7 +206,7 @@ static void image_data_gradient(const ConvShape *s, const real *w, const real *d
             gemm(CblasTrans, CblasNoTrans, K, OHW, ocg, 1, wg, K, dyg, OHW, 1, dxg, OHW);
         } else {
             gemm(CblasTrans, CblasNoTrans, K, OHW, ocg, 1, wg, K, dyg, OHW, 0, dcol, OHW);
-            col2im_add(s, icg, dcol, dxg);
+            conv_col2im_add(s, icg, dcol, (size_t)OHW, dxg);
         }
     }
 }
@@ -312,6 +313,8 @@ void cpu_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, c
         direct_conv_forward(bk, s, n, x, w, b, y);
     else if (winograd_applies(s))
         winograd_conv_forward(bk, s, n, x, w, b, y);
+    else if (conv_batched_applies(s))
+        conv_batched_forward(bk, s, n, x, w, b, y);
     else
         conv_im2col_forward(bk, s, n, x, w, b, y);
 }
@@ -327,6 +330,8 @@ void cpu_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x, 
         if (dx && !accumulate && n > 0) cpu_fill(bk, (size_t)n * s->in_c * s->in_h * s->in_w, 0, dx);
         if (winograd_applies(s))
             winograd_conv_backward(bk, s, n, x, w, dy, dx, dw);
+        else if (conv_batched_applies(s))
+            conv_batched_backward(bk, s, n, x, w, dy, dx, dw);
         else
             conv_im2col_backward(bk, s, n, x, w, dy, dx, dw);
     }

@@ -20,11 +20,16 @@
  * output would pass 2^20 values (4 MiB) per thread: wide layers have long enough gemms. */
 enum { TILE = 16, TARGET_TILES = 512, CHUNK_VALUES = 1 << 20 };
 
+/* ResNet-50's last 3x3 layers (512 channels, 7x7 planes): 16 tiles an image, a chunk of 64 tiles
+ * under CHUNK_VALUES, and 16 gemms of 64 columns ran at 132-164 GFLOP/s (counted as direct);
+ * one gemm of im2col over a group of images (conv_batched.c) at about 250. */
+static int wide_small_plane(const ConvShape *s) { return s->out_h * s->out_w < 64 && conv_batched_applies(s); }
+
 int winograd_applies(const ConvShape *s)
 {
     /* Below 16 channels the 16 gemms are too thin to pay for the transforms. */
     return s->k_h == 3 && s->k_w == 3 && s->stride == 1 && s->groups == 1 && s->pad <= 2 &&
-           s->in_c >= 16 && s->out_c >= 16 && s->out_h >= 4 && s->out_w >= 4;
+           s->in_c >= 16 && s->out_c >= 16 && s->out_h >= 4 && s->out_w >= 4 && !wide_small_plane(s);
 }
 
 typedef struct {

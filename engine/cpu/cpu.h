@@ -76,6 +76,17 @@ void conv_im2col_forward(Backend *bk, const ConvShape *s, int n, const real *x, 
 void conv_im2col_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                           const real *dy, real *dx, real *dw);
 void conv_add_partials(Backend *bk, const real *partials, int count, size_t elems, real *dst);
+/* col's rows (ld apart) = x's values under each filter tap, one column an output pixel; and back,
+ * added into dx */
+void conv_im2col(const ConvShape *s, int channels, const real *x, real *col, size_t ld);
+void conv_col2im_add(const ConvShape *s, int channels, const real *col, size_t ld, real *dx);
+/* conv_batched.c: one gemm over a group of images, for wide layers with small output planes */
+int conv_batched_applies(const ConvShape *s);
+Workspace conv_batched_workspace(const ConvShape *s, size_t weight_elems, int batch);
+void conv_batched_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                          const real *b, real *y);
+void conv_batched_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                           const real *dy, real *dx, real *dw);
 /* conv_winograd.c: F(2x2, 3x3) for the layers winograd_applies accepts */
 int winograd_applies(const ConvShape *s);
 Workspace winograd_workspace(const ConvShape *s);
