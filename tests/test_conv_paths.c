@@ -278,8 +278,11 @@ Test(conv_paths, each_layer_shape_takes_its_path)
     ConvShape r20_layer3 = {64, 8, 8, 64, 8, 8, 3, 3, 1, 1, 1};
     ConvShape r50_conv2 = {64, 56, 56, 64, 56, 56, 3, 3, 1, 1, 1};
     ConvShape r50_conv3 = {128, 28, 28, 128, 28, 28, 3, 3, 1, 1, 1};
-    cr_expect(direct_applies(&r20) && direct_applies(&r20_layer3) && direct_applies(&r50_conv2));
-    cr_expect(direct_applies(&r50_conv3) && winograd_applies(&r50_conv3));
+    /* ResNet-50's first two stages: Winograd, and im2col for the stride-2 3x3 onto 28x28 */
+    ConvShape r50_strided = {128, 56, 56, 128, 28, 28, 3, 3, 2, 1, 1};
+    cr_expect(direct_applies(&r20) && direct_applies(&r20_layer3) && !direct_applies(&r50_conv2));
+    cr_expect(winograd_applies(&r50_conv2) && !direct_applies(&r50_conv3) && winograd_applies(&r50_conv3));
+    cr_expect(!direct_applies(&r50_strided) && !winograd_applies(&r50_strided) && !conv_batched_applies(&r50_strided));
     ConvShape simple_conv2 = {32, 14, 14, 64, 14, 14, 5, 5, 1, 2, 1};
     ConvShape simple_conv1 = {1, 28, 28, 32, 28, 28, 5, 5, 1, 2, 1};
     ConvShape lenet_conv2 = {8, 14, 14, 16, 10, 10, 5, 5, 1, 0, 1}; /* unpadded: im2col */
