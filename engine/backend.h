@@ -237,7 +237,8 @@ void bk_batchnorm_forward_eval(Backend *bk, const BatchNormShape *s, int n, cons
                                const real *running_var, real *y);
 /* dgamma/dbeta get this rank's share (the gradient allreduce sums them); dx uses the
  * sums over all ranks when sync is given. dx is added to, or with `accumulate` false written
- * (it held nothing yet). beta is read only with a fused ReLU (s->relu). */
+ * (it held nothing yet; then dx may be dy, written in place). beta is read only with a fused
+ * ReLU (s->relu). */
 void bk_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const real *x,
                            const real *gamma, const real *beta, const real *save_mean, const real *save_invstd,
                            const real *dy, real *dx, bool accumulate, real *dgamma, real *dbeta,

@@ -152,7 +152,8 @@ void net_finalize(Net *net)
 
 /* Whether layer i's output gradient lives in its last consumer's own
  * (LayerOps.shares_input_gradients), which writes i's gradient first (so it holds nothing else
- * yet): i is that layer's first input, or its second (not both) where the first shares too and
+ * yet): i is that layer's only input (whose own gradient is not shared further), its first, or
+ * its second (not both) where the first shares too and
  * i's other consumers all come before the first input's layer, so that their backwards add
  * into the shared memory only after that layer's backward has read it (a residual block's
  * input, read by its first convolution and the add). */
@@ -162,6 +163,10 @@ static bool shares_consumer_gradient(const Net *net, int i)
     const Layer *l = &net->layers[b];
     if (b == i || !l->ops->shares_input_gradients || !l->ops->writes_fresh_gradient) return false;
     if (l->n_in == 2 && l->in[0] == l->in[1]) return false;
+    /* a one-input layer (batch norm) writes i's gradient over its own: only where its own is its
+     * alone, not also the memory of its consumer's other inputs, which may still be read (a
+     * residual add's shortcut, or the block's input) */
+    if (l->n_in == 1) return l->in[0] == i && !shares_consumer_gradient(net, b);
     if (l->in[0] == i) return true;
     if (l->n_in != 2 || l->in[1] != i || !shares_consumer_gradient(net, l->in[0])) return false;
     for (int j = l->in[0]; j < b; j++)

@@ -75,7 +75,8 @@ typedef struct {
      * train as per-thread replicas, each over its own images (engine/replicas.h) */
     bool couples_images;
     /* backward's gradient for each input is the layer's own output gradient, or (with a ReLU)
-     * that masked, elementwise: where the layer writes an input's gradient first, net_plan
+     * that masked, elementwise, or (batch norm) computed value by value from it, each value
+     * read before its place is written: where the layer writes an input's gradient first, net_plan
      * gives it the layer's own gradient's memory (the first input's always, the second's where
      * that is safe: net.c), and backward finds it there (the residual add's copies) or works
      * in place */

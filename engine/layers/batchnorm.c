@@ -1,7 +1,8 @@
 /* Batch normalization: batch statistics in training, running statistics in
  * evaluation; the affine scale/shift is optional (NVCaffe's AlexNet-BN has none). With a ReLU
  * after it (ResNets' conv-BN-ReLU) the two are one layer (nb_batchnorm_relu): one pass over
- * memory forward and none of the ReLU's backward, the same values and gradients. */
+ * memory forward and none of the ReLU's backward, the same values and gradients. Backward writes
+ * the input's gradient over the layer's own where net_plan gives it that memory. */
 #include <stdlib.h>
 
 #include "../net.h"
@@ -70,13 +71,15 @@ static void bn_destroy(Layer *l)
     free(st);
 }
 
+/* The input's gradient may take the layer's own gradient's memory (shares_input_gradients):
+ * backward's last pass reads each value of dy, then writes dx's at the same place. */
 static const LayerOps bn_ops = {
     .kind = "batchnorm", .plan = bn_plan, .forward = bn_forward, .backward = bn_backward, .destroy = bn_destroy,
-    .writes_fresh_gradient = true, .couples_images = true,
+    .writes_fresh_gradient = true, .couples_images = true, .shares_input_gradients = true,
 };
 static const LayerOps bn_relu_ops = {
     .kind = "batchnorm_relu", .plan = bn_plan, .forward = bn_forward, .backward = bn_backward,
-    .destroy = bn_destroy, .writes_fresh_gradient = true, .couples_images = true,
+    .destroy = bn_destroy, .writes_fresh_gradient = true, .couples_images = true, .shares_input_gradients = true,
 };
 
 static int add_batchnorm(Net *net, const char *name, int in, bool affine, double eps, double momentum, bool relu)
