@@ -125,48 +125,56 @@ static void group_columns_back(const ConvShape *s, const real *dcols, int g, siz
     for (int j = 0; j < g; j++) conv_col2im_add(s, s->in_c, dcols + (size_t)j * out_pixels(s), ld, dx + j * in_item(s));
 }
 
+/* fn for each group of thread t's even share of the batch, the group's columns gathered. */
+typedef void GroupStep(const Batched *a, const GroupBuffers *buf, size_t first, int g, int ld);
+
+static void each_group(const Batched *a, int t, int T, const GroupBuffers *buf, GroupStep *fn)
+{
+    size_t from, to;
+    cpu_share((size_t)a->n, t, T, &from, &to);
+    const int most = group_images(a->s, (int)(to - from));
+    for (size_t first = from; first < to; first += (size_t)most) {
+        const int g = to - first < (size_t)most ? (int)(to - first) : most, ld = g * out_pixels(a->s);
+        group_columns(a->s, a->x + first * in_item(a->s), g, (size_t)ld, buf->cols);
+        fn(a, buf, first, g, ld);
+    }
+}
+
+static void forward_group(const Batched *a, const GroupBuffers *buf, size_t first, int g, int ld)
+{
+    const ConvShape *s = a->s;
+    const int K = (int)col_rows(s);
+    gemm(CblasNoTrans, CblasNoTrans, s->out_c, ld, K, 1, a->w, K, buf->cols, ld, 0, buf->outs, ld);
+    columns_to_planes(buf->outs, g, s->out_c, out_pixels(s), (size_t)ld, out_item(s), a->b, false,
+                      a->y + first * out_item(s));
+}
+
+/* The group's dy side by side, then its weight gradient into the thread's, its data gradient into dx. */
+static void backward_group(const Batched *a, const GroupBuffers *buf, size_t first, int g, int ld)
+{
+    const ConvShape *s = a->s;
+    const int K = (int)col_rows(s);
+    planes_to_columns(a->dy + first * out_item(s), g, s->out_c, out_pixels(s), out_item(s), (size_t)ld, buf->outs);
+    gemm(CblasNoTrans, CblasTrans, s->out_c, K, ld, 1, buf->outs, ld, buf->cols, ld, 1, buf->dw, K);
+    if (!a->dx) return;
+    gemm(CblasTrans, CblasNoTrans, K, ld, s->out_c, 1, a->w, K, buf->outs, ld, 0, buf->dcols, ld);
+    group_columns_back(s, buf->dcols, g, (size_t)ld, a->dx + first * in_item(s));
+}
+
 static void forward_share(void *ctx, int t, int T)
 {
     const Batched *a = ctx;
-    const ConvShape *s = a->s;
     const GroupBuffers buf = group_buffers(a, t);
-    const int K = (int)col_rows(s), P = out_pixels(s);
-    size_t from, to;
-    cpu_share((size_t)a->n, t, T, &from, &to);
-    const int most = group_images(s, (int)(to - from));
-    for (size_t first = from; first < to;) {
-        const int g = to - first < (size_t)most ? (int)(to - first) : most;
-        const int ld = g * P;
-        group_columns(s, a->x + first * in_item(s), g, (size_t)ld, buf.cols);
-        gemm(CblasNoTrans, CblasNoTrans, s->out_c, ld, K, 1, a->w, K, buf.cols, ld, 0, buf.outs, ld);
-        columns_to_planes(buf.outs, g, s->out_c, P, (size_t)ld, out_item(s), a->b, false, a->y + first * out_item(s));
-        first += (size_t)g;
-    }
+    each_group(a, t, T, &buf, forward_group);
 }
 
 static void backward_share(void *ctx, int t, int T)
 {
     const Batched *a = ctx;
-    const ConvShape *s = a->s;
     const GroupBuffers buf = group_buffers(a, t);
-    const int K = (int)col_rows(s), P = out_pixels(s);
-    const size_t w_elems = col_rows(s) * s->out_c;
+    const size_t w_elems = col_rows(a->s) * a->s->out_c;
     memset(buf.dw, 0, sizeof(real) * w_elems);
-    size_t from, to;
-    cpu_share((size_t)a->n, t, T, &from, &to);
-    const int most = group_images(s, (int)(to - from));
-    for (size_t first = from; first < to;) {
-        const int g = to - first < (size_t)most ? (int)(to - first) : most;
-        const int ld = g * P;
-        group_columns(s, a->x + first * in_item(s), g, (size_t)ld, buf.cols);
-        planes_to_columns(a->dy + first * out_item(s), g, s->out_c, P, out_item(s), (size_t)ld, buf.outs);
-        gemm(CblasNoTrans, CblasTrans, s->out_c, K, ld, 1, buf.outs, ld, buf.cols, ld, 1, buf.dw, K);
-        if (a->dx) {
-            gemm(CblasTrans, CblasNoTrans, K, ld, s->out_c, 1, a->w, K, buf.outs, ld, 0, buf.dcols, ld);
-            group_columns_back(s, buf.dcols, g, (size_t)ld, a->dx + first * in_item(s));
-        }
-        first += (size_t)g;
-    }
+    each_group(a, t, T, &buf, backward_group);
     cpu_sum_thread_copies(a->bk, t, T, (size_t)(buf.dw - cpu_workspace(a->bk, t)), w_elems, a->dw);
 }
 
