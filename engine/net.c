@@ -153,10 +153,10 @@ void net_finalize(Net *net)
 /* Whether layer i's output gradient lives in its last consumer's own
  * (LayerOps.shares_input_gradients), which writes i's gradient first (so it holds nothing else
  * yet): i is that layer's only input (whose own gradient is not shared further), its first, or
- * its second (not both) where the first shares too and
- * i's other consumers all come before the first input's layer, so that their backwards add
- * into the shared memory only after that layer's backward has read it (a residual block's
- * input, read by its first convolution and the add). */
+ * its second (not both) where the first shares too and i's other consumers all come before
+ * the first input's layer, so that their backwards add into the shared memory only after that
+ * layer's backward has read it (a residual block's input, read by its first convolution and
+ * the add). */
 static bool shares_consumer_gradient(const Net *net, int i)
 {
     const int b = net->dout_birth[i];

@@ -193,7 +193,7 @@ static const Case BATCHED_CASES[] = {
     {3, 128, 512, 14, 14, 0, false, 1, 2},  /* a 1x1 stride-2 shortcut */
     {11, 256, 256, 14, 14, 0, true, 1, 1},  /* 14x14: groups of 3 images, the last of 2 or 3 */
     {23, 64, 128, 5, 5, 0, false, 3, 1},    /* 3x3 output planes, groups of 11-12 images, no padding */
-    {2, 64, 128, 13, 13, 1, true, 3, 1},    /* AlexNet's 13x13 */
+    {2, 64, 128, 13, 13, 1, true, 3, 1},    /* 169 pixels: one group of both images */
 };
 
 /* The direct path's data gradient with accumulate false, over a dx full of other values, equals

@@ -1,7 +1,8 @@
 /* net_plan's memory plan, on every model: the layers' output gradients are packed by lifetime
  * (layer i's lives from the backward of its last consumer, its own when it has none, to its
  * own backward), and gradients live at the same time never share memory, but where a layer
- * holds its inputs' gradients in its own (LayerOps.shares_input_gradients: the residual add);
+ * holds its inputs' gradients in its own (LayerOps.shares_input_gradients: the residual add,
+ * batch norm);
  * outputs share only where a ReLU or an add runs in place over an output
  * nothing else needs. */
 #include <criterion/criterion.h>
@@ -22,7 +23,8 @@ static int last_consumer(const Net *net, int i)
 }
 
 /* Layer j holds layer i's gradient in its own, at the same address: j is i's last consumer and
- * its kind shares (net_plan's rule), i its first input only, or its second where the first is
+ * its kind shares (net_plan's rule), i its only input where j's own gradient is held by none
+ * (batch norm writes i's over it), its first input only, or its second where the first is
  * held too and i's other consumers all come before the first (they add into that memory after
  * the first's backward has read it). */
 static bool held_by(const Net *net, int i, int j)
@@ -31,6 +33,7 @@ static bool held_by(const Net *net, int i, int j)
     if (j != last_consumer(net, i) || !l->ops->shares_input_gradients || !l->ops->writes_fresh_gradient ||
         l->dout.data != net->layers[i].dout.data || (l->n_in == 2 && l->in[0] == l->in[1]))
         return false;
+    if (l->n_in == 1) return l->in[0] == i && !held_by(net, j, last_consumer(net, j));
     if (l->in[0] == i) return true;
     if (l->n_in != 2 || l->in[1] != i || !held_by(net, l->in[0], j)) return false;
     for (int k = l->in[0]; k < j; k++)

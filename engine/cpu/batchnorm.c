@@ -2,8 +2,8 @@
  * convolutions and ReLUs around it do, so it reads the planes its own core has just written
  * (one channel per thread read every image, half of them from the other core's cache, and did
  * not get faster on two threads). A plane's sums are taken in float lanes, block totals in
- * double (plane_sum.h); the per-channel totals add the images' plane sums in image order, so results do not depend on
- * the number of threads. With a BnSync the per-channel totals are completed across ranks
+ * double (plane_sum.h); the per-channel totals add the images' plane sums in image order, so
+ * results do not depend on the number of threads. With a BnSync the per-channel totals are completed across ranks
  * between the passes. The partial sums live in the shared workspace (batchnorm_workspace). */
 #include "cpu.h"
 #include "guard.h"

@@ -12,11 +12,6 @@
 #include "guard.h"
 #include "plane_sum.h"
 
-static int conv_is_pointwise(const ConvShape *s)
-{
-    return s->k_h == 1 && s->k_w == 1 && s->stride == 1 && s->pad == 0;
-}
-
 static size_t conv_col_elems(const ConvShape *s)
 {
     return (size_t)(s->in_c / s->groups) * s->k_h * s->k_w * s->out_h * s->out_w;
@@ -48,14 +43,28 @@ static size_t bias_sums_elems(const ConvShape *s, int batch)
     return (size_t)batch * s->out_c * (sizeof(double) / sizeof(real));
 }
 
+/* The path a layer shape takes: the first of these that applies. */
+typedef enum { PATH_DIRECT, PATH_WINOGRAD, PATH_BATCHED, PATH_IM2COL } ConvPath;
+
+static ConvPath conv_path(const ConvShape *s)
+{
+    return direct_applies(s)         ? PATH_DIRECT
+           : winograd_applies(s)     ? PATH_WINOGRAD
+           : conv_batched_applies(s) ? PATH_BATCHED
+                                     : PATH_IM2COL;
+}
+
 /* Sized for the path the layer takes, not the largest of them. The shared part also holds the
  * bias gradient's sums, which are taken after the path's backward is done with it. */
 Workspace conv_workspace(const ConvShape *s, size_t weight_elems, int batch)
 {
-    Workspace w = direct_applies(s)       ? direct_workspace(s, weight_elems, batch)
-                  : winograd_applies(s)   ? winograd_workspace(s)
-                  : conv_batched_applies(s) ? conv_batched_workspace(s, weight_elems, batch)
-                                          : conv_im2col_workspace(s, weight_elems, batch);
+    Workspace w;
+    switch (conv_path(s)) {
+    case PATH_DIRECT: w = direct_workspace(s, weight_elems, batch); break;
+    case PATH_WINOGRAD: w = winograd_workspace(s); break;
+    case PATH_BATCHED: w = conv_batched_workspace(s, weight_elems, batch); break;
+    default: w = conv_im2col_workspace(s, weight_elems, batch);
+    }
     const size_t sums = bias_sums_elems(s, batch);
     if (w.shared < sums) w.shared = sums;
     return w;
@@ -309,31 +318,26 @@ static void conv_bias_backward(Backend *bk, const ConvShape *s, int n, const rea
 void cpu_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                         const real *b, real *y)
 {
-    if (direct_applies(s))
-        direct_conv_forward(bk, s, n, x, w, b, y);
-    else if (winograd_applies(s))
-        winograd_conv_forward(bk, s, n, x, w, b, y);
-    else if (conv_batched_applies(s))
-        conv_batched_forward(bk, s, n, x, w, b, y);
-    else
-        conv_im2col_forward(bk, s, n, x, w, b, y);
+    switch (conv_path(s)) {
+    case PATH_DIRECT: direct_conv_forward(bk, s, n, x, w, b, y); break;
+    case PATH_WINOGRAD: winograd_conv_forward(bk, s, n, x, w, b, y); break;
+    case PATH_BATCHED: conv_batched_forward(bk, s, n, x, w, b, y); break;
+    default: conv_im2col_forward(bk, s, n, x, w, b, y);
+    }
 }
 
 void cpu_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                          const real *dy, real *dx, bool accumulate, real *dw, real *db)
 {
     BK_GUARD(bk);
-    if (direct_applies(s)) {
-        direct_conv_backward(bk, s, n, x, w, dy, dx, accumulate, dw);
-    } else {
-        /* these paths add into dx */
-        if (dx && !accumulate && n > 0) cpu_fill(bk, (size_t)n * s->in_c * s->in_h * s->in_w, 0, dx);
-        if (winograd_applies(s))
-            winograd_conv_backward(bk, s, n, x, w, dy, dx, dw);
-        else if (conv_batched_applies(s))
-            conv_batched_backward(bk, s, n, x, w, dy, dx, dw);
-        else
-            conv_im2col_backward(bk, s, n, x, w, dy, dx, dw);
+    const ConvPath path = conv_path(s);
+    /* the paths but the direct one add into dx */
+    if (path != PATH_DIRECT && dx && !accumulate && n > 0) cpu_fill(bk, (size_t)n * s->in_c * s->in_h * s->in_w, 0, dx);
+    switch (path) {
+    case PATH_DIRECT: direct_conv_backward(bk, s, n, x, w, dy, dx, accumulate, dw); break;
+    case PATH_WINOGRAD: winograd_conv_backward(bk, s, n, x, w, dy, dx, dw); break;
+    case PATH_BATCHED: conv_batched_backward(bk, s, n, x, w, dy, dx, dw); break;
+    default: conv_im2col_backward(bk, s, n, x, w, dy, dx, dw);
     }
     if (db) conv_bias_backward(bk, s, n, dy, db);
 }

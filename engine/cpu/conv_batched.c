@@ -1,5 +1,5 @@
-/* Wide convolutions with small output planes (ResNet-50's last two stages, 14x14 and 7x7 pixels;
- * BVLC AlexNet's 13x13 layers) as one gemm over a group of images instead of one an image: the
+/* Wide convolutions with small output planes (ResNet-50's last two stages, 14x14 and 7x7 pixels)
+ * as one gemm over a group of images instead of one an image: the
  * group's im2col matrices (a 1x1 layer's planes) side by side, so that the gemm has a few
  * hundred columns. One gemm an image had 49-196 columns: on one core of the Intel Xeon,
  * OpenBLAS ran those at 83-122 GFLOP/s forward and 101-121 for the weight gradient, against
@@ -19,19 +19,23 @@ static int out_pixels(const ConvShape *s) { return s->out_h * s->out_w; }
 static size_t col_rows(const ConvShape *s) { return (size_t)s->in_c * s->k_h * s->k_w; }
 static size_t in_item(const ConvShape *s) { return (size_t)s->in_c * s->in_h * s->in_w; }
 static size_t out_item(const ConvShape *s) { return (size_t)s->out_c * out_pixels(s); }
+static size_t layer_weights(const ConvShape *s) { return col_rows(s) * s->out_c; }
 
 /* Ungrouped layers of at least BATCHED_MIN_WEIGHTS weights whose output planes have fewer than
  * BATCHED_BELOW_PIXELS pixels (the CIFAR proxies' small layers keep their per-image path). */
 int conv_batched_applies(const ConvShape *s)
 {
-    return s->groups == 1 && out_pixels(s) < BATCHED_BELOW_PIXELS && col_rows(s) * s->out_c >= BATCHED_MIN_WEIGHTS;
+    return s->groups == 1 && out_pixels(s) < BATCHED_BELOW_PIXELS && layer_weights(s) >= BATCHED_MIN_WEIGHTS;
 }
+
+/* The images that make about GROUP_COLUMNS columns. */
+static int wanted_images(const ConvShape *s) { return (GROUP_COLUMNS + out_pixels(s) - 1) / out_pixels(s); }
 
 /* The images a gemm takes of a share of `share`: about GROUP_COLUMNS columns, the share cut
  * into groups of even size (16 images of 49 pixels on two threads: 8 and 8). */
 static int group_images(const ConvShape *s, int share)
 {
-    const int want = (GROUP_COLUMNS + out_pixels(s) - 1) / out_pixels(s);
+    const int want = wanted_images(s);
     if (share <= want) return share > 0 ? share : 1;
     const int groups = (share + want - 1) / want;
     return (share + groups - 1) / groups;
@@ -40,7 +44,7 @@ static int group_images(const ConvShape *s, int share)
 /* The most columns a group of a batch of n has: group_images never passes `want` or n. */
 static size_t most_columns(const ConvShape *s, int n)
 {
-    const int want = (GROUP_COLUMNS + out_pixels(s) - 1) / out_pixels(s);
+    const int want = wanted_images(s);
     return (size_t)(n < want ? (n > 0 ? n : 1) : want) * out_pixels(s);
 }
 
@@ -103,12 +107,10 @@ static void columns_to_planes(const real *cols, int g, int channels, int pixels,
         }
 }
 
-static bool pointwise(const ConvShape *s) { return s->k_h == 1 && s->k_w == 1 && s->stride == 1 && s->pad == 0; }
-
 /* The group's im2col matrices side by side (a pointwise layer's input planes as they are). */
 static void group_columns(const ConvShape *s, const real *x, int g, size_t ld, real *cols)
 {
-    if (pointwise(s)) {
+    if (conv_is_pointwise(s)) {
         planes_to_columns(x, g, s->in_c, out_pixels(s), in_item(s), ld, cols);
         return;
     }
@@ -118,7 +120,7 @@ static void group_columns(const ConvShape *s, const real *x, int g, size_t ld, r
 /* dx += the group's column gradients, image by image. */
 static void group_columns_back(const ConvShape *s, const real *dcols, int g, size_t ld, real *dx)
 {
-    if (pointwise(s)) {
+    if (conv_is_pointwise(s)) {
         columns_to_planes(dcols, g, s->in_c, out_pixels(s), ld, in_item(s), NULL, true, dx);
         return;
     }
@@ -172,7 +174,7 @@ static void backward_share(void *ctx, int t, int T)
 {
     const Batched *a = ctx;
     const GroupBuffers buf = group_buffers(a, t);
-    const size_t w_elems = col_rows(a->s) * a->s->out_c;
+    const size_t w_elems = layer_weights(a->s);
     memset(buf.dw, 0, sizeof(real) * w_elems);
     each_group(a, t, T, &buf, backward_group);
     cpu_sum_thread_copies(a->bk, t, T, (size_t)(buf.dw - cpu_workspace(a->bk, t)), w_elems, a->dw);
