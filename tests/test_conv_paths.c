@@ -47,6 +47,22 @@ static void direct_backward_adding(Backend *bk, const ConvShape *s, int n, const
 static const FastPath DIRECT = {"direct", direct_applies, direct_workspace, direct_conv_forward,
                                 direct_backward_adding};
 
+/* The channels-last Winograd adding into dx, as the others do */
+static void winograd_cl_backward_adding(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                                        const real *dy, real *dx, real *dw)
+{
+    winograd_cl_backward(bk, s, n, x, w, dy, dx, true, dw);
+}
+
+static Workspace winograd_cl_workspace_of(const ConvShape *s, size_t weight_elems, int batch)
+{
+    (void)weight_elems;
+    return winograd_cl_workspace(s, batch);
+}
+
+static const FastPath WINOGRAD_CL = {"winograd_cl", winograd_cl_applies, winograd_cl_workspace_of,
+                                     winograd_cl_forward, winograd_cl_backward_adding};
+
 static const FastPath BATCHED = {"batched", conv_batched_applies, conv_batched_workspace, conv_batched_forward,
                                  conv_batched_backward};
 
@@ -140,6 +156,19 @@ static const Case WINOGRAD_CASES[] = {
     {1, 20, 16, 5, 6, 2, true, 3, 1},     /* padding 2 */
     {37, 16, 32, 10, 10, 1, true, 3, 1},  /* a last chunk that is not full */
     {2, 72, 80, 8, 8, 1, true, 3, 1},     /* more channels */
+};
+
+/* Channels in whole vectors (16 with AVX-512, 8 without), 32 to 128 of them, planes of 4 x 16 to
+ * 256 pixels: a tile's row of one and of several vectors, weight gradient groups of 2-8 images
+ * over 8 image chunks of uneven size, a batch smaller than the chunks, bias and none. */
+static const Case WINOGRAD_CL_CASES[] = {
+    {37, 64, 64, 8, 8, 1, true, 3, 1},    /* resnet20's layer3 */
+    {19, 32, 32, 16, 16, 1, false, 3, 1}, /* its layer2, 8 image chunks of 2-3 images */
+    {3, 32, 64, 16, 16, 1, true, 3, 1},   /* more outputs than inputs: fewer chunks than 8 */
+    {5, 128, 32, 8, 8, 1, true, 3, 1},    /* fewer outputs than inputs, the most it takes */
+    {2, 48, 80, 4, 16, 1, false, 3, 1},   /* rows of 16 on 4 rows; 80 outputs: a block of 4
+                                             vectors and one of 1 */
+    {9, 96, 128, 16, 4, 1, true, 3, 1},   /* rows of 4: a vector runs over 4 rows */
 };
 
 /* Planes of 15 to 1,024 pixels: whole and partial chunks of one and two vectors, rows that
@@ -240,6 +269,12 @@ static void expect_path_matches(const FastPath *fast, const Case *cases, size_t 
 Test(winograd, matches_im2col_one_thread) { expect_path_matches(&WINOGRAD, WINOGRAD_CASES, CASE_COUNT(WINOGRAD_CASES), 1); }
 
 Test(winograd, matches_im2col_two_threads) { expect_path_matches(&WINOGRAD, WINOGRAD_CASES, CASE_COUNT(WINOGRAD_CASES), 2); }
+
+Test(winograd_cl, matches_im2col)
+{
+    for (int threads = 1; threads <= 3; threads++)
+        expect_path_matches(&WINOGRAD_CL, WINOGRAD_CL_CASES, CASE_COUNT(WINOGRAD_CL_CASES), threads);
+}
 
 Test(batched, matches_im2col)
 {

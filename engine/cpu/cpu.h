@@ -92,6 +92,14 @@ void conv_batched_forward(Backend *bk, const ConvShape *s, int n, const real *x,
                           const real *b, real *y);
 void conv_batched_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                            const real *dy, real *dx, real *dw);
+/* conv_winograd_cl.c: F(2x2, 3x3) with channels in the vectors, for the layers
+ * winograd_cl_applies accepts; its backward writes dx (!accumulate) or adds to it */
+int winograd_cl_applies(const ConvShape *s);
+Workspace winograd_cl_workspace(const ConvShape *s, int batch);
+void winograd_cl_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *b,
+                         real *y);
+void winograd_cl_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *dy,
+                          real *dx, bool accumulate, real *dw);
 /* conv_winograd.c: F(2x2, 3x3) for the layers winograd_applies accepts */
 int winograd_applies(const ConvShape *s);
 Workspace winograd_workspace(const ConvShape *s);
