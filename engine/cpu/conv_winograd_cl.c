@@ -36,8 +36,8 @@ int winograd_cl_applies(const ConvShape *s)
 {
     return s->k_h == 3 && s->k_w == 3 && s->stride == 1 && s->pad == 1 && s->groups == 1 &&
            s->in_h == s->out_h && s->in_w == s->out_w && s->in_h % 2 == 0 && s->in_w % 2 == 0 &&
-           (s->in_h * s->in_w) % 64 == 0 && s->in_h * s->in_w <= 256 && s->in_c % 16 == 0 &&
-           s->out_c % 16 == 0 && s->in_c >= 32 && s->out_c >= 32 && s->in_c <= 128 && s->out_c <= 128;
+           (s->in_h * s->in_w) % 64 == 0 && s->in_h * s->in_w <= 1024 && s->in_c % 16 == 0 &&
+           s->out_c % 16 == 0 && s->in_c >= 16 && s->out_c >= 16 && s->in_c <= 128 && s->out_c <= 128;
 }
 
 /* An image's geometry for a gemm of C channels in and K out. */
@@ -105,9 +105,13 @@ static void to_channels_last(const Geometry *g, const real *x, real *xt)
         for (size_t p = 0; p < pixels; p += VLEN) {
             Vec col[VLEN];
             transpose_block(x + c * pixels + p, pixels, col);
+            size_t h = p / W, w = p % W;
             for (int j = 0; j < VLEN; j++) {
-                const size_t q = p + j, h = q / W, w = q % W;
                 VSTORE(xt + (h + 1) * g->prow + (w + 1) * C + c, col[j]);
+                if (++w == (size_t)W) {
+                    w = 0;
+                    h++;
+                }
             }
         }
 }
