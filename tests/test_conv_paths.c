@@ -2,7 +2,8 @@
  * (conv_winograd.c) at even and odd sizes (partial tiles), padding 0, 1 and 2, channel counts
  * that are not multiples of anything, a batch that does not fill the last chunk; the direct
  * path (conv_direct.c) at every row width its vector chunks cut differently (8, 16, 24, 32,
- * 40), channels from 8 to 128, bias and no bias, 3x3 and 5x5 filters. One and two threads.
+ * 40), channels from 8 to 128, bias and no bias, 3x3 and 5x5 filters; the channels-last Winograd
+ * (conv_winograd_cl.c) on the plane and channel counts it takes. One to three threads.
  * Forward output, data gradient, weight gradient, each as max |fast - im2col| / max |im2col|. The same inputs go
  * through both paths; dx and dw start from the same nonzero values, since both paths
  * accumulate into them. Every tensor is read and written across the backend boundary. */
@@ -169,6 +170,8 @@ static const Case WINOGRAD_CL_CASES[] = {
     {2, 48, 80, 4, 16, 1, false, 3, 1},   /* rows of 16 on 4 rows; 80 outputs: a block of 4
                                              vectors and one of 1 */
     {9, 96, 128, 16, 4, 1, true, 3, 1},   /* rows of 4: a vector runs over 4 rows */
+    {5, 16, 16, 32, 32, 1, false, 3, 1},  /* resnet20's layer1: one vector of channels */
+    {3, 16, 32, 24, 8, 1, true, 3, 1},    /* rows of 24: a vector's pixels across a row end */
 };
 
 /* Planes of 15 to 1,024 pixels: whole and partial chunks of one and two vectors, rows that
@@ -225,9 +228,20 @@ static const Case BATCHED_CASES[] = {
     {2, 64, 128, 13, 13, 1, true, 3, 1},    /* 169 pixels: one group of both images */
 };
 
-/* The direct path's data gradient with accumulate false, over a dx full of other values, equals
- * the one it adds to zeros (the net then skips zeroing dx first); returns how many values differ. */
-static size_t written_differs_from_added(Case c, int threads)
+/* A backward that writes dx (!accumulate) or adds to it: the direct path's and the channels-last
+ * Winograd's. */
+typedef struct {
+    Workspace (*workspace)(const ConvShape *s, size_t weight_elems, int batch);
+    void (*backward)(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *dy,
+                     real *dx, bool accumulate, real *dw);
+} WritingBackward;
+
+static const WritingBackward DIRECT_WRITES = {direct_workspace, direct_conv_backward};
+static const WritingBackward WINOGRAD_CL_WRITES = {winograd_cl_workspace_of, winograd_cl_backward};
+
+/* A data gradient with accumulate false, over a dx full of other values, equals the one added
+ * to zeros (the net then skips zeroing dx first); returns how many values differ. */
+static size_t written_differs_from_added(const WritingBackward *path, Case c, int threads)
 {
     const ConvShape s = case_shape(c);
     const size_t nx = (size_t)c.n * c.in_c * c.h * c.w, ny = (size_t)c.n * c.out_c * s.out_h * s.out_w;
@@ -238,12 +252,12 @@ static size_t written_differs_from_added(Case c, int threads)
     cr_assert_not_null(zeros);
     cr_assert_not_null(dw0);
     Backend *bk = backend_create(threads);
-    backend_reserve(bk, direct_workspace(&s, nw, c.n));
+    backend_reserve(bk, path->workspace(&s, nw, c.n));
     DevArray x_ = dev_array(bk, nx, x), w_ = dev_array(bk, nw, w), dy_ = dev_array(bk, ny, dy);
     real *dx[2];
     for (int writes = 0; writes < 2; writes++) {
         DevArray dx_ = dev_array(bk, nx, writes ? stale : zeros), dw_ = dev_array(bk, nw, dw0);
-        direct_conv_backward(bk, &s, c.n, x_.dev, w_.dev, dy_.dev, dx_.dev, !writes, dw_.dev);
+        path->backward(bk, &s, c.n, x_.dev, w_.dev, dy_.dev, dx_.dev, !writes, dw_.dev);
         dx[writes] = download(&dx_);
         bk_buffer_free(dx_.buf);
         bk_buffer_free(dw_.buf);
@@ -290,10 +304,20 @@ Test(direct, data_gradient_written_as_added)
 {
     for (size_t i = 0; i < CASE_COUNT(DIRECT_CASES); i++)
         for (int threads = 1; threads <= 2; threads++)
-            cr_expect_eq(written_differs_from_added(DIRECT_CASES[i], threads), 0, "case %zu, %d threads", i, threads);
+            cr_expect_eq(written_differs_from_added(&DIRECT_WRITES, DIRECT_CASES[i], threads), 0, "case %zu, %d threads",
+                         i, threads);
 }
 
-/* The layers the models have: which take the direct path, which Winograd, which keep im2col. */
+Test(winograd_cl, data_gradient_written_as_added)
+{
+    for (size_t i = 0; i < CASE_COUNT(WINOGRAD_CL_CASES); i++)
+        for (int threads = 1; threads <= 2; threads++)
+            cr_expect_eq(written_differs_from_added(&WINOGRAD_CL_WRITES, WINOGRAD_CL_CASES[i], threads), 0,
+                         "case %zu, %d threads", i, threads);
+}
+
+/* The layers the models have: which take the direct path, which Winograd (either form), which
+ * keep im2col. */
 Test(conv_paths, each_layer_shape_takes_its_path)
 {
     ConvShape r20 = {16, 32, 32, 16, 32, 32, 3, 3, 1, 1, 1};
@@ -331,6 +355,14 @@ Test(conv_paths, each_layer_shape_takes_its_path)
     cr_expect(direct_applies(&simple_conv1) && !direct_applies(&lenet_conv2));
     cr_expect(direct_applies(&first) && !direct_applies(&grouped) && !direct_applies(&pointwise));
     cr_expect(winograd_applies(&r20));
+    /* ResNet-20's and ResNet-8's stride-1 3x3 layers past the first: the channels-last Winograd,
+     * which conv_path tries first; not the first layer, the strided ones, nor ResNet-50's or the
+     * CIFAR AlexNets' (odd planes, or planes past 32x32) */
+    ConvShape r20_layer2 = {32, 16, 16, 32, 16, 16, 3, 3, 1, 1, 1};
+    cr_expect(winograd_cl_applies(&r20) && winograd_cl_applies(&r20_layer2) && winograd_cl_applies(&r20_layer3));
+    cr_expect(!winograd_cl_applies(&first) && !winograd_cl_applies(&strided) && !winograd_cl_applies(&shortcut));
+    cr_expect(!winograd_cl_applies(&r50_conv2) && !winograd_cl_applies(&r50_conv3) && !winograd_cl_applies(&r50_layer3_3x3));
+    cr_expect(!winograd_cl_applies(&alexnet_conv2) && !winograd_cl_applies(&alexnet_conv3) && !winograd_cl_applies(&grouped));
     cr_expect(!winograd_applies(&first));
     cr_expect(!winograd_applies(&strided));
     cr_expect(!winograd_applies(&grouped));
