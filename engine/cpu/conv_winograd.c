@@ -15,6 +15,7 @@
 
 #include "cpu.h"
 #include "guard.h"
+#include "winograd_f2.h"
 
 /* A chunk aims at 512 tiles (the gemms' width), less where its transformed input and
  * output would pass 2^20 values (4 MiB) per thread: wide layers have long enough gemms. */
@@ -76,20 +77,9 @@ static void filter_transform(const ConvShape *s, const real *w, real *u)
 {
     const size_t plane = (size_t)s->out_c * s->in_c;
     for (size_t oc = 0; oc < plane; oc++) {
-        const real *g = w + oc * 9;
-        real gg[4][3];
-        for (int j = 0; j < 3; j++) {
-            gg[0][j] = g[j];
-            gg[1][j] = (real)0.5 * (g[j] + g[3 + j] + g[6 + j]);
-            gg[2][j] = (real)0.5 * (g[j] - g[3 + j] + g[6 + j]);
-            gg[3][j] = g[6 + j];
-        }
-        for (int i = 0; i < 4; i++) {
-            u[(4 * i + 0) * plane + oc] = gg[i][0];
-            u[(4 * i + 1) * plane + oc] = (real)0.5 * (gg[i][0] + gg[i][1] + gg[i][2]);
-            u[(4 * i + 2) * plane + oc] = (real)0.5 * (gg[i][0] - gg[i][1] + gg[i][2]);
-            u[(4 * i + 3) * plane + oc] = gg[i][2];
-        }
+        real x[TILE];
+        wino_filter(w + oc * 9, 0, x);
+        for (int k = 0; k < TILE; k++) u[k * plane + oc] = x[k];
     }
 }
 
@@ -97,19 +87,9 @@ static void filter_transform_adjoint(const ConvShape *s, const real *du, real *d
 {
     const size_t plane = (size_t)s->out_c * s->in_c;
     for (size_t oc = 0; oc < plane; oc++) {
-        real d[4][4], z[3][4];
-        for (int x = 0; x < TILE; x++) d[x / 4][x % 4] = du[x * plane + oc];
-        for (int q = 0; q < 4; q++) {
-            z[0][q] = d[0][q] + (real)0.5 * (d[1][q] + d[2][q]);
-            z[1][q] = (real)0.5 * (d[1][q] - d[2][q]);
-            z[2][q] = (real)0.5 * (d[1][q] + d[2][q]) + d[3][q];
-        }
-        real *g = dw + oc * 9;
-        for (int i = 0; i < 3; i++) {
-            g[3 * i + 0] += z[i][0] + (real)0.5 * (z[i][1] + z[i][2]);
-            g[3 * i + 1] += (real)0.5 * (z[i][1] - z[i][2]);
-            g[3 * i + 2] += (real)0.5 * (z[i][1] + z[i][2]) + z[i][3];
-        }
+        real d[TILE];
+        for (int x = 0; x < TILE; x++) d[x] = du[x * plane + oc];
+        wino_filter_adjoint(d, dw + oc * 9);
     }
 }
 

@@ -17,20 +17,14 @@
  * is tested against (tests/test_conv_paths.c). */
 #include <string.h>
 
-#include "conv_direct.h"
 #include "guard.h"
+#include "winograd_f2.h"
 
 #if defined(__AVX512F__) && !defined(BB_DOUBLE)
 #include <immintrin.h>
 #endif
 
-enum { XI = 16 };
-
-/* A vector at any float's address. Not load_vec's memcpy: GCC split those 64-byte copies into
- * two 32-byte moves through the stack, and each reload of the whole stalled on them. */
-typedef real VecAny __attribute__((vector_size(VLEN * sizeof(real)), aligned(sizeof(real)), may_alias));
-#define VLOAD(p) (*(const VecAny *)(p))
-#define VSTORE(p, v) (*(VecAny *)(p) = (v))
+enum { XI = WINO_XI };
 
 int winograd_cl_applies(const ConvShape *s)
 {
@@ -141,54 +135,31 @@ static void from_channels_last(int K, size_t pixels, const real *yt, const real 
 /* V[xi] = (B^T d B)[xi] of the 4x4 window d whose (i, j) is at d0 + i * row + j * step. */
 static inline void input_tile(const real *d0, size_t row, size_t step, real *v, size_t xi_step)
 {
-    Vec d[4][4], r[4][4];
+    Vec d[4][4], o[XI];
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 4; j++) d[i][j] = VLOAD(d0 + i * row + j * step);
-    for (int j = 0; j < 4; j++) {
-        r[0][j] = d[0][j] - d[2][j];
-        r[1][j] = d[1][j] + d[2][j];
-        r[2][j] = d[2][j] - d[1][j];
-        r[3][j] = d[1][j] - d[3][j];
-    }
-    for (int i = 0; i < 4; i++) {
-        Vec o[4] = {r[i][0] - r[i][2], r[i][1] + r[i][2], r[i][2] - r[i][1], r[i][1] - r[i][3]};
-        for (int j = 0; j < 4; j++) VSTORE(v + (i * 4 + j) * xi_step, o[j]);
-    }
+    wino_input(d, o);
+    for (int x = 0; x < XI; x++) VSTORE(v + x * xi_step, o[x]);
 }
 
 /* The 2x2 outputs (A^T m A) of the tile whose m[xi] is at m + xi * xi_step, to y0 + i * row + j * step. */
 static inline void output_tile(const real *m, size_t xi_step, real *y0, size_t row, size_t step)
 {
-    Vec s[4][2];
-    for (int a = 0; a < 4; a++) {
-        Vec q[4];
-        for (int b = 0; b < 4; b++) q[b] = VLOAD(m + (a * 4 + b) * xi_step);
-        s[a][0] = q[0] + q[1] + q[2];
-        s[a][1] = q[1] - q[2] - q[3];
-    }
-    for (int j = 0; j < 2; j++) {
-        Vec top = s[0][j] + s[1][j] + s[2][j], bottom = s[1][j] - s[2][j] - s[3][j];
-        VSTORE(y0 + j * step, top);
-        VSTORE(y0 + row + j * step, bottom);
-    }
+    Vec q[XI], y[2][2];
+    for (int x = 0; x < XI; x++) q[x] = VLOAD(m + x * xi_step);
+    wino_output(q, y);
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) VSTORE(y0 + i * row + j * step, y[i][j]);
 }
 
 /* dM[xi] = (A y A^T)[xi] of the 2x2 block y whose (i, j) is at y0 + i * row + j * step. */
 static inline void gradient_tile(const real *y0, size_t row, size_t step, real *dm, size_t xi_step)
 {
-    Vec y[2][2], e[4][2];
+    Vec y[2][2], o[XI];
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 2; j++) y[i][j] = VLOAD(y0 + i * row + j * step);
-    for (int j = 0; j < 2; j++) {
-        e[0][j] = y[0][j];
-        e[1][j] = y[0][j] + y[1][j];
-        e[2][j] = y[0][j] - y[1][j];
-        e[3][j] = -y[1][j];
-    }
-    for (int a = 0; a < 4; a++) {
-        Vec o[4] = {e[a][0], e[a][0] + e[a][1], e[a][0] - e[a][1], -e[a][1]};
-        for (int b = 0; b < 4; b++) VSTORE(dm + (a * 4 + b) * xi_step, o[b]);
-    }
+    wino_gradient(y, o);
+    for (int x = 0; x < XI; x++) VSTORE(dm + x * xi_step, o[x]);
 }
 
 /* An image's tiles from its padded channels-last input xt into V (tile t at v + t * C). */
@@ -281,22 +252,9 @@ static void transform_filters(const ConvShape *s, const real *w, int turned, rea
     for (int o = 0; o < out; o++)
         for (int i = 0; i < in; i++) {
             const real *f = turned ? w + ((size_t)i * s->in_c + o) * 9 : w + ((size_t)o * s->in_c + i) * 9;
-            real g[9], gg[4][3];
-            for (int t = 0; t < 9; t++) g[t] = f[turned ? 8 - t : t];
-            for (int j = 0; j < 3; j++) {
-                gg[0][j] = g[j];
-                gg[1][j] = (real)0.5 * (g[j] + g[3 + j] + g[6 + j]);
-                gg[2][j] = (real)0.5 * (g[j] - g[3 + j] + g[6 + j]);
-                gg[3][j] = g[6 + j];
-            }
-            real *at = u + (size_t)i * out + o;
-            const size_t xi_step = (size_t)in * out;
-            for (int a = 0; a < 4; a++) {
-                at[(4 * a + 0) * xi_step] = gg[a][0];
-                at[(4 * a + 1) * xi_step] = (real)0.5 * (gg[a][0] + gg[a][1] + gg[a][2]);
-                at[(4 * a + 2) * xi_step] = (real)0.5 * (gg[a][0] - gg[a][1] + gg[a][2]);
-                at[(4 * a + 3) * xi_step] = gg[a][2];
-            }
+            real x[XI];
+            wino_filter(f, turned, x);
+            for (int k = 0; k < XI; k++) u[k * (size_t)in * out + (size_t)i * out + o] = x[k];
         }
 }
 
@@ -306,19 +264,9 @@ static void filter_gradients(const ConvShape *s, const real *du, real *dw)
     const size_t xi_step = (size_t)s->in_c * s->out_c;
     for (int o = 0; o < s->out_c; o++)
         for (int i = 0; i < s->in_c; i++) {
-            real d[4][4], z[3][4];
-            for (int x = 0; x < XI; x++) d[x / 4][x % 4] = du[x * xi_step + (size_t)i * s->out_c + o];
-            for (int q = 0; q < 4; q++) {
-                z[0][q] = d[0][q] + (real)0.5 * (d[1][q] + d[2][q]);
-                z[1][q] = (real)0.5 * (d[1][q] - d[2][q]);
-                z[2][q] = (real)0.5 * (d[1][q] + d[2][q]) + d[3][q];
-            }
-            real *g = dw + ((size_t)o * s->in_c + i) * 9;
-            for (int a = 0; a < 3; a++) {
-                g[3 * a + 0] += z[a][0] + (real)0.5 * (z[a][1] + z[a][2]);
-                g[3 * a + 1] += (real)0.5 * (z[a][1] - z[a][2]);
-                g[3 * a + 2] += (real)0.5 * (z[a][1] + z[a][2]) + z[a][3];
-            }
+            real d[XI];
+            for (int x = 0; x < XI; x++) d[x] = du[x * xi_step + (size_t)i * s->out_c + o];
+            wino_filter_adjoint(d, dw + ((size_t)o * s->in_c + i) * 9);
         }
 }
 
