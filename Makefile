@@ -108,12 +108,13 @@ COMMIT_TEXT := $(if $(COMMIT),+$(COMMIT)$(shell git diff --quiet HEAD -- engine 
 $(shell mkdir -p $(BUILD) && echo '#define BIGBATCH_COMMIT "$(COMMIT_TEXT)"' > $(BUILD)/commit.h.new && \
   { cmp -s $(BUILD)/commit.h.new $(BUILD)/commit.h && rm -f $(BUILD)/commit.h.new || mv $(BUILD)/commit.h.new $(BUILD)/commit.h; })
 $(BUILD)/engine/version.o $(BUILD)/double/engine/version.o: CPPFLAGS += -I$(BUILD)
-# The direct convolution's kernels (and the channels-last Winograd's products) are chains of
+# The direct convolution's kernels (and the Winograd forms' products) are chains of
 # multiply-adds: fused, they run at twice the rate (-std=c11 turns contraction off everywhere
 # else, and results stay as they were there).
 $(BUILD)/engine/cpu/conv_direct.o $(BUILD)/double/engine/cpu/conv_direct.o \
 $(BUILD)/engine/cpu/conv_direct_outer.o $(BUILD)/double/engine/cpu/conv_direct_outer.o \
-$(BUILD)/engine/cpu/conv_winograd_cl.o $(BUILD)/double/engine/cpu/conv_winograd_cl.o: CFLAGS += -ffp-contract=fast
+$(BUILD)/engine/cpu/conv_winograd_cl.o $(BUILD)/double/engine/cpu/conv_winograd_cl.o \
+$(BUILD)/engine/cpu/conv_winograd_rows.o $(BUILD)/double/engine/cpu/conv_winograd_rows.o: CFLAGS += -ffp-contract=fast
 
 # Static pattern rules: each object and test has exactly one way to be built. Objects
 # depend on this file too, so a change of flags rebuilds them.

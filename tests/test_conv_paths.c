@@ -64,6 +64,21 @@ static Workspace winograd_cl_workspace_of(const ConvShape *s, size_t weight_elem
 static const FastPath WINOGRAD_CL = {"winograd_cl", winograd_cl_applies, winograd_cl_workspace_of,
                                      winograd_cl_forward, winograd_cl_backward_adding};
 
+static void winograd_rows_backward_adding(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                                          const real *dy, real *dx, real *dw)
+{
+    winograd_rows_backward(bk, s, n, x, w, dy, dx, true, dw);
+}
+
+static Workspace winograd_rows_workspace_of(const ConvShape *s, size_t weight_elems, int batch)
+{
+    (void)weight_elems;
+    return winograd_rows_workspace(s, batch);
+}
+
+static const FastPath WINOGRAD_ROWS = {"winograd_rows", winograd_rows_applies, winograd_rows_workspace_of,
+                                       winograd_rows_forward, winograd_rows_backward_adding};
+
 static const FastPath BATCHED = {"batched", conv_batched_applies, conv_batched_workspace, conv_batched_forward,
                                  conv_batched_backward};
 
@@ -174,6 +189,15 @@ static const Case WINOGRAD_CL_CASES[] = {
     {3, 16, 32, 24, 8, 1, true, 3, 1},    /* rows of 24: a vector's pixels across a row end */
 };
 
+/* Planes 32 pixels wide (AVX-512: a row of 16 tiles a vector), 2 to 32 rows, 16 to 64
+ * channels in eights, image chunks of one image and of several. */
+static const Case WINOGRAD_ROWS_CASES[] = {
+    {19, 16, 16, 32, 32, 1, true, 3, 1},  /* resnet20's layer1, 8 image chunks of 2-3 images */
+    {3, 16, 24, 6, 32, 1, false, 3, 1},   /* 6 rows: three tile rows; 24 outputs */
+    {2, 40, 16, 2, 32, 1, true, 3, 1},    /* one tile row, its window's last row below the plane */
+    {5, 64, 48, 8, 32, 1, true, 3, 1},    /* the most channels it takes */
+};
+
 /* Planes of 15 to 1,024 pixels: whole and partial chunks of one and two vectors, rows that
  * are not multiples of 8, sizes that are not multiples of anything. */
 static const Case DIRECT_CASES[] = {
@@ -238,6 +262,7 @@ typedef struct {
 
 static const WritingBackward DIRECT_WRITES = {direct_workspace, direct_conv_backward};
 static const WritingBackward WINOGRAD_CL_WRITES = {winograd_cl_workspace_of, winograd_cl_backward};
+static const WritingBackward WINOGRAD_ROWS_WRITES = {winograd_rows_workspace_of, winograd_rows_backward};
 
 /* A data gradient with accumulate false, over a dx full of other values, equals the one added
  * to zeros (the net then skips zeroing dx first); returns how many values differ. */
@@ -288,6 +313,19 @@ Test(winograd_cl, matches_im2col)
 {
     for (int threads = 1; threads <= 3; threads++)
         expect_path_matches(&WINOGRAD_CL, WINOGRAD_CL_CASES, CASE_COUNT(WINOGRAD_CL_CASES), threads);
+}
+
+/* Where the path exists (AVX-512): elsewhere it takes no layer, which the path test checks. */
+Test(winograd_rows, matches_im2col)
+{
+    const ConvShape r20 = {16, 32, 32, 16, 32, 32, 3, 3, 1, 1, 1};
+    if (!winograd_rows_applies(&r20)) cr_skip_test("the row-of-tiles Winograd needs AVX-512");
+    for (int threads = 1; threads <= 3; threads++)
+        expect_path_matches(&WINOGRAD_ROWS, WINOGRAD_ROWS_CASES, CASE_COUNT(WINOGRAD_ROWS_CASES), threads);
+    for (size_t i = 0; i < CASE_COUNT(WINOGRAD_ROWS_CASES); i++)
+        for (int threads = 1; threads <= 2; threads++)
+            cr_expect_eq(written_differs_from_added(&WINOGRAD_ROWS_WRITES, WINOGRAD_ROWS_CASES[i], threads), 0,
+                         "case %zu, %d threads", i, threads);
 }
 
 Test(batched, matches_im2col)

@@ -44,11 +44,12 @@ static size_t bias_sums_elems(const ConvShape *s, int batch)
 }
 
 /* The path a layer shape takes: the first of these that applies. */
-typedef enum { PATH_WINOGRAD_CL, PATH_DIRECT, PATH_WINOGRAD, PATH_BATCHED, PATH_IM2COL } ConvPath;
+typedef enum { PATH_WINOGRAD_ROWS, PATH_WINOGRAD_CL, PATH_DIRECT, PATH_WINOGRAD, PATH_BATCHED, PATH_IM2COL } ConvPath;
 
 static ConvPath conv_path(const ConvShape *s)
 {
-    return winograd_cl_applies(s)    ? PATH_WINOGRAD_CL
+    return winograd_rows_applies(s)  ? PATH_WINOGRAD_ROWS
+           : winograd_cl_applies(s)  ? PATH_WINOGRAD_CL
            : direct_applies(s)       ? PATH_DIRECT
            : winograd_applies(s)     ? PATH_WINOGRAD
            : conv_batched_applies(s) ? PATH_BATCHED
@@ -61,6 +62,7 @@ Workspace conv_workspace(const ConvShape *s, size_t weight_elems, int batch)
 {
     Workspace w;
     switch (conv_path(s)) {
+    case PATH_WINOGRAD_ROWS: w = winograd_rows_workspace(s, batch); break;
     case PATH_WINOGRAD_CL: w = winograd_cl_workspace(s, batch); break;
     case PATH_DIRECT: w = direct_workspace(s, weight_elems, batch); break;
     case PATH_WINOGRAD: w = winograd_workspace(s); break;
@@ -321,6 +323,7 @@ void cpu_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, c
                         const real *b, real *y)
 {
     switch (conv_path(s)) {
+    case PATH_WINOGRAD_ROWS: winograd_rows_forward(bk, s, n, x, w, b, y); break;
     case PATH_WINOGRAD_CL: winograd_cl_forward(bk, s, n, x, w, b, y); break;
     case PATH_DIRECT: direct_conv_forward(bk, s, n, x, w, b, y); break;
     case PATH_WINOGRAD: winograd_conv_forward(bk, s, n, x, w, b, y); break;
@@ -335,8 +338,9 @@ void cpu_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x, 
     BK_GUARD(bk);
     const ConvPath path = conv_path(s);
     /* the paths but the direct ones add into dx */
-    if (path != PATH_DIRECT && path != PATH_WINOGRAD_CL && dx && !accumulate && n > 0) cpu_fill(bk, (size_t)n * s->in_c * s->in_h * s->in_w, 0, dx);
+    if (path != PATH_DIRECT && path != PATH_WINOGRAD_CL && path != PATH_WINOGRAD_ROWS && dx && !accumulate && n > 0) cpu_fill(bk, (size_t)n * s->in_c * s->in_h * s->in_w, 0, dx);
     switch (path) {
+    case PATH_WINOGRAD_ROWS: winograd_rows_backward(bk, s, n, x, w, dy, dx, accumulate, dw); break;
     case PATH_WINOGRAD_CL: winograd_cl_backward(bk, s, n, x, w, dy, dx, accumulate, dw); break;
     case PATH_DIRECT: direct_conv_backward(bk, s, n, x, w, dy, dx, accumulate, dw); break;
     case PATH_WINOGRAD: winograd_conv_backward(bk, s, n, x, w, dy, dx, dw); break;

@@ -419,7 +419,7 @@ static ChunkKernels chunk_kernels(int taps)
 /* out (channels_out planes of `pixels`) = or += the convolution of the prepared input with the
  * arranged filters of lay->count taps, block by block, chunk by chunk along each plane's run
  * of pixels. */
-static void convolve_image(const TapLayout *lay, const real *sx, int channels_in, const real *arranged,
+void direct_convolve_image(const TapLayout *lay, const real *sx, int channels_in, const real *arranged,
                            int channels_out, int pixels, const real *bias, int accumulate, real *out)
 {
     const ChunkKernels run = chunk_kernels(lay->count);
@@ -553,7 +553,7 @@ static void stride2_data_gradient(Backend *bk, const ConvShape *s, int n, const 
         real *phase = cpu_workspace(bk, t), *prepared = phase + (size_t)s->in_c * pixels;
         prepare_dy(s, dy + i * dy_item, prepared);
         for (int p = 0; p < 4; p++) {
-            convolve_image(&lay[p], prepared, s->out_c, filters[p], s->in_c, pixels, NULL, 0, phase);
+            direct_convolve_image(&lay[p], prepared, s->out_c, filters[p], s->in_c, pixels, NULL, 0, phase);
             for (int c = 0; c < s->in_c; c++)
                 for (int r = 0; r < OH; r++)
                     to_even(dx + i * dx_item + ((size_t)c * s->in_h + 2 * r + p / 2) * s->in_w + p % 2,
@@ -583,7 +583,7 @@ static void shortcut_data_gradient(Backend *bk, const ConvShape *s, int n, const
             zero_run(copy + dy_item, VLEN);
             d = copy;
         }
-        convolve_image(&lay, d, s->out_c, arranged, s->in_c, pixels, NULL, 0, phase);
+        direct_convolve_image(&lay, d, s->out_c, arranged, s->in_c, pixels, NULL, 0, phase);
         if (!accumulate) zero_run(x, dx_item);
         for (int c = 0; c < s->in_c; c++)
             for (int r = 0; r < s->out_h; r++)
@@ -603,7 +603,7 @@ static void convolve_batch(Backend *bk, const ConvShape *s, int n, const real *s
     CPU_FOR_T(bk, t, int, i, n, {
         real *prepared = cpu_workspace(bk, t);
         direct_prepare_input(s, s->in_c, src + i * src_item, prepared);
-        convolve_image(&lay, prepared, s->in_c, arranged, s->out_c, s->out_h * s->out_w, bias, accumulate,
+        direct_convolve_image(&lay, prepared, s->in_c, arranged, s->out_c, s->out_h * s->out_w, bias, accumulate,
                        dst + i * dst_item);
     });
 }

@@ -35,6 +35,12 @@ TapLayout direct_input_layout(const ConvShape *s);
 void direct_prepare_input(const ConvShape *s, int channels, const real *x, real *sx);
 int direct_shortcut_applies(const ConvShape *s);
 
+/* out (channels_out planes of `pixels`) = or += the convolution of an image's prepared input sx
+ * (lay->count taps a channel) with filters arranged [out block of OCB][in channel][tap][OCB],
+ * in register blocks of OCB output channels by two vectors of pixels. */
+void direct_convolve_image(const TapLayout *lay, const real *sx, int channels_in, const real *arranged,
+                           int channels_out, int pixels, const real *bias, int accumulate, real *out);
+
 /* A weight gradient over image chunks has this many whatever the threads (fewer images, fewer). */
 enum { DW_CHUNKS = 8 };
 

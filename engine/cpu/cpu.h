@@ -92,6 +92,14 @@ void conv_batched_forward(Backend *bk, const ConvShape *s, int n, const real *x,
                           const real *b, real *y);
 void conv_batched_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                            const real *dy, real *dx, real *dw);
+/* conv_winograd_rows.c: F(2x2, 3x3) with a row of tiles in each vector, for the layers
+ * winograd_rows_applies accepts (AVX-512 only); its backward writes dx or adds to it */
+int winograd_rows_applies(const ConvShape *s);
+Workspace winograd_rows_workspace(const ConvShape *s, int batch);
+void winograd_rows_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *b,
+                           real *y);
+void winograd_rows_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *dy,
+                            real *dx, bool accumulate, real *dw);
 /* conv_winograd_cl.c: F(2x2, 3x3) with channels in the vectors, for the layers
  * winograd_cl_applies accepts; its backward writes dx (!accumulate) or adds to it */
 int winograd_cl_applies(const ConvShape *s);
