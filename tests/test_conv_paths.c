@@ -401,6 +401,13 @@ Test(conv_paths, each_layer_shape_takes_its_path)
     cr_expect(!winograd_cl_applies(&first) && !winograd_cl_applies(&strided) && !winograd_cl_applies(&shortcut));
     cr_expect(!winograd_cl_applies(&r50_conv2) && !winograd_cl_applies(&r50_conv3) && !winograd_cl_applies(&r50_layer3_3x3));
     cr_expect(!winograd_cl_applies(&alexnet_conv2) && !winograd_cl_applies(&alexnet_conv3) && !winograd_cl_applies(&grouped));
+    /* ResNet-20's 16-channel 32x32 layers: the row-of-tiles Winograd first, where there is
+     * AVX-512 (a plane row of 32 is a row of 16 tiles); no other layer of the models */
+#if defined(__AVX512F__) && !defined(BB_DOUBLE)
+    cr_expect(winograd_rows_applies(&r20));
+#endif
+    cr_expect(!winograd_rows_applies(&first) && !winograd_rows_applies(&r20_layer2) && !winograd_rows_applies(&strided));
+    cr_expect(!winograd_rows_applies(&r50_conv2) && !winograd_rows_applies(&alexnet_conv2) && !winograd_rows_applies(&grouped));
     cr_expect(!winograd_applies(&first));
     cr_expect(!winograd_applies(&strided));
     cr_expect(!winograd_applies(&grouped));
