@@ -100,22 +100,24 @@ typedef struct {
     int stride; /* 1 where left out */
 } Case;
 
-static ConvShape case_shape(Case c)
+static ConvShape grouped_shape(Case c, int groups)
 {
     const int k = c.k, st = c.stride ? c.stride : 1;
     return (ConvShape){c.in_c, c.h, c.w, c.out_c, (c.h + 2 * c.pad - k) / st + 1, (c.w + 2 * c.pad - k) / st + 1,
-                       k, k, st, c.pad, 1};
+                       k, k, st, c.pad, groups};
 }
 
-/* Runs both paths on one shape; returns the largest of the three differences. */
-static double compare_paths(const FastPath *fast, Case c, int threads)
+static ConvShape case_shape(Case c) { return grouped_shape(c, 1); }
+
+/* Runs both paths on one shape, in groups; returns the largest of the three differences. */
+static double compare_grouped_paths(const FastPath *fast, Case c, int groups, int threads)
 {
     const int k = c.k;
-    const ConvShape s = case_shape(c);
+    const ConvShape s = grouped_shape(c, groups);
     cr_assert(fast->applies(&s), "shape %dx%d c%d->%d %dx%d pad %d should take the %s path", c.h, c.w, c.in_c,
               c.out_c, k, k, c.pad, fast->name);
     const size_t nx = (size_t)c.n * c.in_c * c.h * c.w, ny = (size_t)c.n * c.out_c * s.out_h * s.out_w;
-    const size_t nw = (size_t)c.out_c * c.in_c * k * k;
+    const size_t nw = (size_t)c.out_c * (c.in_c / s.groups) * k * k;
     unsigned seed = 12345u + (unsigned)(c.in_c * 7 + c.h);
     real *x = random_values(nx, &seed), *w = random_values(nw, &seed), *b = random_values(c.out_c, &seed);
     real *dy = random_values(ny, &seed), *dx0 = random_values(nx, &seed), *dw0 = random_values(nw, &seed);
@@ -150,8 +152,8 @@ static double compare_paths(const FastPath *fast, Case c, int threads)
     const char *names[3] = {"y", "dx", "dw"};
     for (int t = 0; t < 3; t++) {
         double d = relative_difference(out[0][t], out[1][t], counts[t]);
-        printf("%s n=%d c%d->%d %dx%d filter %dx%d pad=%d threads=%d %s difference %.2e (tolerance %.0e)\n",
-               fast->name, c.n, c.in_c, c.out_c, c.h, c.w, s.k_h, s.k_w, c.pad, threads, names[t], d, TOL);
+        printf("%s n=%d c%d->%d %dx%d filter %dx%d pad=%d groups=%d threads=%d %s difference %.2e (tolerance %.0e)\n",
+               fast->name, c.n, c.in_c, c.out_c, c.h, c.w, s.k_h, s.k_w, c.pad, groups, threads, names[t], d, TOL);
         worst = fmax(worst, d);
         free(out[0][t]);
         free(out[1][t]);
@@ -173,6 +175,13 @@ static const Case WINOGRAD_CASES[] = {
     {37, 16, 32, 10, 10, 1, true, 3, 1},  /* a last chunk that is not full */
     {2, 72, 80, 8, 8, 1, true, 3, 1},     /* more channels */
 };
+
+/* Winograd a group at a time: groups of 2 (the AlexNets' conv4 and conv5, small), of 3 on odd sizes. */
+static const Case WINOGRAD_GROUPED_CASES[] = {
+    {3, 64, 96, 13, 13, 1, true, 3, 1},
+    {2, 48, 48, 7, 9, 1, false, 3, 1},
+};
+static const int WINOGRAD_GROUPS[] = {2, 3};
 
 /* Channels in whole vectors (16 with AVX-512, 8 without), 32 to 128 of them, planes of 4 x 16 to
  * 256 pixels: a tile's row of one and of several vectors, weight gradient groups of 2-8 images
@@ -297,6 +306,11 @@ static size_t written_differs_from_added(const WritingBackward *path, Case c, in
     return differ;
 }
 
+static double compare_paths(const FastPath *fast, Case c, int threads)
+{
+    return compare_grouped_paths(fast, c, 1, threads);
+}
+
 static void expect_path_matches(const FastPath *fast, const Case *cases, size_t count, int threads)
 {
     for (size_t i = 0; i < count; i++)
@@ -308,6 +322,14 @@ static void expect_path_matches(const FastPath *fast, const Case *cases, size_t 
 Test(winograd, matches_im2col_one_thread) { expect_path_matches(&WINOGRAD, WINOGRAD_CASES, CASE_COUNT(WINOGRAD_CASES), 1); }
 
 Test(winograd, matches_im2col_two_threads) { expect_path_matches(&WINOGRAD, WINOGRAD_CASES, CASE_COUNT(WINOGRAD_CASES), 2); }
+
+Test(winograd, matches_im2col_in_groups)
+{
+    for (size_t i = 0; i < CASE_COUNT(WINOGRAD_GROUPED_CASES); i++)
+        for (int threads = 1; threads <= 2; threads++)
+            cr_expect_leq(compare_grouped_paths(&WINOGRAD, WINOGRAD_GROUPED_CASES[i], WINOGRAD_GROUPS[i], threads), TOL,
+                          "grouped case %zu, %d threads", i, threads);
+}
 
 Test(winograd_cl, matches_im2col)
 {
@@ -365,6 +387,7 @@ Test(conv_paths, each_layer_shape_takes_its_path)
     cr_expect(direct_applies(&strided) && direct_applies(&shortcut) && !winograd_applies(&shortcut));
     cr_expect(!direct_applies(&strided_odd) && !direct_applies(&alexnet_conv1));
     ConvShape grouped = {96, 13, 13, 128, 13, 13, 3, 3, 1, 1, 2};
+    ConvShape alexnet_conv4 = {384, 13, 13, 384, 13, 13, 3, 3, 1, 1, 2}, thin_groups = {32, 13, 13, 32, 13, 13, 3, 3, 1, 1, 4};
     ConvShape pointwise = {64, 56, 56, 256, 56, 56, 1, 1, 1, 0, 1};
     /* ResNet-50's last stages: one gemm over a group of images, but the 3x3 on 14x14 (Winograd) */
     ConvShape r50_layer4_1x1 = {512, 7, 7, 2048, 7, 7, 1, 1, 1, 0, 1}, r50_layer4_3x3 = {512, 7, 7, 512, 7, 7, 3, 3, 1, 1, 1};
@@ -410,6 +433,8 @@ Test(conv_paths, each_layer_shape_takes_its_path)
     cr_expect(!winograd_rows_applies(&r50_conv2) && !winograd_rows_applies(&alexnet_conv2) && !winograd_rows_applies(&grouped));
     cr_expect(!winograd_applies(&first));
     cr_expect(!winograd_applies(&strided));
-    cr_expect(!winograd_applies(&grouped));
+    /* grouped 3x3 layers take Winograd a group at a time (AlexNet's conv4 and conv5), but not
+     * with groups under 16 channels */
+    cr_expect(winograd_applies(&grouped) && winograd_applies(&alexnet_conv4) && !winograd_applies(&thin_groups));
     cr_expect(!winograd_applies(&pointwise));
 }

@@ -28,9 +28,9 @@ static int wide_small_plane(const ConvShape *s) { return s->out_h * s->out_w < 6
 
 int winograd_applies(const ConvShape *s)
 {
-    /* Below 16 channels the 16 gemms are too thin to pay for the transforms. */
-    return s->k_h == 3 && s->k_w == 3 && s->stride == 1 && s->groups == 1 && s->pad <= 2 &&
-           s->in_c >= 16 && s->out_c >= 16 && s->out_h >= 4 && s->out_w >= 4 && !wide_small_plane(s);
+    /* Below 16 channels (a group) the 16 gemms are too thin to pay for the transforms. */
+    return s->k_h == 3 && s->k_w == 3 && s->stride == 1 && s->pad <= 2 && s->in_c / s->groups >= 16 &&
+           s->out_c / s->groups >= 16 && s->out_h >= 4 && s->out_w >= 4 && !wide_small_plane(s);
 }
 
 typedef struct {
@@ -73,9 +73,12 @@ static size_t tile_row_at(const Tiling *t, const Chunk *c, int channel, int imag
 
 /* ---- filter transform U = G g G^T and its adjoint dW += G^T dU G ---- */
 
+/* A layer's filters: out_c x in_c / groups of them. */
+static size_t filter_plane(const ConvShape *s) { return (size_t)s->out_c * (s->in_c / s->groups); }
+
 static void filter_transform(const ConvShape *s, const real *w, real *u)
 {
-    const size_t plane = (size_t)s->out_c * s->in_c;
+    const size_t plane = filter_plane(s);
     for (size_t oc = 0; oc < plane; oc++) {
         real x[TILE];
         wino_filter(w + oc * 9, 0, x);
@@ -85,7 +88,7 @@ static void filter_transform(const ConvShape *s, const real *w, real *u)
 
 static void filter_transform_adjoint(const ConvShape *s, const real *du, real *dw)
 {
-    const size_t plane = (size_t)s->out_c * s->in_c;
+    const size_t plane = filter_plane(s);
     for (size_t oc = 0; oc < plane; oc++) {
         real d[TILE];
         for (int x = 0; x < TILE; x++) d[x] = du[x * plane + oc];
@@ -353,7 +356,7 @@ static void output_transform_adjoint(const ConvShape *s, const Tiling *t, const 
 Workspace winograd_workspace(const ConvShape *s)
 {
     Tiling t = tiling(s, 0, 1);
-    size_t chunk_tiles = (size_t)t.chunk * t.tiles, plane = (size_t)s->out_c * s->in_c;
+    size_t chunk_tiles = (size_t)t.chunk * t.tiles, plane = filter_plane(s);
     return (Workspace){TILE * chunk_tiles * (size_t)(s->in_c + s->out_c) + TILE * plane + scratch_elems(&t),
                        TILE * plane};
 }
@@ -370,7 +373,7 @@ static ThreadBuffers thread_buffers(Backend *bk, int thread, const ConvShape *s,
     b.v = cpu_workspace(bk, thread);
     b.m = b.v + TILE * chunk_tiles * s->in_c;
     b.du = b.m + TILE * chunk_tiles * s->out_c;
-    b.scratch = scratch_at(t, b.du + TILE * (size_t)s->out_c * s->in_c);
+    b.scratch = scratch_at(t, b.du + TILE * filter_plane(s));
     return b;
 }
 
@@ -388,12 +391,29 @@ static Pass pass_begin(Backend *bk, const ConvShape *s, int n, const real *w)
     Pass p;
     p.t = tiling(s, n, bk->threads);
     p.chunks = (n + p.t.chunk - 1) / p.t.chunk;
-    p.plane = (size_t)s->out_c * s->in_c;
+    p.plane = filter_plane(s);
     p.in_item = (size_t)s->in_c * s->in_h * s->in_w;
     p.out_item = (size_t)s->out_c * s->out_h * s->out_w;
     p.u = cpu_shared_workspace(bk);
     filter_transform(s, w, p.u);
     return p;
+}
+
+/* Group g's part of position xi's product: its U (oc x ic), and where its rows of V and M start
+ * in a chunk of ct tiles. */
+typedef struct {
+    int ic, oc;
+    const real *u;
+    size_t v, m;
+} Group;
+
+static Group group_at(const ConvShape *s, const Pass *p, int xi, int g, int ct)
+{
+    Group gr = {s->in_c / s->groups, s->out_c / s->groups, NULL, 0, 0};
+    gr.u = p->u + xi * p->plane + (size_t)g * gr.oc * gr.ic;
+    gr.v = ((size_t)xi * s->in_c + (size_t)g * gr.ic) * ct;
+    gr.m = ((size_t)xi * s->out_c + (size_t)g * gr.oc) * ct;
+    return gr;
 }
 
 void winograd_conv_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
@@ -407,8 +427,10 @@ void winograd_conv_forward(Backend *bk, const ConvShape *s, int n, const real *x
         const int ct = (int)ch.tiles;
         input_transform(s, &p.t, &ch, x + ch.first * p.in_item, tb.v, &tb.scratch);
         for (int xi = 0; xi < TILE; xi++)
-            gemm(CblasNoTrans, CblasNoTrans, s->out_c, ct, s->in_c, 1, p.u + xi * p.plane, s->in_c,
-                 tb.v + (size_t)xi * s->in_c * ct, ct, 0, tb.m + (size_t)xi * s->out_c * ct, ct);
+            for (int g = 0; g < s->groups; g++) {
+                const Group gr = group_at(s, &p, xi, g, ct);
+                gemm(CblasNoTrans, CblasNoTrans, gr.oc, ct, gr.ic, 1, gr.u, gr.ic, tb.v + gr.v, ct, 0, tb.m + gr.m, ct);
+            }
         output_transform(s, &p.t, &ch, tb.m, b, y + ch.first * p.out_item, &tb.scratch);
     });
 }
@@ -427,15 +449,15 @@ void winograd_conv_backward(Backend *bk, const ConvShape *s, int n, const real *
         const int ct = (int)ch.tiles;
         input_transform(s, &p.t, &ch, x + ch.first * p.in_item, tb.v, &tb.scratch);
         output_transform_adjoint(s, &p.t, &ch, dy + ch.first * p.out_item, tb.m, &tb.scratch);
-        for (int xi = 0; xi < TILE; xi++) {
-            const real *mx = tb.m + (size_t)xi * s->out_c * ct;
-            real *vx = tb.v + (size_t)xi * s->in_c * ct;
-            gemm(CblasNoTrans, CblasTrans, s->out_c, s->in_c, ct, 1, mx, ct, vx, ct, 1,
-                 tb.du + xi * p.plane, s->in_c);
-            if (dx)  /* V is spent: dV takes its place */
-                gemm(CblasTrans, CblasNoTrans, s->in_c, ct, s->out_c, 1, p.u + xi * p.plane, s->in_c,
-                     mx, ct, 0, vx, ct);
-        }
+        for (int xi = 0; xi < TILE; xi++)
+            for (int g = 0; g < s->groups; g++) {
+                const Group gr = group_at(s, &p, xi, g, ct);
+                const real *mx = tb.m + gr.m;
+                real *vx = tb.v + gr.v;
+                gemm(CblasNoTrans, CblasTrans, gr.oc, gr.ic, ct, 1, mx, ct, vx, ct, 1, tb.du + (gr.u - p.u), gr.ic);
+                if (dx)  /* the group's V is spent: dV takes its place */
+                    gemm(CblasTrans, CblasNoTrans, gr.ic, ct, gr.oc, 1, gr.u, gr.ic, mx, ct, 0, vx, ct);
+            }
         if (dx) input_transform_adjoint(s, &p.t, &ch, tb.v, dx + ch.first * p.in_item, &tb.scratch);
     });
     /* Sum the private dU into thread 0's, each value in thread order (deterministic), the
