@@ -183,9 +183,9 @@ static const Case WINOGRAD_GROUPED_CASES[] = {
 };
 static const int WINOGRAD_GROUPS[] = {2, 3};
 
-/* Channels in whole vectors (16 with AVX-512, 8 without), 32 to 128 of them, planes of 4 x 16 to
- * 256 pixels: a tile's row of one and of several vectors, weight gradient groups of 2-8 images
- * over 8 image chunks of uneven size, a batch smaller than the chunks, bias and none. */
+/* Channels in 16s, 16 to 128 of them, planes of 4 x 16 to 56 x 56 pixels: a tile's row of one
+ * and of several vectors, weight gradient passes of 2-8 images or of bands of one, over 8 image
+ * chunks of uneven size, a batch smaller than the chunks, bias and none. */
 static const Case WINOGRAD_CL_CASES[] = {
     {37, 64, 64, 8, 8, 1, true, 3, 1},    /* resnet20's layer3 */
     {19, 32, 32, 16, 16, 1, false, 3, 1}, /* its layer2, 8 image chunks of 2-3 images */
@@ -196,6 +196,9 @@ static const Case WINOGRAD_CL_CASES[] = {
     {9, 96, 128, 16, 4, 1, true, 3, 1},   /* rows of 4: a vector runs over 4 rows */
     {5, 16, 16, 32, 32, 1, false, 3, 1},  /* resnet20's layer1: one vector of channels */
     {3, 16, 32, 24, 8, 1, true, 3, 1},    /* rows of 24: a vector's pixels across a row end */
+    {3, 32, 64, 28, 28, 1, true, 3, 1},   /* 196 tiles an image: bands of 128 and 68, their last
+                                             rows one at a time; ResNet-50's stage 2, small */
+    {2, 16, 16, 56, 56, 1, false, 3, 1},  /* 784 tiles: ResNet-50's stage 1 plane */
 };
 
 /* Planes 32 pixels wide (AVX-512: a row of 16 tiles a vector), 2 to 32 rows, 16 to 64
@@ -416,13 +419,15 @@ Test(conv_paths, each_layer_shape_takes_its_path)
     cr_expect(direct_applies(&simple_conv1) && !direct_applies(&lenet_conv2));
     cr_expect(direct_applies(&first) && !direct_applies(&grouped) && !direct_applies(&pointwise));
     cr_expect(winograd_applies(&r20));
-    /* ResNet-20's and ResNet-8's stride-1 3x3 layers past the first: the channels-last Winograd,
-     * which conv_path tries first; not the first layer, the strided ones, nor ResNet-50's or the
-     * CIFAR AlexNets' (odd planes, or planes past 32x32) */
+    /* ResNet-20's and ResNet-8's stride-1 3x3 layers past the first and ResNet-50's first two
+     * stages' 3x3: the channels-last Winograd, which conv_path tries before the others; not the
+     * first layer, the strided ones, ResNet-50's 14x14 and 7x7 (196 and 49 pixels, not whole
+     * vectors), nor the CIFAR AlexNets' (odd planes) */
     ConvShape r20_layer2 = {32, 16, 16, 32, 16, 16, 3, 3, 1, 1, 1};
     cr_expect(winograd_cl_applies(&r20) && winograd_cl_applies(&r20_layer2) && winograd_cl_applies(&r20_layer3));
     cr_expect(!winograd_cl_applies(&first) && !winograd_cl_applies(&strided) && !winograd_cl_applies(&shortcut));
-    cr_expect(!winograd_cl_applies(&r50_conv2) && !winograd_cl_applies(&r50_conv3) && !winograd_cl_applies(&r50_layer3_3x3));
+    cr_expect(winograd_cl_applies(&r50_conv2) && winograd_cl_applies(&r50_conv3) && !winograd_cl_applies(&r50_layer3_3x3));
+    cr_expect(!winograd_cl_applies(&r50_layer4_3x3));
     cr_expect(!winograd_cl_applies(&alexnet_conv2) && !winograd_cl_applies(&alexnet_conv3) && !winograd_cl_applies(&grouped));
     /* ResNet-20's 16-channel 32x32 layers: the row-of-tiles Winograd first, where there is
      * AVX-512 (a plane row of 32 is a row of 16 tiles); no other layer of the models */

@@ -30,7 +30,7 @@ int winograd_cl_applies(const ConvShape *s)
 {
     return s->k_h == 3 && s->k_w == 3 && s->stride == 1 && s->pad == 1 && s->groups == 1 &&
            s->in_h == s->out_h && s->in_w == s->out_w && s->in_h % 2 == 0 && s->in_w % 2 == 0 &&
-           (s->in_h * s->in_w) % 64 == 0 && s->in_h * s->in_w <= 1024 && s->in_c % 16 == 0 &&
+           (s->in_h * s->in_w) % 16 == 0 && s->in_h * s->in_w <= 3136 && s->in_c % 16 == 0 &&
            s->out_c % 16 == 0 && s->in_c >= 16 && s->out_c >= 16 && s->in_c <= 128 && s->out_c <= 128;
 }
 
@@ -162,13 +162,38 @@ static inline void gradient_tile(const real *y0, size_t row, size_t step, real *
     for (int x = 0; x < XI; x++) VSTORE(dm + x * xi_step, o[x]);
 }
 
-/* An image's tiles from its padded channels-last input xt into V (tile t at v + t * C). */
-static void input_tiles(const Geometry *g, const real *xt, real *v, size_t xi_step)
+/* An image's tiles [t0, t1) from its padded channels-last input xt into V (tile t at
+ * v + (t - t0) * C). */
+static void input_tiles(const Geometry *g, const real *xt, int t0, int t1, real *v, size_t xi_step)
 {
-    for (int t = 0; t < g->T; t++) {
+    for (int t = t0; t < t1; t++) {
         const int th = t / g->TW, tw = t % g->TW;
         const real *d0 = xt + 2 * th * g->prow + (size_t)2 * tw * g->C;
-        for (int c = 0; c < g->C; c += VLEN) input_tile(d0 + c, g->prow, (size_t)g->C, v + (size_t)t * g->C + c, xi_step);
+        real *at = v + (size_t)(t - t0) * g->C;
+        for (int c = 0; c < g->C; c += VLEN) input_tile(d0 + c, g->prow, (size_t)g->C, at + c, xi_step);
+    }
+}
+
+/* Tiles [t0, t1)'s 2x2 outputs from M (tile t at m + (t - t0) * K) into the image's
+ * channels-last output yt. */
+static void output_tiles(const Geometry *g, const real *m, size_t xi_step, int t0, int t1, real *yt)
+{
+    for (int t = t0; t < t1; t++) {
+        const int th = t / g->TW, tw = t % g->TW;
+        for (int c = 0; c < g->K; c += VLEN)
+            output_tile(m + (size_t)(t - t0) * g->K + c, xi_step, yt + ((size_t)2 * th * g->W + 2 * tw) * g->K + c,
+                        (size_t)g->W * g->K, (size_t)g->K);
+    }
+}
+
+/* Tiles [t0, t1)'s dM from the image's channels-last dy (yt) into dm (tile t at dm + (t - t0) * K). */
+static void gradient_tiles(const Geometry *g, const real *yt, int t0, int t1, real *dm, size_t xi_step)
+{
+    for (int t = t0; t < t1; t++) {
+        const int th = t / g->TW, tw = t % g->TW;
+        for (int k = 0; k < g->K; k += VLEN)
+            gradient_tile(yt + ((size_t)2 * th * g->W + 2 * tw) * g->K + k, (size_t)g->W * g->K, (size_t)g->K,
+                          dm + (size_t)(t - t0) * g->K + k, xi_step);
     }
 }
 
@@ -210,16 +235,20 @@ typedef struct {
 PRODUCT_KERNEL(product_4x4, 4, 4)
 PRODUCT_KERNEL(product_8x2, 8, 2)
 PRODUCT_KERNEL(product_16x1, 16, 1)
+PRODUCT_KERNEL(product_1x4, 1, 4) /* a band's last rows, fewer than a block */
+PRODUCT_KERNEL(product_1x2, 1, 2)
+PRODUCT_KERNEL(product_1x1, 1, 1)
 
-/* Rows a kernel takes for nv (4, 2 or 1) vectors of output channels, and the kernel. */
+/* Rows a kernel takes for nv (4, 2 or 1) vectors of output channels, and the kernel: a block
+ * of them, or one row. */
 static int block_rows(int nv) { return 16 / nv; }
 
-static void product_block(int nv, const Block *k)
+static void product_block(int nv, int block, const Block *k)
 {
     switch (nv) {
-    case 4: product_4x4(k); break;
-    case 2: product_8x2(k); break;
-    default: product_16x1(k); break;
+    case 4: block ? product_4x4(k) : product_1x4(k); break;
+    case 2: block ? product_8x2(k) : product_1x2(k); break;
+    default: block ? product_16x1(k) : product_1x1(k); break;
     }
 }
 
@@ -231,12 +260,14 @@ static void products(Block k, int rows, int K, size_t a_xi, size_t b_xi, size_t 
             const int left = (K - kb) / VLEN;
             nv = left >= 4 ? 4 : left >= 2 ? 2 : 1;
             const int R = block_rows(nv);
-            for (int r = 0; r < rows; r += R) {
+            for (int r = 0; r < rows;) {
+                const int block = rows - r >= R;
                 Block b = k;
                 b.a = k.a + xi * a_xi + r * a_rows;
                 b.b = k.b + xi * b_xi + kb;
                 b.c = k.c + xi * c_xi + r * k.c_row + kb;
-                product_block(nv, &b);
+                product_block(nv, block, &b);
+                r += block ? R : 1;
             }
         }
 }
@@ -277,57 +308,55 @@ static void filter_gradients(const ConvShape *s, const real *du, real *dw)
  * otherwise, fall into different L1 sets. */
 static size_t xi_stride(size_t tiles, int channels) { return tiles * channels + VLEN; }
 
-/* The weight gradient's images a group: about 128 tiles, each product's sums then run long
- * enough between loading and storing its accumulators. */
-static int gradient_group(const Geometry *g) { return (128 + g->T - 1) / g->T; }
+/* The tiles whose V and M (or dM) a thread holds at once: an image's tiles on planes up to
+ * 16x16; on larger ones (ResNet-50's 56x56 and 28x28) bands of them, so that V and M stay
+ * in L2 while the 16 products pass over them. */
+enum { BAND = 128 };
 
-/* Per thread, for the forward (and data gradient) of geometry g: the padded input (later the
- * output), V and M. */
-static size_t forward_scratch(const Geometry *g)
-{
-    size_t io = padded_elems(g), out = (size_t)g->H * g->W * g->K;
-    return (io > out ? io : out) + XI * (xi_stride(g->T, g->C) + xi_stride(g->T, g->K));
-}
+static int forward_band(const Geometry *g) { return g->T < BAND ? g->T : BAND; }
 
-/* Per thread, for the weight gradient: one image padded, one dy channels-last, a group's V and dM. */
-static size_t gradient_scratch(const Geometry *g)
+/* The weight gradient's tiles a product pass: whole images, about 128 tiles, or a band of an
+ * image: each product's sums then run long enough between loading and storing their
+ * accumulators. */
+static int gradient_band(const Geometry *g) { return g->T < BAND ? (BAND + g->T - 1) / g->T * g->T : BAND; }
+
+/* Per thread: an image's padded channels-last input and its channels-last output (forward) or
+ * dy (weight gradient), V and M (or dM) for a band of tiles. */
+static size_t band_scratch(const Geometry *g, int band)
 {
-    const size_t tiles = (size_t)gradient_group(g) * g->T;
-    return padded_elems(g) + (size_t)g->H * g->W * g->K + XI * (xi_stride(tiles, g->C) + xi_stride(tiles, g->K));
+    return padded_elems(g) + (size_t)g->H * g->W * g->K +
+           XI * (xi_stride((size_t)band, g->C) + xi_stride((size_t)band, g->K));
 }
 
 Workspace winograd_cl_workspace(const ConvShape *s, int batch)
 {
     const Geometry f = geometry(s->in_c, s->out_c, s->in_h, s->in_w), d = geometry(s->out_c, s->in_c, s->in_h, s->in_w);
-    size_t thread = forward_scratch(&f);
-    if (thread < forward_scratch(&d)) thread = forward_scratch(&d);
-    if (thread < gradient_scratch(&f)) thread = gradient_scratch(&f);
+    size_t thread = band_scratch(&f, forward_band(&f));
+    if (thread < band_scratch(&d, forward_band(&d))) thread = band_scratch(&d, forward_band(&d));
+    if (thread < band_scratch(&f, gradient_band(&f))) thread = band_scratch(&f, gradient_band(&f));
     const size_t filters = (size_t)XI * s->in_c * s->out_c;
     Workspace w = {thread, filters * (1 + direct_image_chunks(batch))};
     return w;
 }
 
 /* dst (+)= the convolution of n images of src (geometry g: C channels) with the transformed
- * filters u, through each thread's scratch. */
+ * filters u, through each thread's scratch, band by band of each image's tiles. */
 static void convolve(Backend *bk, const Geometry *g, int n, const real *src, const real *u, const real *bias,
                      int accumulate, real *dst)
 {
     const size_t pixels = (size_t)g->H * g->W, src_item = g->C * pixels, dst_item = g->K * pixels;
-    const size_t v_xi = xi_stride(g->T, g->C), m_xi = xi_stride(g->T, g->K);
-    const size_t io = forward_scratch(g) - XI * (v_xi + m_xi);
+    const int band = forward_band(g);
+    const size_t v_xi = xi_stride((size_t)band, g->C), m_xi = xi_stride((size_t)band, g->K);
     CPU_FOR_T(bk, t, int, i, n, {
-        real *xt = cpu_workspace(bk, t), *v = xt + io, *m = v + XI * v_xi;
+        real *xt = cpu_workspace(bk, t), *yt = xt + padded_elems(g), *v = yt + pixels * g->K, *m = v + XI * v_xi;
         to_channels_last(g, src + i * src_item, xt);
-        input_tiles(g, xt, v, v_xi);
-        const Block k = {.a = v, .b = u, .a_row = (size_t)g->C, .a_step = 1, .b_step = (size_t)g->K,
-                         .c_row = (size_t)g->K, .L = g->C, .c = m};
-        products(k, g->T, g->K, v_xi, (size_t)g->C * g->K, m_xi, (size_t)g->C);
-        real *yt = xt; /* the input is spent */
-        for (int tt = 0; tt < g->T; tt++) {
-            const int th = tt / g->TW, tw = tt % g->TW;
-            for (int c = 0; c < g->K; c += VLEN)
-                output_tile(m + (size_t)tt * g->K + c, m_xi,
-                            yt + ((size_t)2 * th * g->W + 2 * tw) * g->K + c, (size_t)g->W * g->K, (size_t)g->K);
+        for (int t0 = 0; t0 < g->T; t0 += band) {
+            const int t1 = g->T - t0 < band ? g->T : t0 + band;
+            input_tiles(g, xt, t0, t1, v, v_xi);
+            const Block k = {.a = v, .b = u, .a_row = (size_t)g->C, .a_step = 1, .b_step = (size_t)g->K,
+                             .c_row = (size_t)g->K, .L = g->C, .c = m};
+            products(k, t1 - t0, g->K, v_xi, (size_t)g->C * g->K, m_xi, (size_t)g->C);
+            output_tiles(g, m, m_xi, t0, t1, yt);
         }
         from_channels_last(g->K, pixels, yt, bias, accumulate, dst + i * dst_item);
     });
@@ -342,37 +371,41 @@ void winograd_cl_forward(Backend *bk, const ConvShape *s, int n, const real *x, 
     convolve(bk, &g, n, x, u, b, 0, y);
 }
 
-/* Image chunk `chunk`'s dU (C x K per xi) = its images' sum of V^T dM, group by group. */
+/* Image chunk `chunk`'s dU (C x K per xi) = its images' sum of V^T dM, their tiles taken in
+ * order, gradient_band of them a product pass. */
 static void chunk_gradient(const Geometry *g, int n, int chunks, int chunk, const real *x, const real *dy,
                            real *scratch, real *du)
 {
     const int n0 = (int)((long)chunk * n / chunks), n1 = (int)((long)(chunk + 1) * n / chunks);
-    const int group = gradient_group(g);
-    const size_t pixels = (size_t)g->H * g->W, tiles = (size_t)group * g->T;
-    const size_t v_xi = xi_stride(tiles, g->C), dm_xi = xi_stride(tiles, g->K);
+    const int band = gradient_band(g);
+    const size_t pixels = (size_t)g->H * g->W;
+    const size_t v_xi = xi_stride((size_t)band, g->C), dm_xi = xi_stride((size_t)band, g->K);
     real *xt = scratch, *yt = xt + padded_elems(g), *v = yt + pixels * g->K, *dm = v + XI * v_xi;
-    for (int first = n0; first < n1; first += group) {
-        const int images = n1 - first < group ? n1 - first : group;
-        for (int i = 0; i < images; i++) {
-            to_channels_last(g, x + (size_t)(first + i) * g->C * pixels, xt);
-            input_tiles(g, xt, v + (size_t)i * g->T * g->C, v_xi);
-            const real *d = dy + (size_t)(first + i) * g->K * pixels;
-            for (int k = 0; k < g->K; k += VLEN)
-                for (size_t p = 0; p < pixels; p += VLEN) {
-                    Vec col[VLEN];
-                    transpose_block(d + k * pixels + p, pixels, col);
-                    for (int j = 0; j < VLEN; j++) VSTORE(yt + (p + j) * g->K + k, col[j]);
-                }
-            for (int t = 0; t < g->T; t++) {
-                const int th = t / g->TW, tw = t % g->TW;
-                for (int k = 0; k < g->K; k += VLEN)
-                    gradient_tile(yt + ((size_t)2 * th * g->W + 2 * tw) * g->K + k, (size_t)g->W * g->K, (size_t)g->K,
-                                  dm + ((size_t)i * g->T + t) * g->K + k, dm_xi);
+    Block k = {.a = v, .b = dm, .a_row = 1, .a_step = (size_t)g->C, .b_step = (size_t)g->K, .c_row = (size_t)g->K,
+               .c = du};
+    int filled = 0;
+    for (int i = n0; i < n1; i++) {
+        to_channels_last(g, x + (size_t)i * g->C * pixels, xt);
+        const real *d = dy + (size_t)i * g->K * pixels;
+        for (int c = 0; c < g->K; c += VLEN)
+            for (size_t p = 0; p < pixels; p += VLEN) {
+                Vec col[VLEN];
+                transpose_block(d + c * pixels + p, pixels, col);
+                for (int j = 0; j < VLEN; j++) VSTORE(yt + (p + j) * g->K + c, col[j]);
+            }
+        for (int t0 = 0; t0 < g->T;) {
+            const int t1 = g->T - t0 < band - filled ? g->T : t0 + band - filled;
+            input_tiles(g, xt, t0, t1, v + (size_t)filled * g->C, v_xi);
+            gradient_tiles(g, yt, t0, t1, dm + (size_t)filled * g->K, dm_xi);
+            filled += t1 - t0;
+            t0 = t1;
+            if (filled == band || (i == n1 - 1 && t0 == g->T)) {
+                k.L = filled;
+                products(k, g->C, g->K, v_xi, dm_xi, (size_t)g->C * g->K, 1);
+                k.load_c = 1;
+                filled = 0;
             }
         }
-        const Block k = {.a = v, .b = dm, .a_row = 1, .a_step = (size_t)g->C, .b_step = (size_t)g->K,
-                         .c_row = (size_t)g->K, .L = images * g->T, .load_c = first > n0, .c = du};
-        products(k, g->C, g->K, v_xi, dm_xi, (size_t)g->C * g->K, 1);
     }
 }
 
