@@ -20,14 +20,30 @@
  * place of single precision. */
 #define TOL 2e-5
 
+/* A backward that adds into dx (Winograd's, the batched gemms'), or one that writes dx or adds
+ * to it (the direct path's, the channels-last and row Winograds'): the comparison adds. */
+typedef void (*AddingBackward)(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *dy,
+                               real *dx, real *dw);
+typedef void (*WritingBackward)(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *dy,
+                                real *dx, bool accumulate, real *dw);
+
 typedef struct {
     const char *name;
     int (*applies)(const ConvShape *s);
     Workspace (*workspace)(const ConvShape *s, size_t weight_elems, int batch);
     void (*forward)(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *b, real *y);
-    void (*backward)(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *dy,
-                     real *dx, real *dw);
+    AddingBackward adds;
+    WritingBackward writes;
 } FastPath;
+
+static void fast_backward(const FastPath *fast, Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                          const real *dy, real *dx, real *dw)
+{
+    if (fast->writes)
+        fast->writes(bk, s, n, x, w, dy, dx, true, dw);
+    else
+        fast->adds(bk, s, n, x, w, dy, dx, dw);
+}
 
 static Workspace winograd_workspace_of(const ConvShape *s, size_t weight_elems, int batch)
 {
@@ -37,50 +53,15 @@ static Workspace winograd_workspace_of(const ConvShape *s, size_t weight_elems, 
 }
 
 static const FastPath WINOGRAD = {"winograd", winograd_applies, winograd_workspace_of, winograd_conv_forward,
-                                  winograd_conv_backward};
-/* The direct path adding into dx, as the others do (writing it: data_gradient_written_as_added) */
-static void direct_backward_adding(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *dy,
-                                   real *dx, real *dw)
-{
-    direct_conv_backward(bk, s, n, x, w, dy, dx, true, dw);
-}
-
-static const FastPath DIRECT = {"direct", direct_applies, direct_workspace, direct_conv_forward,
-                                direct_backward_adding};
-
-/* The channels-last Winograd adding into dx, as the others do */
-static void winograd_cl_backward_adding(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
-                                        const real *dy, real *dx, real *dw)
-{
-    winograd_cl_backward(bk, s, n, x, w, dy, dx, true, dw);
-}
-
-static Workspace winograd_cl_workspace_of(const ConvShape *s, size_t weight_elems, int batch)
-{
-    (void)weight_elems;
-    return winograd_cl_workspace(s, batch);
-}
-
-static const FastPath WINOGRAD_CL = {"winograd_cl", winograd_cl_applies, winograd_cl_workspace_of,
-                                     winograd_cl_forward, winograd_cl_backward_adding};
-
-static void winograd_rows_backward_adding(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
-                                          const real *dy, real *dx, real *dw)
-{
-    winograd_rows_backward(bk, s, n, x, w, dy, dx, true, dw);
-}
-
-static Workspace winograd_rows_workspace_of(const ConvShape *s, size_t weight_elems, int batch)
-{
-    (void)weight_elems;
-    return winograd_rows_workspace(s, batch);
-}
-
-static const FastPath WINOGRAD_ROWS = {"winograd_rows", winograd_rows_applies, winograd_rows_workspace_of,
-                                       winograd_rows_forward, winograd_rows_backward_adding};
-
+                                  winograd_conv_backward, NULL};
+static const FastPath DIRECT = {"direct", direct_applies, direct_workspace, direct_conv_forward, NULL,
+                                direct_conv_backward};
+static const FastPath WINOGRAD_CL = {"winograd_cl", winograd_cl_applies, winograd_cl_workspace, winograd_cl_forward,
+                                     NULL, winograd_cl_backward};
+static const FastPath WINOGRAD_ROWS = {"winograd_rows", winograd_rows_applies, winograd_rows_workspace,
+                                       winograd_rows_forward, NULL, winograd_rows_backward};
 static const FastPath BATCHED = {"batched", conv_batched_applies, conv_batched_workspace, conv_batched_forward,
-                                 conv_batched_backward};
+                                 conv_batched_backward, NULL};
 
 static double relative_difference(const real *want, const real *got, size_t n)
 {
@@ -139,7 +120,7 @@ static double compare_grouped_paths(const FastPath *fast, Case c, int groups, in
             conv_im2col_backward(bk, &s, c.n, x_.dev, w_.dev, dy_.dev, dx_.dev, dw_.dev);
         } else {
             fast->forward(bk, &s, c.n, x_.dev, w_.dev, bias, y_.dev);
-            fast->backward(bk, &s, c.n, x_.dev, w_.dev, dy_.dev, dx_.dev, dw_.dev);
+            fast_backward(fast, bk, &s, c.n, x_.dev, w_.dev, dy_.dev, dx_.dev, dw_.dev);
         }
         out[path][0] = download(&y_);
         out[path][1] = download(&dx_);
@@ -264,21 +245,9 @@ static const Case BATCHED_CASES[] = {
     {2, 64, 128, 13, 13, 1, true, 3, 1},    /* 169 pixels: one group of both images */
 };
 
-/* A backward that writes dx (!accumulate) or adds to it: the direct path's and the channels-last
- * Winograd's. */
-typedef struct {
-    Workspace (*workspace)(const ConvShape *s, size_t weight_elems, int batch);
-    void (*backward)(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *dy,
-                     real *dx, bool accumulate, real *dw);
-} WritingBackward;
-
-static const WritingBackward DIRECT_WRITES = {direct_workspace, direct_conv_backward};
-static const WritingBackward WINOGRAD_CL_WRITES = {winograd_cl_workspace_of, winograd_cl_backward};
-static const WritingBackward WINOGRAD_ROWS_WRITES = {winograd_rows_workspace_of, winograd_rows_backward};
-
 /* A data gradient with accumulate false, over a dx full of other values, equals the one added
  * to zeros (the net then skips zeroing dx first); returns how many values differ. */
-static size_t written_differs_from_added(const WritingBackward *path, Case c, int threads)
+static size_t written_differs_from_added(const FastPath *path, Case c, int threads)
 {
     const ConvShape s = case_shape(c);
     const size_t nx = (size_t)c.n * c.in_c * c.h * c.w, ny = (size_t)c.n * c.out_c * s.out_h * s.out_w;
@@ -294,7 +263,7 @@ static size_t written_differs_from_added(const WritingBackward *path, Case c, in
     real *dx[2];
     for (int writes = 0; writes < 2; writes++) {
         DevArray dx_ = dev_array(bk, nx, writes ? stale : zeros), dw_ = dev_array(bk, nw, dw0);
-        path->backward(bk, &s, c.n, x_.dev, w_.dev, dy_.dev, dx_.dev, !writes, dw_.dev);
+        path->writes(bk, &s, c.n, x_.dev, w_.dev, dy_.dev, dx_.dev, !writes, dw_.dev);
         dx[writes] = download(&dx_);
         bk_buffer_free(dx_.buf);
         bk_buffer_free(dw_.buf);
@@ -349,7 +318,7 @@ Test(winograd_rows, matches_im2col)
         expect_path_matches(&WINOGRAD_ROWS, WINOGRAD_ROWS_CASES, CASE_COUNT(WINOGRAD_ROWS_CASES), threads);
     for (size_t i = 0; i < CASE_COUNT(WINOGRAD_ROWS_CASES); i++)
         for (int threads = 1; threads <= 2; threads++)
-            cr_expect_eq(written_differs_from_added(&WINOGRAD_ROWS_WRITES, WINOGRAD_ROWS_CASES[i], threads), 0,
+            cr_expect_eq(written_differs_from_added(&WINOGRAD_ROWS, WINOGRAD_ROWS_CASES[i], threads), 0,
                          "case %zu, %d threads", i, threads);
 }
 
@@ -367,7 +336,7 @@ Test(direct, data_gradient_written_as_added)
 {
     for (size_t i = 0; i < CASE_COUNT(DIRECT_CASES); i++)
         for (int threads = 1; threads <= 2; threads++)
-            cr_expect_eq(written_differs_from_added(&DIRECT_WRITES, DIRECT_CASES[i], threads), 0, "case %zu, %d threads",
+            cr_expect_eq(written_differs_from_added(&DIRECT, DIRECT_CASES[i], threads), 0, "case %zu, %d threads",
                          i, threads);
 }
 
@@ -375,7 +344,7 @@ Test(winograd_cl, data_gradient_written_as_added)
 {
     for (size_t i = 0; i < CASE_COUNT(WINOGRAD_CL_CASES); i++)
         for (int threads = 1; threads <= 2; threads++)
-            cr_expect_eq(written_differs_from_added(&WINOGRAD_CL_WRITES, WINOGRAD_CL_CASES[i], threads), 0,
+            cr_expect_eq(written_differs_from_added(&WINOGRAD_CL, WINOGRAD_CL_CASES[i], threads), 0,
                          "case %zu, %d threads", i, threads);
 }
 

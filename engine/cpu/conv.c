@@ -62,8 +62,8 @@ Workspace conv_workspace(const ConvShape *s, size_t weight_elems, int batch)
 {
     Workspace w;
     switch (conv_path(s)) {
-    case PATH_WINOGRAD_ROWS: w = winograd_rows_workspace(s, batch); break;
-    case PATH_WINOGRAD_CL: w = winograd_cl_workspace(s, batch); break;
+    case PATH_WINOGRAD_ROWS: w = winograd_rows_workspace(s, weight_elems, batch); break;
+    case PATH_WINOGRAD_CL: w = winograd_cl_workspace(s, weight_elems, batch); break;
     case PATH_DIRECT: w = direct_workspace(s, weight_elems, batch); break;
     case PATH_WINOGRAD: w = winograd_workspace(s); break;
     case PATH_BATCHED: w = conv_batched_workspace(s, weight_elems, batch); break;

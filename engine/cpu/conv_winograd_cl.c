@@ -1,6 +1,7 @@
 /* Winograd F(2x2, 3x3) with the channels in the vectors, for stride-1 3x3 "same" layers of
- * 32 to 128 channels on small even planes (ResNet-20's and ResNet-8's 16x16 and 8x8 layers).
- * There the direct path runs near the multiply-add rate, and so does PyTorch's oneDNN; only
+ * 16 to 128 channels on even planes up to 56x56 (ResNet-20's and ResNet-8's 16x16 and 8x8
+ * layers, ResNet-50's first two stages' 3x3; 32x32 ones where conv_winograd_rows.c does not
+ * apply). There the direct path runs near the multiply-add rate, and so does PyTorch's oneDNN; only
  * fewer multiply-adds go faster: a 2x2 output tile costs 16 per channel pair instead of 36.
  * conv_winograd.c's form (tiles in the vectors, 16 OpenBLAS gemms a chunk) spent most of its
  * time in its transforms on these shapes: a tile's 4x4 window lies across rows and the
@@ -11,7 +12,8 @@
  *   forward         M[xi] (T x K) = V[xi] (T x C) U[xi] (C x K)      (Y = A^T M A)
  *   data gradient   the forward of dy with the filters turned and transposed (pad 1)
  *   weight gradient dU[xi] (C x K) += V[xi]^T dM[xi]                  (dM = A dy A^T)
- * with U = G g G^T, V = B^T d B (Lavin & Gray, arXiv 1509.09308). The weight gradient sums
+ * with U = G g G^T, V = B^T d B (Lavin & Gray, arXiv 1509.09308). A plane of more than BAND
+ * tiles goes a band of them at a time, so that its V and M stay in L2. The weight gradient sums
  * over fixed chunks of the batch's images, each into its own dU, added in chunk order: the
  * results do not depend on the thread count. conv.c keeps im2col as the reference this path
  * is tested against (tests/test_conv_paths.c). */
@@ -328,8 +330,9 @@ static size_t band_scratch(const Geometry *g, int band)
            XI * (xi_stride((size_t)band, g->C) + xi_stride((size_t)band, g->K));
 }
 
-Workspace winograd_cl_workspace(const ConvShape *s, int batch)
+Workspace winograd_cl_workspace(const ConvShape *s, size_t weight_elems, int batch)
 {
+    (void)weight_elems; /* as direct_workspace's signature: the transformed filters decide */
     const Geometry f = geometry(s->in_c, s->out_c, s->in_h, s->in_w), d = geometry(s->out_c, s->in_c, s->in_h, s->in_w);
     size_t thread = band_scratch(&f, forward_band(&f));
     if (thread < band_scratch(&d, forward_band(&d))) thread = band_scratch(&d, forward_band(&d));

@@ -242,8 +242,9 @@ static void filter_gradients(const ConvShape *s, int chunks, const real *lanes, 
 
 #endif
 
-Workspace winograd_rows_workspace(const ConvShape *s, int batch)
+Workspace winograd_rows_workspace(const ConvShape *s, size_t weight_elems, int batch)
 {
+    (void)weight_elems; /* as direct_workspace's signature: the transformed filters decide */
     Workspace w = {0, 0};
 #if ROWS_PATH
     const size_t tiles = image_tiles(s->in_h), scratch = XI * (xi_stride(s->in_c, tiles) + xi_stride(s->out_c, tiles));

@@ -95,7 +95,7 @@ void conv_batched_backward(Backend *bk, const ConvShape *s, int n, const real *x
 /* conv_winograd_rows.c: F(2x2, 3x3) with a row of tiles in each vector, for the layers
  * winograd_rows_applies accepts (AVX-512 only); its backward writes dx or adds to it */
 int winograd_rows_applies(const ConvShape *s);
-Workspace winograd_rows_workspace(const ConvShape *s, int batch);
+Workspace winograd_rows_workspace(const ConvShape *s, size_t weight_elems, int batch);
 void winograd_rows_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *b,
                            real *y);
 void winograd_rows_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *dy,
@@ -103,7 +103,7 @@ void winograd_rows_backward(Backend *bk, const ConvShape *s, int n, const real *
 /* conv_winograd_cl.c: F(2x2, 3x3) with channels in the vectors, for the layers
  * winograd_cl_applies accepts; its backward writes dx (!accumulate) or adds to it */
 int winograd_cl_applies(const ConvShape *s);
-Workspace winograd_cl_workspace(const ConvShape *s, int batch);
+Workspace winograd_cl_workspace(const ConvShape *s, size_t weight_elems, int batch);
 void winograd_cl_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *b,
                          real *y);
 void winograd_cl_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *dy,
