@@ -46,6 +46,9 @@ static size_t bias_sums_elems(const ConvShape *s, int batch)
 /* The path a layer shape takes: the first of these that applies. */
 typedef enum { PATH_WINOGRAD_ROWS, PATH_WINOGRAD_CL, PATH_DIRECT, PATH_WINOGRAD, PATH_BATCHED, PATH_IM2COL } ConvPath;
 
+/* The paths whose backward writes dx (or adds, as asked); the others only add into it. */
+static bool path_writes_dx(ConvPath p) { return p == PATH_WINOGRAD_ROWS || p == PATH_WINOGRAD_CL || p == PATH_DIRECT; }
+
 static ConvPath conv_path(const ConvShape *s)
 {
     return winograd_rows_applies(s)  ? PATH_WINOGRAD_ROWS
@@ -337,8 +340,8 @@ void cpu_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x, 
 {
     BK_GUARD(bk);
     const ConvPath path = conv_path(s);
-    /* the paths but the direct ones add into dx */
-    if (path != PATH_DIRECT && path != PATH_WINOGRAD_CL && path != PATH_WINOGRAD_ROWS && dx && !accumulate && n > 0) cpu_fill(bk, (size_t)n * s->in_c * s->in_h * s->in_w, 0, dx);
+    if (!path_writes_dx(path) && dx && !accumulate && n > 0)
+        cpu_fill(bk, (size_t)n * s->in_c * s->in_h * s->in_w, 0, dx);
     switch (path) {
     case PATH_WINOGRAD_ROWS: winograd_rows_backward(bk, s, n, x, w, dy, dx, accumulate, dw); break;
     case PATH_WINOGRAD_CL: winograd_cl_backward(bk, s, n, x, w, dy, dx, accumulate, dw); break;

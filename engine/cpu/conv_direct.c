@@ -742,7 +742,8 @@ static void weight_gradient_channels(const WeightGradient *a, int task, real *sx
     const int part = task % per_chunk, image_chunk = task / per_chunk;
     const int k = s->k_h, ic0 = part / oc_parts * a->chunk, oc0 = part % oc_parts * a->oc_step;
     const int oc1 = oc0 + a->oc_step < s->out_c ? oc0 + a->oc_step : s->out_c;
-    const int n0 = (int)((long)image_chunk * a->n / a->chunks), n1 = (int)((long)(image_chunk + 1) * a->n / a->chunks);
+    const int n0 = direct_chunk_first(a->n, a->chunks, image_chunk);
+    const int n1 = direct_chunk_first(a->n, a->chunks, image_chunk + 1);
     const int group = dw_even_group(s, n1 - n0);
     real *lanes = a->lanes + image_chunk * direct_weight_elems(s) * VLEN;
     const size_t in_item = (size_t)s->in_c * s->in_h * s->in_w, plane = (size_t)s->in_h * s->in_w;

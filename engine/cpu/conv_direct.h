@@ -47,6 +47,9 @@ enum { DW_CHUNKS = 8 };
 /* The chunks of a batch of n images: DW_CHUNKS, or one an image in smaller batches. */
 static inline int direct_image_chunks(int n) { return n < DW_CHUNKS ? (n > 0 ? n : 1) : DW_CHUNKS; }
 
+/* The first image of chunk `chunk` of `chunks` over n images (chunk `chunks`: n). */
+static inline int direct_chunk_first(int n, int chunks, int chunk) { return (int)((long)chunk * n / chunks); }
+
 /* A layer's weights: out x in x k x k. */
 static inline size_t direct_weight_elems(const ConvShape *s) { return (size_t)s->out_c * s->in_c * s->k_h * s->k_w; }
 

@@ -135,7 +135,7 @@ static void outer_task(const OuterGradient *a, int task, real *ws)
 {
     const ConvShape *s = a->s;
     const int chunk = task / a->ic_parts, per = s->in_c / a->ic_parts, ic0 = task % a->ic_parts * per;
-    const int n0 = (int)((long)chunk * a->n / a->chunks), n1 = (int)((long)(chunk + 1) * a->n / a->chunks);
+    const int n0 = direct_chunk_first(a->n, a->chunks, chunk), n1 = direct_chunk_first(a->n, a->chunks, chunk + 1);
     const int pixels = s->out_h * s->out_w;
     const size_t plane = (size_t)s->in_h * s->in_w, in_item = (size_t)s->in_c * plane;
     const size_t out_item = (size_t)s->out_c * pixels, per_channel = (size_t)s->k_h * s->k_w * s->out_c;

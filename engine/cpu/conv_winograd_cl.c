@@ -112,6 +112,17 @@ static void to_channels_last(const Geometry *g, const real *x, real *xt)
         }
 }
 
+/* x (C planes of `pixels`) channels-last into xt (pixels x C), without a border (dy). */
+static void plain_channels_last(int C, size_t pixels, const real *x, real *xt)
+{
+    for (int c = 0; c < C; c += VLEN)
+        for (size_t p = 0; p < pixels; p += VLEN) {
+            Vec col[VLEN];
+            transpose_block(x + c * pixels + p, pixels, col);
+            for (int j = 0; j < VLEN; j++) VSTORE(xt + (p + j) * C + c, col[j]);
+        }
+}
+
 /* dst (K planes of `pixels`) = or += yt (pixels x K) turned back, plus bias. */
 static void from_channels_last(int K, size_t pixels, const real *yt, const real *bias, int accumulate, real *dst)
 {
@@ -305,11 +316,6 @@ static void filter_gradients(const ConvShape *s, const real *du, real *dw)
 
 /* ---- the passes ---- */
 
-/* The distance between the xi's of tiles x channels values (V, M, dM): a vector more than
- * their size, so that the 16 stores (or loads) of a tile's transform, often 4 KiB apart
- * otherwise, fall into different L1 sets. */
-static size_t xi_stride(size_t tiles, int channels) { return tiles * channels + VLEN; }
-
 /* The tiles whose V and M (or dM) a thread holds at once: an image's tiles on planes up to
  * 16x16; on larger ones (ResNet-50's 56x56 and 28x28) bands of them, so that V and M stay
  * in L2 while the 16 products pass over them. */
@@ -327,7 +333,7 @@ static int gradient_band(const Geometry *g) { return g->T < BAND ? (BAND + g->T 
 static size_t band_scratch(const Geometry *g, int band)
 {
     return padded_elems(g) + (size_t)g->H * g->W * g->K +
-           XI * (xi_stride((size_t)band, g->C) + xi_stride((size_t)band, g->K));
+           XI * (wino_xi_stride((size_t)band, g->C) + wino_xi_stride((size_t)band, g->K));
 }
 
 Workspace winograd_cl_workspace(const ConvShape *s, size_t weight_elems, int batch)
@@ -349,7 +355,7 @@ static void convolve(Backend *bk, const Geometry *g, int n, const real *src, con
 {
     const size_t pixels = (size_t)g->H * g->W, src_item = g->C * pixels, dst_item = g->K * pixels;
     const int band = forward_band(g);
-    const size_t v_xi = xi_stride((size_t)band, g->C), m_xi = xi_stride((size_t)band, g->K);
+    const size_t v_xi = wino_xi_stride((size_t)band, g->C), m_xi = wino_xi_stride((size_t)band, g->K);
     CPU_FOR_T(bk, t, int, i, n, {
         real *xt = cpu_workspace(bk, t), *yt = xt + padded_elems(g), *v = yt + pixels * g->K, *m = v + XI * v_xi;
         to_channels_last(g, src + i * src_item, xt);
@@ -379,23 +385,17 @@ void winograd_cl_forward(Backend *bk, const ConvShape *s, int n, const real *x, 
 static void chunk_gradient(const Geometry *g, int n, int chunks, int chunk, const real *x, const real *dy,
                            real *scratch, real *du)
 {
-    const int n0 = (int)((long)chunk * n / chunks), n1 = (int)((long)(chunk + 1) * n / chunks);
+    const int n0 = direct_chunk_first(n, chunks, chunk), n1 = direct_chunk_first(n, chunks, chunk + 1);
     const int band = gradient_band(g);
     const size_t pixels = (size_t)g->H * g->W;
-    const size_t v_xi = xi_stride((size_t)band, g->C), dm_xi = xi_stride((size_t)band, g->K);
+    const size_t v_xi = wino_xi_stride((size_t)band, g->C), dm_xi = wino_xi_stride((size_t)band, g->K);
     real *xt = scratch, *yt = xt + padded_elems(g), *v = yt + pixels * g->K, *dm = v + XI * v_xi;
     Block k = {.a = v, .b = dm, .a_row = 1, .a_step = (size_t)g->C, .b_step = (size_t)g->K, .c_row = (size_t)g->K,
                .c = du};
     int filled = 0;
     for (int i = n0; i < n1; i++) {
         to_channels_last(g, x + (size_t)i * g->C * pixels, xt);
-        const real *d = dy + (size_t)i * g->K * pixels;
-        for (int c = 0; c < g->K; c += VLEN)
-            for (size_t p = 0; p < pixels; p += VLEN) {
-                Vec col[VLEN];
-                transpose_block(d + c * pixels + p, pixels, col);
-                for (int j = 0; j < VLEN; j++) VSTORE(yt + (p + j) * g->K + c, col[j]);
-            }
+        plain_channels_last(g->K, pixels, dy + (size_t)i * g->K * pixels, yt);
         for (int t0 = 0; t0 < g->T;) {
             const int t1 = g->T - t0 < band - filled ? g->T : t0 + band - filled;
             input_tiles(g, xt, t0, t1, v + (size_t)filled * g->C, v_xi);

@@ -42,10 +42,6 @@ int winograd_rows_applies(const ConvShape *s)
 /* An image's tiles: H / 2 tile rows of VLEN. */
 static size_t image_tiles(int h) { return (size_t)h / 2 * VLEN; }
 
-/* The distance between xi's of `channels` planes of tiles: a vector more than their size, so
- * that a tile row's 16 stores fall into different L1 sets (planes of 256 tiles are 1 KiB). */
-static size_t xi_stride(int channels, size_t tiles) { return (size_t)channels * tiles + VLEN; }
-
 /* q = the plane row at p as the four columns of its VLEN tiles: column 2 tw - 1 (the odd
  * columns moved a lane right, zero first), 2 tw (even), 2 tw + 1 (odd), 2 tw + 2 (the even
  * moved a lane left, zero last). NULL: a row of zeros (above or below the plane). */
@@ -154,7 +150,7 @@ static void arrange_filters(const ConvShape *s, const real *w, int turned, real 
 static void convolve(Backend *bk, int C, int K, int h, int n, const real *src, const real *a, const real *bias,
                      int accumulate, real *dst)
 {
-    const size_t tiles = image_tiles(h), v_xi = xi_stride(C, tiles), m_xi = xi_stride(K, tiles);
+    const size_t tiles = image_tiles(h), v_xi = wino_xi_stride(tiles, C), m_xi = wino_xi_stride(tiles, K);
     const size_t plane = (size_t)h * ROW;
     const TapLayout one = {.chan = tiles, .count = 1};
     CPU_FOR_T(bk, t, int, i, n, {
@@ -206,10 +202,10 @@ static void chunk_lanes(const ConvShape *s, int n, int chunks, int chunk, const 
                         real *scratch, real *lanes)
 {
     const int C = s->in_c, K = s->out_c, h = s->in_h;
-    const size_t tiles = image_tiles(h), v_xi = xi_stride(C, tiles), m_xi = xi_stride(K, tiles);
+    const size_t tiles = image_tiles(h), v_xi = wino_xi_stride(tiles, C), m_xi = wino_xi_stride(tiles, K);
     const size_t plane = (size_t)h * ROW, per_xi = (size_t)C * K * VLEN;
     real *v = scratch, *dm = v + XI * v_xi;
-    const int n0 = (int)((long)chunk * n / chunks), n1 = (int)((long)(chunk + 1) * n / chunks);
+    const int n0 = direct_chunk_first(n, chunks, chunk), n1 = direct_chunk_first(n, chunks, chunk + 1);
     for (int i = n0; i < n1; i++) {
         for (int c = 0; c < C; c++) input_plane(x + ((size_t)i * C + c) * plane, h, v + c * tiles, v_xi);
         for (int k = 0; k < K; k++) gradient_plane(dy + ((size_t)i * K + k) * plane, h, dm + k * tiles, m_xi);
@@ -247,7 +243,8 @@ Workspace winograd_rows_workspace(const ConvShape *s, size_t weight_elems, int b
     (void)weight_elems; /* as direct_workspace's signature: the transformed filters decide */
     Workspace w = {0, 0};
 #if ROWS_PATH
-    const size_t tiles = image_tiles(s->in_h), scratch = XI * (xi_stride(s->in_c, tiles) + xi_stride(s->out_c, tiles));
+    const size_t tiles = image_tiles(s->in_h);
+    const size_t scratch = XI * (wino_xi_stride(tiles, s->in_c) + wino_xi_stride(tiles, s->out_c));
     const size_t filters = (size_t)XI * s->in_c * s->out_c;
     w.per_thread = scratch;
     w.shared = filters * VLEN * direct_image_chunks(batch);

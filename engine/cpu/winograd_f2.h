@@ -15,6 +15,11 @@ typedef real VecAny __attribute__((vector_size(VLEN * sizeof(real)), aligned(siz
 #define VLOAD(p) (*(const VecAny *)(p))
 #define VSTORE(p, v) (*(VecAny *)(p) = (v))
 
+/* The distance between the xi's of `tiles` x `channels` transformed values (V, M, dM): a vector
+ * more than their size, so that a tile's 16 stores (or loads), often a multiple of 4 KiB apart
+ * otherwise, fall into different L1 sets. */
+static inline size_t wino_xi_stride(size_t tiles, int channels) { return tiles * (size_t)channels + VLEN; }
+
 /* o[xi] = (B^T d B)[xi] of the 4x4 window d. */
 static inline void wino_input(Vec d[4][4], Vec o[WINO_XI])
 {
