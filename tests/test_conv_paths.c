@@ -1,5 +1,5 @@
 /* The fast convolutions against the im2col reference (engine/cpu/conv.c): Winograd F(2x2, 3x3)
- * (conv_winograd.c) at even and odd sizes (partial tiles), padding 0, 1 and 2, channel counts
+ * and F(2x2, 5x5) (conv_winograd.c) at even and odd sizes (partial tiles), paddings 0-4, channel counts
  * that are not multiples of anything, a batch that does not fill the last chunk; the direct
  * path (conv_direct.c) at every row width its vector chunks cut differently (8, 16, 24, 32,
  * 40), channels from 8 to 128, bias and no bias, 3x3 and 5x5 filters; the channels-last Winograd
@@ -17,7 +17,8 @@
 
 /* F(2x2, 3x3)'s transforms only add, subtract and halve, and the direct path sums the same
  * products in another order: the error is that of a reordered sum, a few units in the last
- * place of single precision. */
+ * place of single precision. F(2x2, 5x5)'s multiply by up to 5 and 1/24 (its differences were
+ * 1.5e-6 to 1.1e-5, the largest in the weight gradient of the AlexNets' conv2 shape). */
 #define TOL 2e-5
 
 /* A backward that adds into dx (Winograd's, the batched gemms'), or one that writes dx or adds
@@ -157,12 +158,24 @@ static const Case WINOGRAD_CASES[] = {
     {2, 72, 80, 8, 8, 1, true, 3, 1},     /* more channels */
 };
 
-/* Winograd a group at a time: groups of 2 (the AlexNets' conv4 and conv5, small), of 3 on odd sizes. */
+/* Winograd a group at a time: groups of 2 (the AlexNets' conv4 and conv5, small), of 3 on odd
+ * sizes; F(2x2, 5x5) on the AlexNets' conv2 (27x27, groups of 2) and on odd sizes in groups of 3. */
 static const Case WINOGRAD_GROUPED_CASES[] = {
     {3, 64, 96, 13, 13, 1, true, 3, 1},
     {2, 48, 48, 7, 9, 1, false, 3, 1},
+    {3, 96, 256, 27, 27, 2, true, 5, 1},
+    {2, 48, 54, 11, 9, 2, false, 5, 1},
 };
-static const int WINOGRAD_GROUPS[] = {2, 3};
+static const int WINOGRAD_GROUPS[] = {2, 3, 2, 3};
+
+/* F(2x2, 5x5): odd sizes (partial tiles), paddings 0-4, a last chunk that is not full. */
+static const Case WINOGRAD_5X5_CASES[] = {
+    {3, 16, 24, 9, 7, 2, true, 5, 1},
+    {2, 17, 19, 8, 8, 0, true, 5, 1},  /* no padding: 4x4 outputs, odd channel counts */
+    {1, 20, 16, 6, 5, 4, false, 5, 1}, /* padding 4: outputs from the padding alone */
+    {2, 16, 16, 12, 10, 1, true, 5, 1},
+    {37, 16, 32, 10, 10, 2, true, 5, 1},
+};
 
 /* Channels in 16s, 16 to 128 of them, planes of 4 x 16 to 56 x 56 pixels: a tile's row of one
  * and of several vectors, weight gradient passes of 2-8 images or of bands of one, over 8 image
@@ -295,6 +308,12 @@ Test(winograd, matches_im2col_one_thread) { expect_path_matches(&WINOGRAD, WINOG
 
 Test(winograd, matches_im2col_two_threads) { expect_path_matches(&WINOGRAD, WINOGRAD_CASES, CASE_COUNT(WINOGRAD_CASES), 2); }
 
+Test(winograd, matches_im2col_5x5)
+{
+    for (int threads = 1; threads <= 3; threads++)
+        expect_path_matches(&WINOGRAD, WINOGRAD_5X5_CASES, CASE_COUNT(WINOGRAD_5X5_CASES), threads);
+}
+
 Test(winograd, matches_im2col_in_groups)
 {
     for (size_t i = 0; i < CASE_COUNT(WINOGRAD_GROUPED_CASES); i++)
@@ -378,7 +397,12 @@ Test(conv_paths, each_layer_shape_takes_its_path)
     ConvShape simple_conv2 = {32, 14, 14, 64, 14, 14, 5, 5, 1, 2, 1};
     ConvShape simple_conv1 = {1, 28, 28, 32, 28, 28, 5, 5, 1, 2, 1};
     ConvShape lenet_conv2 = {8, 14, 14, 16, 10, 10, 5, 5, 1, 0, 1}; /* unpadded: im2col */
-    cr_expect(direct_applies(&simple_conv2) && !winograd_applies(&simple_conv2));
+    /* 5x5: simple-cnn's conv2 takes the direct path (which conv_path tries before Winograd's);
+     * the ImageNet AlexNets' conv2 (groups of 2) F(2x2, 5x5) a group at a time */
+    ConvShape imagenet_alexnet_conv2 = {96, 27, 27, 256, 27, 27, 5, 5, 1, 2, 2};
+    cr_expect(direct_applies(&simple_conv2) && !winograd_applies(&lenet_conv2));
+    cr_expect(winograd_applies(&imagenet_alexnet_conv2) && !direct_applies(&imagenet_alexnet_conv2));
+    cr_expect(!winograd_cl_applies(&imagenet_alexnet_conv2) && !conv_batched_applies(&imagenet_alexnet_conv2));
     ConvShape alexnet_conv3 = {64, 7, 7, 96, 7, 7, 3, 3, 1, 1, 1}, alexnet_conv2 = {32, 15, 15, 64, 15, 15, 3, 3, 1, 1, 1};
     /* the weight gradient by outer products: output channels in 32s (16s without AVX-512), 3x3 */
     cr_expect(direct_applies(&alexnet_conv3) && direct_outer_gradient_applies(&alexnet_conv3));

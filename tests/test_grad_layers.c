@@ -121,6 +121,13 @@ static void b_conv_winograd(Net *net)
     int y = nb_conv(net, "conv", NET_INPUT, 16, 3, 1, 1, 1, true, GAUSS, GAUSS);
     head(net, nb_batchnorm(net, "bn", y, true, 1e-5, 0.1));
 }
+/* 32 -> 32 channels, 5x5 in groups of 2 (16 a group): F(2x2, 5x5) (engine/cpu/conv_winograd.c),
+ * which the direct path, taking no groups, leaves to it; odd planes, partial tiles. */
+static void b_conv_winograd_5x5(Net *net)
+{
+    int y = nb_conv(net, "conv", NET_INPUT, 32, 5, 1, 2, 2, true, GAUSS, GAUSS);
+    head(net, nb_batchnorm(net, "bn", y, true, 1e-5, 0.1));
+}
 /* 8 -> 8 channels on 5 x 8 planes: the direct path (engine/cpu/conv_direct.c), whose vectors
  * run across row ends, two whole ones and the last eight pixels. BN after it as above. */
 static void b_conv_direct(Net *net)
@@ -199,6 +206,7 @@ static void b_smoothing(Net *net)
 Test(gradcheck, conv_3x3_padded) { run_check(3, 6, 6, 2, b_conv3); }
 Test(gradcheck, conv_5x5_stride2_pad2) { run_check(2, 9, 7, 2, b_conv_strided); }
 Test(gradcheck, conv_3x3_winograd) { run_check(16, 7, 5, 2, b_conv_winograd); }
+Test(gradcheck, conv_5x5_winograd) { run_check(32, 7, 5, 2, b_conv_winograd_5x5); }
 Test(gradcheck, conv_3x3_direct) { run_check(8, 5, 8, 2, b_conv_direct); }
 Test(gradcheck, conv_5x5_direct) { run_check(8, 5, 6, 2, b_conv_direct_5x5); }
 Test(gradcheck, conv_grouped) { run_check(4, 5, 5, 3, b_conv_grouped); }
