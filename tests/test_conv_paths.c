@@ -61,6 +61,7 @@ static const FastPath WINOGRAD_CL = {"winograd_cl", winograd_cl_applies, winogra
                                      NULL, winograd_cl_backward};
 static const FastPath WINOGRAD_ROWS = {"winograd_rows", winograd_rows_applies, winograd_rows_workspace,
                                        winograd_rows_forward, NULL, winograd_rows_backward};
+static const FastPath PHASED = {"phased", phased_applies, phased_workspace, phased_forward, phased_backward, NULL};
 static const FastPath BATCHED = {"batched", conv_batched_applies, conv_batched_workspace, conv_batched_forward,
                                  conv_batched_backward, NULL};
 
@@ -258,6 +259,15 @@ static const Case BATCHED_CASES[] = {
     {2, 64, 128, 13, 13, 1, true, 3, 1},    /* 169 pixels: one group of both images */
 };
 
+/* Strided layers whose filter spans three strides, as 3x3 over their input's phases: BVLC
+ * AlexNet's conv1 (11x11, stride 4, 227x227), stride 3 with padding on odd sizes, and a batch of
+ * more images than a pass takes (8), the last pass short. */
+static const Case PHASED_CASES[] = {
+    {2, 3, 96, 227, 227, 0, true, 11, 4},
+    {3, 2, 16, 20, 17, 2, false, 7, 3},
+    {11, 3, 16, 31, 29, 1, true, 9, 4},
+};
+
 /* A data gradient with accumulate false, over a dx full of other values, equals the one added
  * to zeros (the net then skips zeroing dx first); returns how many values differ. */
 static size_t written_differs_from_added(const FastPath *path, Case c, int threads)
@@ -341,6 +351,12 @@ Test(winograd_rows, matches_im2col)
                          "case %zu, %d threads", i, threads);
 }
 
+Test(phased, matches_im2col)
+{
+    for (int threads = 1; threads <= 2; threads++)
+        expect_path_matches(&PHASED, PHASED_CASES, CASE_COUNT(PHASED_CASES), threads);
+}
+
 Test(batched, matches_im2col)
 {
     for (int threads = 1; threads <= 3; threads++)
@@ -377,6 +393,11 @@ Test(conv_paths, each_layer_shape_takes_its_path)
     ConvShape strided_odd = {16, 7, 7, 32, 4, 4, 3, 3, 2, 1, 1}, alexnet_conv1 = {3, 227, 227, 96, 55, 55, 11, 11, 4, 0, 1};
     cr_expect(direct_applies(&strided) && direct_applies(&shortcut) && !winograd_applies(&shortcut));
     cr_expect(!direct_applies(&strided_odd) && !direct_applies(&alexnet_conv1));
+    /* BVLC AlexNet's conv1 over its input's phases, and stride-2 5x5 layers (3x3 over 4 phases);
+     * not ResNet's 7x7 stride-2 stem (its phases would need a 4x4 filter), nor stride-2 3x3 */
+    ConvShape resnet_stem = {3, 224, 224, 64, 112, 112, 7, 7, 2, 3, 1}, strided_5x5 = {16, 16, 16, 32, 8, 8, 5, 5, 2, 2, 1};
+    cr_expect(phased_applies(&alexnet_conv1) && !phased_applies(&resnet_stem) && !phased_applies(&strided));
+    cr_expect(phased_applies(&strided_5x5) && !direct_applies(&strided_5x5));
     ConvShape grouped = {96, 13, 13, 128, 13, 13, 3, 3, 1, 1, 2};
     ConvShape alexnet_conv4 = {384, 13, 13, 384, 13, 13, 3, 3, 1, 1, 2}, thin_groups = {32, 13, 13, 32, 13, 13, 3, 3, 1, 1, 4};
     ConvShape pointwise = {64, 56, 56, 256, 56, 56, 1, 1, 1, 0, 1};

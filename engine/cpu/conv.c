@@ -44,7 +44,15 @@ static size_t bias_sums_elems(const ConvShape *s, int batch)
 }
 
 /* The path a layer shape takes: the first of these that applies. */
-typedef enum { PATH_WINOGRAD_ROWS, PATH_WINOGRAD_CL, PATH_DIRECT, PATH_WINOGRAD, PATH_BATCHED, PATH_IM2COL } ConvPath;
+typedef enum {
+    PATH_WINOGRAD_ROWS,
+    PATH_WINOGRAD_CL,
+    PATH_DIRECT,
+    PATH_WINOGRAD,
+    PATH_PHASED,
+    PATH_BATCHED,
+    PATH_IM2COL
+} ConvPath;
 
 /* The paths whose backward writes dx (or adds, as asked); the others only add into it. */
 static bool path_writes_dx(ConvPath p) { return p == PATH_WINOGRAD_ROWS || p == PATH_WINOGRAD_CL || p == PATH_DIRECT; }
@@ -55,6 +63,7 @@ static ConvPath conv_path(const ConvShape *s)
            : winograd_cl_applies(s)  ? PATH_WINOGRAD_CL
            : direct_applies(s)       ? PATH_DIRECT
            : winograd_applies(s)     ? PATH_WINOGRAD
+           : phased_applies(s)       ? PATH_PHASED
            : conv_batched_applies(s) ? PATH_BATCHED
                                      : PATH_IM2COL;
 }
@@ -69,6 +78,7 @@ Workspace conv_workspace(const ConvShape *s, size_t weight_elems, int batch)
     case PATH_WINOGRAD_CL: w = winograd_cl_workspace(s, weight_elems, batch); break;
     case PATH_DIRECT: w = direct_workspace(s, weight_elems, batch); break;
     case PATH_WINOGRAD: w = winograd_workspace(s); break;
+    case PATH_PHASED: w = phased_workspace(s, weight_elems, batch); break;
     case PATH_BATCHED: w = conv_batched_workspace(s, weight_elems, batch); break;
     default: w = conv_im2col_workspace(s, weight_elems, batch);
     }
@@ -330,6 +340,7 @@ void cpu_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, c
     case PATH_WINOGRAD_CL: winograd_cl_forward(bk, s, n, x, w, b, y); break;
     case PATH_DIRECT: direct_conv_forward(bk, s, n, x, w, b, y); break;
     case PATH_WINOGRAD: winograd_conv_forward(bk, s, n, x, w, b, y); break;
+    case PATH_PHASED: phased_forward(bk, s, n, x, w, b, y); break;
     case PATH_BATCHED: conv_batched_forward(bk, s, n, x, w, b, y); break;
     default: conv_im2col_forward(bk, s, n, x, w, b, y);
     }
@@ -347,6 +358,7 @@ void cpu_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x, 
     case PATH_WINOGRAD_CL: winograd_cl_backward(bk, s, n, x, w, dy, dx, accumulate, dw); break;
     case PATH_DIRECT: direct_conv_backward(bk, s, n, x, w, dy, dx, accumulate, dw); break;
     case PATH_WINOGRAD: winograd_conv_backward(bk, s, n, x, w, dy, dx, dw); break;
+    case PATH_PHASED: phased_backward(bk, s, n, x, w, dy, dx, dw); break;
     case PATH_BATCHED: conv_batched_backward(bk, s, n, x, w, dy, dx, dw); break;
     default: conv_im2col_backward(bk, s, n, x, w, dy, dx, dw);
     }

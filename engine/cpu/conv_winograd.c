@@ -90,24 +90,39 @@ enum { MAX_XIS = 36 };
 /* A layer's filters: out_c x in_c / groups of them. */
 static size_t filter_plane(const ConvShape *s) { return (size_t)s->out_c * (s->in_c / s->groups); }
 
-static void filter_transform(const ConvShape *s, const WinoForm *f, const real *w, real *u)
+/* In blocks of filters, split over the threads: U's xi's are a multiple of 4 KiB apart in the
+ * AlexNets' layers, and a filter at a time their 16 or 36 values went to the same L1 sets (on
+ * BVLC AlexNet's conv3, 98,304 filters, the transforms took 5% of the backward's time). */
+enum { FILTER_BLOCK = 64 };
+
+static void filter_transform(Backend *bk, const ConvShape *s, const WinoForm *f, const real *w, real *u)
 {
     const size_t plane = filter_plane(s), taps = (size_t)f->taps * f->taps;
-    for (size_t oc = 0; oc < plane; oc++) {
-        real x[MAX_XIS];
-        f->filter(w + oc * taps, x);
-        for (int k = 0; k < f->xis; k++) u[k * plane + oc] = x[k];
-    }
+    CPU_FOR(bk, size_t, block, (plane + FILTER_BLOCK - 1) / FILTER_BLOCK, {
+        const size_t first = block * FILTER_BLOCK, count = plane - first < FILTER_BLOCK ? plane - first : FILTER_BLOCK;
+        real x[MAX_XIS][FILTER_BLOCK];
+        for (size_t i = 0; i < count; i++) {
+            real one[MAX_XIS];
+            f->filter(w + (first + i) * taps, one);
+            for (int k = 0; k < f->xis; k++) x[k][i] = one[k];
+        }
+        for (int k = 0; k < f->xis; k++) memcpy(u + k * plane + first, x[k], sizeof(real) * count);
+    });
 }
 
-static void filter_transform_adjoint(const ConvShape *s, const WinoForm *f, const real *du, real *dw)
+static void filter_transform_adjoint(Backend *bk, const ConvShape *s, const WinoForm *f, const real *du, real *dw)
 {
     const size_t plane = filter_plane(s), taps = (size_t)f->taps * f->taps;
-    for (size_t oc = 0; oc < plane; oc++) {
-        real d[MAX_XIS];
-        for (int x = 0; x < f->xis; x++) d[x] = du[x * plane + oc];
-        f->filter_adjoint(d, dw + oc * taps);
-    }
+    CPU_FOR(bk, size_t, block, (plane + FILTER_BLOCK - 1) / FILTER_BLOCK, {
+        const size_t first = block * FILTER_BLOCK, count = plane - first < FILTER_BLOCK ? plane - first : FILTER_BLOCK;
+        real x[MAX_XIS][FILTER_BLOCK];
+        for (int k = 0; k < f->xis; k++) memcpy(x[k], du + k * plane + first, sizeof(real) * count);
+        for (size_t i = 0; i < count; i++) {
+            real one[MAX_XIS];
+            for (int k = 0; k < f->xis; k++) one[k] = x[k][i];
+            f->filter_adjoint(one, dw + (first + i) * taps);
+        }
+    });
 }
 
 /* ---- input transform V = B^T d B and its adjoint dx += B dV B^T ----
@@ -351,7 +366,7 @@ static Pass pass_begin(Backend *bk, const ConvShape *s, int n, const real *w)
     p.in_item = (size_t)s->in_c * s->in_h * s->in_w;
     p.out_item = (size_t)s->out_c * s->out_h * s->out_w;
     p.u = cpu_shared_workspace(bk);
-    filter_transform(s, p.t.f, w, p.u);
+    filter_transform(bk, s, p.t.f, w, p.u);
     return p;
 }
 
@@ -421,5 +436,5 @@ void winograd_conv_backward(Backend *bk, const ConvShape *s, int n, const real *
     real *du = thread_buffers(bk, 0, s, &p.t).du;
     const size_t at = (size_t)(du - cpu_workspace(bk, 0)), n_du = p.t.f->xis * p.plane;
     CPU_FOR(bk, size_t, j, n_du, { du[j] = cpu_thread_copies_at(bk, bk->threads, at + j); });
-    filter_transform_adjoint(s, p.t.f, du, dw);
+    filter_transform_adjoint(bk, s, p.t.f, du, dw);
 }

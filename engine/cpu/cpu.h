@@ -108,13 +108,20 @@ void winograd_cl_forward(Backend *bk, const ConvShape *s, int n, const real *x, 
                          real *y);
 void winograd_cl_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *dy,
                           real *dx, bool accumulate, real *dw);
-/* conv_winograd.c: F(2x2, 3x3) for the layers winograd_applies accepts */
+/* conv_winograd.c: F(2x2, 3x3) and F(2x2, 5x5) for the layers winograd_applies accepts */
 int winograd_applies(const ConvShape *s);
 Workspace winograd_workspace(const ConvShape *s);
 void winograd_conv_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                            const real *b, real *y);
 void winograd_conv_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                             const real *dy, real *dx, real *dw);
+/* conv_phased.c: a strided layer whose filter spans three strides (AlexNet's conv1) as
+ * conv_winograd.c's 3x3 over its input's phases, for the layers phased_applies accepts */
+int phased_applies(const ConvShape *s);
+Workspace phased_workspace(const ConvShape *s, size_t weight_elems, int batch);
+void phased_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *b, real *y);
+void phased_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *dy, real *dx,
+                     real *dw);
 /* conv_direct.c: direct 3x3, 5x5 and 1x1 stride-2 convolution for the small-channel layers
  * direct_applies accepts (its internal pieces: conv_direct.h) */
 int direct_applies(const ConvShape *s);

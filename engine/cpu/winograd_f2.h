@@ -70,23 +70,27 @@ static inline void wino_gradient(Vec y[2][2], Vec o[WINO_XI])
     }
 }
 
-/* u = G g G^T of a 3x3 filter g (row by row), turned half a circle first where `turned`. */
+/* u[0..3] = G r of one row (or column) r of three values. */
+static inline void wino_filter_row(real r0, real r1, real r2, real *u)
+{
+    u[0] = r0;
+    u[1] = (real)0.5 * (r0 + r1 + r2);
+    u[2] = (real)0.5 * (r0 - r1 + r2);
+    u[3] = r2;
+}
+
+/* u = G g G^T of a 3x3 filter g (row by row), turned half a circle first where `turned`. In
+ * scalars: with arrays in between, GCC stored values one at a time and read them back as
+ * vectors, a store-forwarding stall per filter (most of the transform's time). */
 static inline void wino_filter(const real *f, int turned, real u[WINO_XI])
 {
-    real g[9], gg[4][3];
-    for (int t = 0; t < 9; t++) g[t] = f[turned ? 8 - t : t];
-    for (int j = 0; j < 3; j++) {
-        gg[0][j] = g[j];
-        gg[1][j] = (real)0.5 * (g[j] + g[3 + j] + g[6 + j]);
-        gg[2][j] = (real)0.5 * (g[j] - g[3 + j] + g[6 + j]);
-        gg[3][j] = g[6 + j];
-    }
-    for (int a = 0; a < 4; a++) {
-        u[4 * a + 0] = gg[a][0];
-        u[4 * a + 1] = (real)0.5 * (gg[a][0] + gg[a][1] + gg[a][2]);
-        u[4 * a + 2] = (real)0.5 * (gg[a][0] - gg[a][1] + gg[a][2]);
-        u[4 * a + 3] = gg[a][2];
-    }
+#define F(t) f[turned ? 8 - (t) : (t)]
+    const real p0 = F(0), p1 = F(1), p2 = F(2), q0 = F(3), q1 = F(4), q2 = F(5), r0 = F(6), r1 = F(7), r2 = F(8);
+#undef F
+    wino_filter_row(p0, p1, p2, u);
+    wino_filter_row((real)0.5 * (p0 + q0 + r0), (real)0.5 * (p1 + q1 + r1), (real)0.5 * (p2 + q2 + r2), u + 4);
+    wino_filter_row((real)0.5 * (p0 - q0 + r0), (real)0.5 * (p1 - q1 + r1), (real)0.5 * (p2 - q2 + r2), u + 8);
+    wino_filter_row(r0, r1, r2, u + 12);
 }
 
 /* g (3x3) += G^T du G: the filter transform's adjoint. */
