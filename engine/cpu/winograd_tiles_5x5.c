@@ -13,7 +13,13 @@ enum { N = 6, XIS = 36 };
 
 /* The loops over a row's tiles vectorize with their small loops unrolled (GCC unroll) and the
  * rows declared independent (GCC ivdep); under `omp simd`, as in winograd_tiles_3x3.c, GCC
- * vectorized none of them (the 6x6 arrays became per-lane arrays it could not map). */
+ * vectorized none of them (the 6x6 arrays became per-lane arrays it could not map). Clang,
+ * which builds the fuzzers, has no ivdep. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define TILES_INDEPENDENT _Pragma("GCC ivdep")
+#else
+#define TILES_INDEPENDENT
+#endif
 
 /* o = B^T d over one column (or row) of six values, and its adjoint. */
 static inline void bt6(const real d[N], real o[N])
@@ -114,7 +120,7 @@ static void input_rows(int tiles_w, const WinoPlane *p, int th, real *restrict v
 {
     const size_t L = p->len, top = 2 * (size_t)th * L;
     const real *restrict E = p->even[0] + top, *restrict O = p->odd[0] + top;
-#pragma GCC ivdep
+TILES_INDEPENDENT
     for (int k = 0; k < tiles_w; k++) {
         real d[N][N], t[N][N]; /* d[j]: the tile's column j; t[i][j] = (B^T d)[i] at column j */
         column(E + k, L, d[0]), column(O + k, L, d[1]), column(E + k + 1, L, d[2]);
@@ -143,7 +149,7 @@ static void input_rows_adjoint(int tiles_w, const real *restrict d, size_t strid
     real *restrict E0 = p->even[0] + top, *restrict O0 = p->odd[0] + top;
     real *restrict E1 = p->even[1] + top, *restrict O1 = p->odd[1] + top;
     real *restrict E2 = p->even[2] + top, *restrict O2 = p->odd[2] + top;
-#pragma GCC ivdep
+TILES_INDEPENDENT
     for (int k = 0; k < tiles_w; k++) {
         real w[N][N]; /* w[r][q] = (B dV)[r][q] */
 #pragma GCC unroll 6
@@ -168,7 +174,7 @@ static void input_rows_adjoint(int tiles_w, const real *restrict d, size_t strid
 static void output_rows(int tiles_w, const real *restrict m, size_t stride, real bias, real *restrict p0,
                         real *restrict p1)
 {
-#pragma GCC ivdep
+TILES_INDEPENDENT
     for (int k = 0; k < tiles_w; k++) {
         real r[2][N]; /* A^T m: the two row combinations at each column */
 #pragma GCC unroll 6
@@ -190,7 +196,7 @@ static void output_rows(int tiles_w, const real *restrict m, size_t stride, real
 static void output_rows_adjoint(int tiles_w, const real *restrict p0, const real *restrict p1, real *restrict m,
                                 size_t stride)
 {
-#pragma GCC ivdep
+TILES_INDEPENDENT
     for (int k = 0; k < tiles_w; k++) {
         real c0[2] = {p0[2 * k], p1[2 * k]}, c1[2] = {p0[2 * k + 1], p1[2 * k + 1]};
         real u0[N], u1[N]; /* A dy: each of dy's two columns */
