@@ -5,7 +5,8 @@
  * threads at all; or, for large filters, from a private accumulator per thread, summed in
  * thread order, so results are identical run to run at a fixed thread count. This is the
  * reference path; stride-1 3x3 and 5x5 "same" layers with few channels take the direct path
- * (conv_direct.c), 3x3 ones with more Winograd's (conv_winograd.c), each tested against this one. */
+ * (conv_direct.c), 3x3 and 5x5 ones with more Winograd's (conv_winograd.c), AlexNet's strided
+ * 11x11 stem Winograd's over its input's phases (conv_phased.c), each tested against this one. */
 #include <string.h>
 
 #include "cpu.h"

@@ -16,6 +16,7 @@
 
 #include "cpu.h"
 #include "guard.h"
+#include "winograd_f2.h"
 #include "winograd_tiles.h"
 
 /* A chunk aims at 512 tiles (the gemms' width), less where its transformed input and
@@ -76,12 +77,6 @@ static size_t tile_row_at(const Tiling *t, const Chunk *c, int channel, int imag
     return channel * c->tiles + (size_t)image * t->tiles + (size_t)th * t->tiles_w;
 }
 
-/* The distance between the xi's of `tiles` x `channels` values in V and M: a cache line more
- * than their size, since the 16 or 36 values of a tile, often a multiple of 4 KiB apart
- * otherwise, would fall into the same L1 sets (F(2x2, 5x5)'s output transform ran 3x slower). */
-enum { XI_PAD = 64 / sizeof(real) };
-
-static size_t xi_stride(size_t tiles, int channels) { return tiles * (size_t)channels + XI_PAD; }
 
 /* ---- filter transform U = G g G^T and its adjoint dW += G^T dU G ---- */
 
@@ -191,7 +186,7 @@ static void load_plane(const ConvShape *s, const real *xc, const WinoPlane *p)
 static void input_transform(const ConvShape *s, const Tiling *t, const Chunk *ch, const real *x, real *v,
                             const WinoPlane *p)
 {
-    const size_t stride = xi_stride(ch->tiles, s->in_c), hw = (size_t)s->in_h * s->in_w;
+    const size_t stride = wino_xi_stride(ch->tiles, s->in_c), hw = (size_t)s->in_h * s->in_w;
     for (int i = 0; i < ch->images; i++)
         for (int c = 0; c < s->in_c; c++) {
             load_plane(s, x + (i * (size_t)s->in_c + c) * hw, p);
@@ -252,7 +247,7 @@ static void store_plane_adjoint(const ConvShape *s, int tiles_w, const WinoPlane
 static void input_transform_adjoint(const ConvShape *s, const Tiling *t, const Chunk *ch, const real *dv,
                                     real *dx, const WinoPlane *p)
 {
-    const size_t stride = xi_stride(ch->tiles, s->in_c), hw = (size_t)s->in_h * s->in_w;
+    const size_t stride = wino_xi_stride(ch->tiles, s->in_c), hw = (size_t)s->in_h * s->in_w;
     for (int i = 0; i < ch->images; i++)
         for (int c = 0; c < s->in_c; c++) {
             memset(p->even[0], 0, sizeof(real) * 2 * (1 + p->spills) * p->len * p->rows);  /* all planes */
@@ -280,7 +275,7 @@ static void output_rows(const ConvShape *s, const WinoForm *f, int tiles_w, cons
 static void output_transform(const ConvShape *s, const Tiling *t, const Chunk *ch, const real *m,
                              const real *bias, real *y, const WinoPlane *p)
 {
-    const size_t stride = xi_stride(ch->tiles, s->out_c), hw = (size_t)s->out_h * s->out_w;
+    const size_t stride = wino_xi_stride(ch->tiles, s->out_c), hw = (size_t)s->out_h * s->out_w;
     for (int i = 0; i < ch->images; i++)
         for (int o = 0; o < s->out_c; o++)
             for (int th = 0; th < t->tiles_h; th++) {
@@ -309,7 +304,7 @@ static void output_rows_adjoint(const ConvShape *s, const WinoForm *f, int tiles
 static void output_transform_adjoint(const ConvShape *s, const Tiling *t, const Chunk *ch, const real *dy,
                                      real *dm, const WinoPlane *p)
 {
-    const size_t stride = xi_stride(ch->tiles, s->out_c), hw = (size_t)s->out_h * s->out_w;
+    const size_t stride = wino_xi_stride(ch->tiles, s->out_c), hw = (size_t)s->out_h * s->out_w;
     for (int i = 0; i < ch->images; i++)
         for (int o = 0; o < s->out_c; o++)
             for (int th = 0; th < t->tiles_h; th++) {
@@ -327,9 +322,8 @@ Workspace winograd_workspace(const ConvShape *s)
 {
     Tiling t = tiling(s, 0, 1);
     const size_t xis = t.f->xis, chunk_tiles = (size_t)t.chunk * t.tiles, plane = filter_plane(s);
-    return (Workspace){xis * (xi_stride(chunk_tiles, s->in_c) + xi_stride(chunk_tiles, s->out_c)) + xis * plane +
-                           plane_elems(&t),
-                       xis * plane};
+    const size_t v_and_m = wino_xi_stride(chunk_tiles, s->in_c) + wino_xi_stride(chunk_tiles, s->out_c);
+    return (Workspace){xis * (v_and_m + plane) + plane_elems(&t), xis * plane};
 }
 
 typedef struct {
@@ -342,8 +336,8 @@ static ThreadBuffers thread_buffers(Backend *bk, int thread, const ConvShape *s,
     ThreadBuffers b;
     const size_t xis = t->f->xis, chunk_tiles = (size_t)t->chunk * t->tiles;
     b.v = cpu_workspace(bk, thread);
-    b.m = b.v + xis * xi_stride(chunk_tiles, s->in_c);
-    b.du = b.m + xis * xi_stride(chunk_tiles, s->out_c);
+    b.m = b.v + xis * wino_xi_stride(chunk_tiles, s->in_c);
+    b.du = b.m + xis * wino_xi_stride(chunk_tiles, s->out_c);
     b.plane = plane_at(t, b.du + xis * filter_plane(s));
     return b;
 }
@@ -382,8 +376,8 @@ static Group group_at(const ConvShape *s, const Pass *p, int xi, int g, int ct)
 {
     Group gr = {s->in_c / s->groups, s->out_c / s->groups, NULL, 0, 0};
     gr.u = p->u + xi * p->plane + (size_t)g * gr.oc * gr.ic;
-    gr.v = xi * xi_stride(ct, s->in_c) + (size_t)g * gr.ic * ct;
-    gr.m = xi * xi_stride(ct, s->out_c) + (size_t)g * gr.oc * ct;
+    gr.v = xi * wino_xi_stride(ct, s->in_c) + (size_t)g * gr.ic * ct;
+    gr.m = xi * wino_xi_stride(ct, s->out_c) + (size_t)g * gr.oc * ct;
     return gr;
 }
 
