@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../engine/backend.h"
 #include "../engine/cli_args.h"
@@ -40,8 +41,11 @@ static void sweep_usage(FILE *f, const SweepOptions *d)
             "                     again unless it failed the same way the attempt before [%d]\n"
             "  --retry-failed     run failed runs again (one attempt each, beyond N)\n"
             "  --stale-after SEC  a running run without a heartbeat for this long is re-queued [%g]\n"
-            "  --progress-every SEC  a line per run in flight (epoch, step, test accuracy,\n"
-            "                     time left) this often; 0: none [%g]\n"
+            "  --progress-every SEC  a line per run in flight (epoch, step, loss, test accuracy,\n"
+            "                     time left) and the sweep's ETA this often; the first within\n"
+            "                     5 s; 0: none [30 on a terminal, else 600]\n"
+            "  --repeats N        seeds per cell instead of the file's `repeats` (seeds 1..N;\n"
+            "                     --repeats 1 is a first look at a file that asks for more)\n"
             "  --launcher L       local: runs are child processes here (mpirun for --ranks);\n"
             "                     slurm: inside a SLURM allocation (salloc, sbatch), each run is a\n"
             "                     job step (srun --ntasks K --cpus-per-task T --exclusive), as many at\n"
@@ -50,13 +54,12 @@ static void sweep_usage(FILE *f, const SweepOptions *d)
             "                     (tasks, CPUs, a time limit from the runs measured so far) and exit\n"
             "  --dry-run          list the runs (and their status in the database) and exit\n"
             "  --quiet            no progress lines\n",
-            d->scale, d->workers, d->ranks, d->device, d->mpirun, d->max_attempts, d->stale_after,
-            d->progress_every);
+            d->scale, d->workers, d->ranks, d->device, d->mpirun, d->max_attempts, d->stale_after);
 }
 
 enum {
     S_SCALE = 256, S_DB, S_WORKERS, S_THREADS, S_RANKS, S_DEVICE, S_MPIRUN, S_ATTEMPTS, S_RETRY, S_STALE, S_PROGRESS,
-    S_DRY, S_QUIET, S_LAUNCHER, S_SBATCH, S_HELP
+    S_DRY, S_QUIET, S_LAUNCHER, S_SBATCH, S_REPEATS, S_HELP
 };
 
 static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
@@ -71,7 +74,8 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
         {"progress-every", required_argument, 0, S_PROGRESS},
         {"dry-run", no_argument, 0, S_DRY},           {"quiet", no_argument, 0, S_QUIET},
         {"launcher", required_argument, 0, S_LAUNCHER}, {"print-sbatch", no_argument, 0, S_SBATCH},
-        {"help", no_argument, 0, S_HELP},             {0, 0, 0, 0},
+        {"repeats", required_argument, 0, S_REPEATS}, {"help", no_argument, 0, S_HELP},
+        {0, 0, 0, 0},
     };
     optind = 1;
     opterr = 0;
@@ -136,6 +140,10 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
             }
             break;
         case S_DRY: o->dry_run = true; break;
+        case S_REPEATS:
+            if (cli_parse_long("--repeats", optarg, 1, 1000, &v, err)) return -1;
+            o->repeats = (int)v;
+            break;
         case S_LAUNCHER:
             if (strcmp(optarg, "local") && strcmp(optarg, "slurm")) {
                 error_set(err, "--launcher: '%s' is not local or slurm", optarg);
@@ -232,17 +240,32 @@ static void print_earlier_attempts(sqlite3_stmt *earlier, const char *run_id, in
                sqlite3_column_int(earlier, 3) ? " (tried again)" : "");
 }
 
-/* `bigbatch runs --db PATH [--experiment NAME] [--status S]`: one line per run. */
+/* Takes the switch `name` out of argv (so the value options see the rest); true if present. */
+static bool take_switch(int *argc, char **argv, const char *name)
+{
+    for (int i = 1; i < *argc; i++) {
+        if (strcmp(argv[i], name) != 0) continue;
+        memmove(argv + i, argv + i + 1, (size_t)(*argc - i) * sizeof *argv);
+        (*argc)--;
+        return true;
+    }
+    return false;
+}
+
+/* `bigbatch runs --db PATH [--experiment NAME] [--status S] [--upgrade]`: one line per run. */
 int cli_runs(int argc, char **argv)
 {
     const char *db = NULL, *experiment = NULL, *status = NULL;
     const ValueOption opts[] = {{"--db", &db}, {"--experiment", &experiment}, {"--status", &status}};
+    bool upgrade = take_switch(&argc, argv, "--upgrade");
     int taken = take_value_options("runs", argc, argv, opts, 3, NULL);
     if (taken == 1) {
-        printf("usage: bigbatch runs --db PATH [--experiment NAME] [--status S]\n"
+        printf("usage: bigbatch runs --db PATH [--experiment NAME] [--status S] [--upgrade]\n"
                "Lists the runs in a results database: id, experiment, status, attempts, final\n"
                "test accuracy, steps, duration and cell (or, for a run started by hand, its flags);\n"
-               "under a run tried more than once, how each earlier attempt ended and why.\n");
+               "under a run tried more than once, how each earlier attempt ended and why.\n"
+               "--upgrade first brings the file to this bigbatch's schema (results/SCHEMA.md; runs\n"
+               "recorded complete at the chance level become collapsed), as any sweep on it would.\n");
         return 0;
     }
     if (taken < 0) return 2;
@@ -252,8 +275,9 @@ int cli_runs(int argc, char **argv)
     }
     Store s;
     Error err = {{0}};
-    if (store_open(&s, db, true, &err) != 0) {
+    if (store_open(&s, db, !upgrade, &err) != 0) {
         fprintf(stderr, "bigbatch runs: %s\n", err.msg);
+        if (access(db, F_OK) != 0) fprintf(stderr, "%s", store_missing_hint());
         return 1;
     }
     sqlite3_stmt *st;

@@ -214,7 +214,7 @@ static int train_rank(int argc, char **argv, const Comm *comm)
         if (cfg.layer_stats && printer.stats) print_layer_stats(&printer);
         if (lead)
             printf("final test_acc=%.4f test_loss=%.4f train_loss=%.4f steps=%ld%s%s\n", res.test_acc,
-                   res.test_loss, res.train_loss, res.steps, res.diverged ? " status=diverged" : "",
+                   res.test_loss, res.train_loss, res.steps, res.diverged ? " status=diverged" : res.collapsed ? " status=collapsed" : "",
                    res.reached_target ? " stopped=reached-target" : "");
         if (lead && res.allreduce_s > 0 && res.steps > 0) {
             double hidden = res.allreduce_s > res.allreduce_exposed_s ? res.allreduce_s - res.allreduce_exposed_s : 0;

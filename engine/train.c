@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "collapse.h"
 #include "data/data.h"
 #include "loader.h"
 #include "models.h"
@@ -72,6 +73,7 @@ typedef struct {
     double first_loss;      /* the divergence test's reference: the first step of this process */
     double last_train_loss; /* of the last epoch (or of the step that diverged) */
     double last_lr;         /* at the last iteration */
+    int chance_epochs;      /* epochs in a row that ended at the chance level */
 } Run;
 
 static void run_free(Run *r)
@@ -651,6 +653,18 @@ static int epoch_done_save(Run *r, int epoch, Error *err)
     return 0;
 }
 
+/* Judged on real data only: synthetic labels are random, so its runs sit at chance by design. */
+static bool judges_collapse(const Run *r) { return r->ds.root[0] != 0; }
+
+/* --collapse-patience: true when this many epochs in a row have ended at the chance level.
+ * Off by default: slow starts recover (a run can sit at chance for epochs, then learn). */
+static bool collapse_stop(Run *r, const EpochMetrics *m)
+{
+    bool chance = judges_collapse(r) && collapse_at_chance(r->ds.classes, m->train_loss, m->test_acc);
+    r->chance_epochs = chance ? r->chance_epochs + 1 : 0;
+    return r->cfg->collapse_patience > 0 && r->chance_epochs >= r->cfg->collapse_patience;
+}
+
 /* One epoch (or what is left of it after a resume): its steps, its evaluation and metrics,
  * and its checkpoint. */
 static EpochEnd run_epoch(Run *r, int epoch, TrainResult *res, Error *err)
@@ -675,6 +689,10 @@ static EpochEnd run_epoch(Run *r, int epoch, TrainResult *res, Error *err)
     r->last_train_loss = m.train_loss;
     res->test_acc = m.test_acc;
     res->test_loss = m.test_loss;
+    if (collapse_stop(r, &m)) {
+        res->collapsed = true;
+        return EPOCH_LAST;
+    }
     if (epoch_done && epoch_done_save(r, epoch, err) != 0) return EPOCH_FAILED;
     if (cfg->steps > 0 && r->pos.step >= cfg->steps) return EPOCH_LAST;
     if (target_reached(cfg, m.test_acc)) {
@@ -702,6 +720,8 @@ static int run_finish(Run *r, int status, TrainResult *res, Error *err)
     if (res->diverged) {
         res->test_acc = NAN;
         res->test_loss = NAN;
+    } else if (status == 0 && judges_collapse(r)) {
+        res->collapsed = res->collapsed || collapse_at_chance(r->ds.classes, res->train_loss, res->test_acc);
     }
     if (status != 0 || !cfg->save || res->diverged) return status;
     share_buffers(r);

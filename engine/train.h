@@ -46,6 +46,8 @@ typedef struct {
     bool layer_stats;       /* collect at steps 0, 1 and the last (the CLI prints the last) */
     double diverge_factor;  /* > 0: a step loss above this multiple of the first step's loss
                              * ends the run as diverged (as NaN and Inf always do) */
+    int collapse_patience;  /* > 0: end the run as collapsed after this many epochs in a row at
+                             * the chance level (collapse.h); 0: judge only at the end */
     const Comm *comm;       /* the ranks of a data-parallel job; NULL = one process. Each rank
                              * trains on batch/size images of every step; only rank 0 reports
                              * to the observer and writes checkpoints */
@@ -84,6 +86,8 @@ typedef struct {
     double test_acc, test_loss, train_loss;
     long steps;
     bool diverged;
+    bool collapsed;         /* ended at the chance level (collapse.h), or stopped there early
+                               by collapse_patience; never set with diverged */
     bool reached_target;    /* ended early: test accuracy reached stop_at_acc */
     double allreduce_s;     /* ranks > 1: seconds gradient sums were in flight on this rank,
                                waits for the peers included (0: not measured) */

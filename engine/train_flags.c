@@ -339,6 +339,12 @@ static const Flag FLAGS[] = {
      "end the run as diverged when a step's loss exceeds X times the\n"
      "first step's (NaN and Inf always do; 0: off)",
      "%g", DBL(CFG(diverge_factor)), RANGE(0, INFINITY, false, false, "is negative (0 turns the check off)")},
+    {"collapse-patience", "N",
+     "end the run as collapsed after N epochs in a row at the chance level\n"
+     "(test accuracy at most 1.1/classes, or under 1.5/classes with the\n"
+     "train loss within 2% of ln(classes)); 0: judge only the end (slow\n"
+     "starts recover)",
+     NULL, INT(CFG(collapse_patience), 0)},
     {"db", "PATH",
      "also store the run (epochs, step losses, layer statistics) in this\n"
      "SQLite results database (results/SCHEMA.md)",

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sweep.h"
 
@@ -117,15 +118,17 @@ static int load_cells(CellSet *set, Store *s, long long exp_id, Error *err)
         memset(run, 0, sizeof *run);
         snprintf(run->id, sizeof run->id, "%s", run_id);
         c->runs++;
-        if (!strcmp(status, "complete") && sqlite3_column_type(st, 3) != SQLITE_NULL) {
+        bool collapsed = !strcmp(status, "collapsed");
+        if ((collapsed || !strcmp(status, "complete")) && sqlite3_column_type(st, 3) != SQLITE_NULL) {
             double x = sqlite3_column_double(st, 3);
             run->complete = true;
             c->complete++;
+            c->collapsed += collapsed;
             c->sum += x;
             c->sum_sq += x * x;
         } else if (!strcmp(status, "diverged")) {
             c->diverged++;
-        } else if (!strcmp(status, "failed") || !strcmp(status, "complete")) {
+        } else if (!strcmp(status, "failed") || !strcmp(status, "complete") || collapsed) {
             c->failed++;
         } else {
             c->waiting++;
@@ -210,6 +213,13 @@ int cells_open(CellsData *d, const char *file, const char *scale, const char *db
     memset(d, 0, sizeof *d);
     if (experiment_load(file, scale, &d->exp, err) != 0) return -1;
     sweep_db_path(db, d->exp.name, d->path, sizeof d->path);
+    if (access(d->path, F_OK) != 0) {
+        error_set(err, "%s: no such database yet: `bigbatch sweep %s` runs the experiment into it, and "
+                       "`make results-load` rebuilds the archived results (results/archive/%s.sql.gz)",
+                  d->path, file, d->exp.name);
+        experiment_free(&d->exp);
+        return -1;
+    }
     if (store_open(&d->store, d->path, true, err) != 0) {
         experiment_free(&d->exp);
         return -1;

@@ -13,14 +13,15 @@
 
 typedef struct {
     char id[17];
-    bool complete;      /* status complete with a value of the metric */
+    bool complete;      /* status complete or collapsed, with a value of the metric */
 } CellRun;
 
 typedef struct {
     cJSON *cell;        /* {"batch": "512", ...} in file order */
     char *label;
     int runs, complete, diverged, failed, waiting;
-    double sum, sum_sq; /* over complete runs */
+    int collapsed;      /* of the complete ones: ended at the chance level (engine/collapse.h) */
+    double sum, sum_sq; /* over complete runs, collapsed ones included: a seed's outcome */
     double mean, std;
     bool best;          /* the best of its group over the tuned axes */
     CellRun *run_list;  /* the cell's runs (repeats) in sweep order; `runs` of them */

@@ -13,7 +13,7 @@
 
 #include "run_config.h"
 
-const char *const RUN_STATUS_NAMES[RUN_N_STATUS] = {"pending", "running", "complete", "diverged", "failed", "stale"};
+const char *const RUN_STATUS_NAMES[RUN_N_STATUS] = {"pending", "running", "complete", "diverged", "failed", "stale", "collapsed"};
 
 /* {"columns": [...], "rows": [[...], ...], "notes": [...]}: the paper's numbers as filed. */
 static char *paper_json(const Experiment *exp)

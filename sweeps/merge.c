@@ -94,7 +94,10 @@ typedef struct {
     long long steps;
 } RunEnd;
 
-static bool finished(const RunEnd *r) { return !strcmp(r->status, "complete") || !strcmp(r->status, "diverged"); }
+static bool finished(const RunEnd *r)
+{
+    return !strcmp(r->status, "complete") || !strcmp(r->status, "diverged") || !strcmp(r->status, "collapsed");
+}
 
 static bool same_real(double a, double b) { return (isnan(a) && isnan(b)) || a == b; }
 

@@ -15,26 +15,49 @@
 
 typedef CellSet Report;
 
-/* "0.8712 ± 0.0041", "diverged", "diverged 1/3, 0.71", "pending", ... */
+/* How a cell's seeds ended, beyond its numbers: "3 seeds, 1 of 3 collapsed", "collapsed". */
+static void format_outcomes(const Cell *c, char *out, size_t len)
+{
+    size_t used = 0;
+    out[0] = 0;
+#define NOTE(...) (used += (size_t)snprintf(out + used, used < len ? len - used : 0, __VA_ARGS__))
+    if (c->runs > 1) NOTE("%d seeds", c->runs);
+    const struct {
+        int n;
+        const char *what;
+    } ends[] = {{c->collapsed, "collapsed"}, {c->diverged, "diverged"}, {c->failed, "failed"}};
+    for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) {
+        if (ends[i].n == 0) continue;
+        if (c->runs > 1) NOTE(", %d of %d %s", ends[i].n, c->runs, ends[i].what);
+        else NOTE("%s%s", used ? ", " : "", ends[i].what);
+    }
+    if (c->waiting) NOTE(", %d/%d done", c->runs - c->waiting, c->runs);
+#undef NOTE
+}
+
+/* "0.8712 ± 0.0041 (3 seeds)", "0.1000 (collapsed)", "0.6102 ± 0.4390 (3 seeds, 1 of 3
+ * collapsed)", "0.7100 (3 seeds, 2 of 3 diverged)", "diverged" (all seeds), "not run yet" */
 static void format_result(const Cell *c, char *out, size_t len)
 {
-    char num[64] = "";
-    if (c->complete) {
-        if (c->complete > 1) snprintf(num, sizeof num, "%.4f ± %.4f", c->mean, c->std);
-        else snprintf(num, sizeof num, "%.4f", c->mean);
-    }
-    if (c->diverged == c->runs) snprintf(out, len, "diverged");
-    else if (c->diverged) snprintf(out, len, "diverged %d/%d%s%s", c->diverged, c->runs, num[0] ? ", " : "", num);
-    else if (c->complete == c->runs) snprintf(out, len, "%s", num);
-    else if (c->complete) snprintf(out, len, "%s (%d/%d done)", num, c->complete, c->runs);
-    else snprintf(out, len, "%s", c->failed ? "failed" : "not run yet");
+    char num[64] = "", notes[128];
+    if (c->complete > 1) snprintf(num, sizeof num, "%.4f ± %.4f", c->mean, c->std);
+    else if (c->complete) snprintf(num, sizeof num, "%.4f", c->mean);
+    format_outcomes(c, notes, sizeof notes);
+    if (!c->complete && c->diverged == c->runs) snprintf(out, len, "diverged");
+    else if (!c->complete && c->failed == c->runs) snprintf(out, len, "failed");
+    else if (!c->complete && !c->diverged && !c->failed) snprintf(out, len, "not run yet");
+    else if (!c->complete && c->runs == 1) snprintf(out, len, "%s", notes);
+    else if (!c->complete) snprintf(out, len, "(%s)", notes);
+    else if (notes[0]) snprintf(out, len, "%s (%s)", num, notes);
+    else snprintf(out, len, "%s", num);
 }
 
 static void format_diff(const Cell *c, const char *paper, char *out, size_t len)
 {
     char *end;
     double p = paper ? strtod(paper, &end) : NAN;
-    if (paper && end != paper && !*end && c->complete && !c->diverged) snprintf(out, len, "%+.4f", c->mean - p);
+    if (paper && end != paper && !*end && c->complete && !c->diverged && !c->collapsed)
+        snprintf(out, len, "%+.4f", c->mean - p);
     else if (len) out[0] = 0;
 }
 
@@ -255,17 +278,18 @@ static void write_best(FILE *out, const Report *rep, const Markup *m)
     const char *cols[MAX_COLS];
     int n = 0;
     const cJSON *first = rep->cells[0].cell;
-    for (const cJSON *it = first->child; it && n < MAX_COLS - 6; it = it->next)
+    for (const cJSON *it = first->child; it && n < MAX_COLS - 7; it = it->next)
         if (cells_is_group_axis(exp, it->string)) cols[n++] = it->string;
     int n_group = n;
     char names[MAX_COLS][80];
-    for (int t = 0; t < exp->n_tuned && n < MAX_COLS - 5; t++) {
+    for (int t = 0; t < exp->n_tuned && n < MAX_COLS - 6; t++) {
         snprintf(names[n], sizeof names[n], "best %s", exp->tuned[t]);
         cols[n] = names[n];
         n++;
     }
     cols[n++] = exp->metric;
     cols[n++] = "diverged cells";
+    cols[n++] = "collapsed cells";
     cols[n++] = "paper";
     cols[n++] = "ours - paper";
     char *caption = NULL;
@@ -290,11 +314,12 @@ static void write_best(FILE *out, const Report *rep, const Markup *m)
         for (int j = 0; j < i && first_of_group; j++) first_of_group = !cells_same_group(rep, &rep->cells[j], c);
         if (!first_of_group) continue;
         const Cell *best = NULL;
-        int diverged = 0, total = 0;
+        int diverged = 0, collapsed = 0, total = 0;
         for (int j = 0; j < rep->n_cells; j++) {
             if (!cells_same_group(rep, &rep->cells[j], c)) continue;
             total++;
             if (rep->cells[j].diverged == rep->cells[j].runs) diverged++;
+            if (rep->cells[j].collapsed && rep->cells[j].collapsed == rep->cells[j].runs) collapsed++;
             if (rep->cells[j].best) best = &rep->cells[j];
         }
         const char *vals[MAX_COLS];
@@ -307,15 +332,17 @@ static void write_best(FILE *out, const Report *rep, const Markup *m)
             const char *v = best ? cells_value_in(exp, best->cell, exp->tuned[t]) : NULL;
             vals[k++] = v ? v : "-";
         }
-        char result[128], diff[32], div[32];
+        char result[160], diff[32], div[32], col[32];
         if (best) format_result(best, result, sizeof result);
         else snprintf(result, sizeof result, "%s", diverged == total ? "diverged" : "not run yet");
         snprintf(div, sizeof div, "%d/%d", diverged, total);
+        snprintf(col, sizeof col, "%d/%d", collapsed, total);
         const char *paper = cells_paper_value(exp, (best ? best : c)->cell, true);
         if (best) format_diff(best, paper, diff, sizeof diff);
         else diff[0] = 0;
         vals[k++] = result;
         vals[k++] = div;
+        vals[k++] = col;
         vals[k++] = paper ? paper : "";
         vals[k++] = diff;
         m->row(out, vals, k);
@@ -329,24 +356,25 @@ static void write_csv(FILE *out, const Report *rep)
     const char *cols[MAX_COLS];
     int n = 0;
     const cJSON *first = rep->cells[0].cell;
-    for (const cJSON *it = first->child; it && n < MAX_COLS - 10; it = it->next) cols[n++] = it->string;
-    const char *tail[] = {"runs", "complete", "diverged", "failed", "mean", "std", "best", "paper", "diff"};
+    for (const cJSON *it = first->child; it && n < MAX_COLS - 11; it = it->next) cols[n++] = it->string;
+    const char *tail[] = {"runs", "complete", "collapsed", "diverged", "failed", "mean", "std", "best", "paper", "diff"};
     for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++) cols[n++] = tail[i];
     print_csv_row(out, cols, n);
     for (int i = 0; i < rep->n_cells; i++) {
         const Cell *c = &rep->cells[i];
         const char *vals[MAX_COLS];
-        int k = cell_values(exp, first, c, vals, MAX_COLS - 10, true);
-        char runs[16], complete[16], diverged[16], failed[16], mean[32] = "", std[32] = "", diff[32];
+        int k = cell_values(exp, first, c, vals, MAX_COLS - 11, true);
+        char runs[16], complete[16], collapsed[16], diverged[16], failed[16], mean[32] = "", std[32] = "", diff[32];
         snprintf(runs, sizeof runs, "%d", c->runs);
         snprintf(complete, sizeof complete, "%d", c->complete);
+        snprintf(collapsed, sizeof collapsed, "%d", c->collapsed);
         snprintf(diverged, sizeof diverged, "%d", c->diverged);
         snprintf(failed, sizeof failed, "%d", c->failed);
         if (c->complete) snprintf(mean, sizeof mean, "%.6g", c->mean);
         if (c->complete > 1) snprintf(std, sizeof std, "%.6g", c->std);
         const char *paper = cells_paper_value(exp, c->cell, false);
         format_diff(c, paper, diff, sizeof diff);
-        const char *rest[] = {runs, complete, diverged, failed, mean, std, c->best ? "1" : "0", paper ? paper : "", diff};
+        const char *rest[] = {runs, complete, collapsed, diverged, failed, mean, std, c->best ? "1" : "0", paper ? paper : "", diff};
         for (size_t j = 0; j < sizeof rest / sizeof rest[0]; j++) vals[k++] = rest[j];
         print_csv_row(out, vals, k);
     }

@@ -158,7 +158,7 @@ int run_rows_layer_stats(Store *s, const char *run_id, long step, const LayerSta
 FinalRow run_rows_final_of(const TrainResult *res, const char *why)
 {
     if (!res) return (FinalRow){.status = "failed", .error = why};
-    return (FinalRow){.status = res->diverged ? "diverged" : "complete", .has_result = true, .steps = res->steps,
+    return (FinalRow){.status = res->diverged ? "diverged" : res->collapsed ? "collapsed" : "complete", .has_result = true, .steps = res->steps,
                       .test_acc = res->test_acc, .test_loss = res->test_loss, .train_loss = res->train_loss};
 }
 

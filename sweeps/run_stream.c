@@ -270,11 +270,11 @@ static int apply_end(Store *s, const char *run_id, const cJSON *o, Error *err)
 {
     FinalRow f = {0};
     if (get_text(o, "status", &f.status, err)) return 1;
-    static const char *const ENDS[] = {"complete", "diverged", "failed"};
+    static const char *const ENDS[] = {"complete", "diverged", "collapsed", "failed"};
     bool known = false;
     for (size_t i = 0; i < sizeof ENDS / sizeof ENDS[0]; i++) known = known || !strcmp(f.status, ENDS[i]);
     if (!known) {
-        error_set(err, "an end record has status \"%s\", not complete, diverged or failed", f.status);
+        error_set(err, "an end record has status \"%s\", not complete, diverged, collapsed or failed", f.status);
         return 1;
     }
     f.has_result = strcmp(f.status, "failed") != 0;

@@ -34,7 +34,7 @@ static void measured(const char *db, const char *name, const char *scale, double
     if (store_prepare(&s, &st,
                       "SELECT avg(r.finished - r.started), count(*) FROM runs r JOIN experiment_runs x ON x.run_id = r.id"
                       " JOIN experiments e ON e.id = x.experiment_id WHERE e.name=?1 AND e.scale=?2"
-                      " AND r.status IN ('complete','diverged') AND r.finished > r.started",
+                      " AND r.status IN ('complete','diverged','collapsed') AND r.finished > r.started",
                       &err) == 0) {
         sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, scale, -1, SQLITE_STATIC);

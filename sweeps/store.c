@@ -26,7 +26,7 @@ static const char SCHEMA[] =
     "  config TEXT NOT NULL,\n"             /* canonical JSON of the train flags */
     "  args TEXT NOT NULL,\n"               /* the train command line */
     "  status TEXT NOT NULL CHECK(status IN\n"
-    "    ('pending','running','complete','diverged','failed','stale')),\n"
+    "    ('pending','running','complete','diverged','failed','stale','collapsed')),\n"
     "  attempt INTEGER NOT NULL DEFAULT 0,\n"
     "  created REAL NOT NULL, started REAL, finished REAL, heartbeat REAL,\n"
     "  host TEXT, pid INTEGER, engine_version TEXT, device TEXT,\n"
@@ -66,9 +66,28 @@ static const char SCHEMA[] =
     "  run_id TEXT NOT NULL REFERENCES runs(id), attempt INTEGER NOT NULL,\n"
     "  finished REAL NOT NULL, host TEXT, exit_code INTEGER,\n"
     "  outcome TEXT NOT NULL CHECK(outcome IN\n"
-    "    ('complete','diverged','failed','killed','interrupted')),\n"
+    "    ('complete','diverged','collapsed','failed','killed','interrupted')),\n"
     "  reason TEXT, retried INTEGER NOT NULL DEFAULT 0,\n"
     "  PRIMARY KEY(run_id, attempt)) WITHOUT ROWID;\n";
+
+const char *store_missing_hint(void)
+{
+    return "  no results yet: `bigbatch sweep experiments/<name>.ini` makes results/<name>.db, and\n"
+           "  `make results-load` rebuilds the archived ones (results/archive/*.sql.gz)\n";
+}
+
+char *store_table_definition(const char *table)
+{
+    char head[128];
+    snprintf(head, sizeof head, "CREATE TABLE IF NOT EXISTS %s(", table);
+    const char *start = strstr(SCHEMA, head), *end = start ? strstr(start, ";\n") : NULL;
+    if (!end) return NULL;
+    size_t len = (size_t)(end - start) + 1;
+    char *def = xmalloc(len + 1, "schema");
+    memcpy(def, start, len);
+    def[len] = 0;
+    return def;
+}
 
 int store_exec(Store *s, const char *sql, Error *err)
 {
@@ -178,6 +197,8 @@ static int check_version(Store *s, bool read_only, Error *err)
                           store_exec(s, "ALTER TABLE runs ADD COLUMN lease REAL", err) ||
                           store_exec(s, "ALTER TABLE runs ADD COLUMN owner_ns TEXT", err)))
             return -1;
+        /* version 4 had no status collapsed */
+        if (have <= 4 && store_upgrade_collapsed(s, err)) return -1;
         char sql[128];
         snprintf(sql, sizeof sql, "UPDATE meta SET value='%d' WHERE key='schema_version'", STORE_SCHEMA_VERSION);
         return store_exec(s, sql, err);
@@ -227,15 +248,17 @@ int store_open(Store *s, const char *path, bool read_only, Error *err)
     }
     /* Writers wait for each other instead of failing with "database is locked". */
     sqlite3_busy_timeout(s->db, 60000);
-    if (store_exec(s, "PRAGMA foreign_keys=ON", err)) goto fail;
     if (!read_only) {
+        /* Foreign keys are enforced once the schema is current: an upgrade rebuilds tables
+         * that others refer to (store_upgrade.c), which SQLite allows only with them off. */
         if (enable_wal(s, err) || store_exec(s, "PRAGMA synchronous=NORMAL", err)) goto fail;
         if (store_begin(s, err)) goto fail;
         if (store_exec(s, SCHEMA, err) || check_version(s, false, err) || store_commit(s, err)) {
             store_rollback(s);
             goto fail;
         }
-    } else if (check_version(s, true, err)) {
+        if (store_exec(s, "PRAGMA foreign_keys=ON", err)) goto fail;
+    } else if (store_exec(s, "PRAGMA foreign_keys=ON", err) || check_version(s, true, err)) {
         goto fail;
     }
     return 0;

@@ -14,7 +14,8 @@
 
 #include "util.h"
 
-#define STORE_SCHEMA_VERSION 4 /* 2: runs.device; 3: the attempts table; 4: runs.claim, lease, owner_ns */
+#define STORE_SCHEMA_VERSION 5 /* 2: runs.device; 3: the attempts table; 4: runs.claim, lease, owner_ns;
+                                  5: the status collapsed */
 /* The database's own clock, in seconds since 1970, for leases (every process that writes a
  * database runs on the host that holds it: the sweep is its only writer). */
 #define STORE_NOW_SQL "((julianday('now') - 2440587.5) * 86400.0)"
@@ -28,6 +29,13 @@ typedef struct {
  * file must exist and nothing is created. */
 int store_open(Store *s, const char *path, bool read_only, Error *err);
 void store_close(Store *s);
+
+/* For a database that does not exist: how to get one (a sweep, or the archived results). */
+const char *store_missing_hint(void);
+/* The CREATE TABLE statement of one table of the schema (allocated), or NULL. */
+char *store_table_definition(const char *table);
+/* From schema version 4 to 5 (store_upgrade.c): the status collapsed. */
+int store_upgrade_collapsed(Store *s, Error *err);
 
 /* Statement helpers: every call that can fail names the database and what it did. */
 int store_exec(Store *s, const char *sql, Error *err);

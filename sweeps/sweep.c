@@ -39,9 +39,15 @@ void sweep_options_defaults(SweepOptions *o)
     o->ranks = 1;
     o->device = "cpu";
     o->stale_after = 120;
-    o->progress_every = 600;
+    o->progress_every = -1; /* sweep_progress_every: 30 s on a terminal, else 600 s */
     o->mpirun = "mpirun --oversubscribe";
     o->max_attempts = 3;
+}
+
+double sweep_progress_every(const SweepOptions *o)
+{
+    if (o->progress_every >= 0) return o->progress_every;
+    return isatty(STDOUT_FILENO) ? 30 : 600;
 }
 
 void sweep_db_path(const char *db, const char *experiment_name, char *out, size_t len)
@@ -290,6 +296,8 @@ static void describe_end(Sweep *w, const Child *c, char *out, size_t len)
             snprintf(out, len, "complete test_acc=%.4f", sqlite3_column_double(st, 1));
         else if (!strcmp(status, "diverged"))
             snprintf(out, len, "diverged at step %d", sqlite3_column_int(st, 3));
+        else if (!strcmp(status, "collapsed"))
+            snprintf(out, len, "collapsed to chance, test_acc=%.4f", sqlite3_column_double(st, 1));
         else if (!strcmp(status, "pending"))
             snprintf(out, len, "%s; tried again (%d of at most %d attempts so far)",
                      (const char *)sqlite3_column_text(st, 2), c->attempt, w->o->max_attempts);
@@ -304,7 +312,7 @@ static void report_progress(Sweep *w)
     int counts[RUN_N_STATUS];
     Error err = {{0}};
     if (claims_count(&w->store, w->exp_id, counts, &err) != 0) return;
-    int ended = counts[RUN_COMPLETE] + counts[RUN_DIVERGED] + counts[RUN_FAILED];
+    int ended = counts[RUN_COMPLETE] + counts[RUN_COLLAPSED] + counts[RUN_DIVERGED] + counts[RUN_FAILED];
     int left = counts[RUN_PENDING] + counts[RUN_STALE] + counts[RUN_RUNNING];
     /* Runs train in our workers and in any other sweep process on this database (the runs
      * running that are not ours), so the runs left share that many lanes. */
@@ -313,8 +321,9 @@ static void report_progress(Sweep *w)
     if (lanes > left) lanes = left > 0 ? left : 1;
     char eta[32] = "?";
     if (w->finished_here > 0) format_duration(w->run_seconds / w->finished_here * left / lanes, eta, sizeof eta);
-    say(w, "%d/%d runs ended (%d complete, %d diverged, %d failed), %d running, %d waiting; ETA %s", ended,
-        w->n_runs, counts[RUN_COMPLETE], counts[RUN_DIVERGED], counts[RUN_FAILED], counts[RUN_RUNNING],
+    say(w, "%d/%d runs ended (%d complete, %d collapsed, %d diverged, %d failed), %d running, %d waiting; ETA %s",
+        ended, w->n_runs, counts[RUN_COMPLETE], counts[RUN_COLLAPSED], counts[RUN_DIVERGED], counts[RUN_FAILED],
+        counts[RUN_RUNNING],
         counts[RUN_PENDING] + counts[RUN_STALE], eta);
 }
 
@@ -330,7 +339,7 @@ static int end_attempt(Sweep *w, const Child *c, int st, Error *err)
     if (claims_attempt_state(&w->store, c->run_id, c->attempt, &status, recorded, sizeof recorded, err)) return -1;
     if (status < 0) return 0; /* taken over by another sweep: its attempt, not ours */
     AttemptEnd e = {.run_id = c->run_id, .attempt = c->attempt, .exit_code = code};
-    if (status == RUN_COMPLETE || status == RUN_DIVERGED) {
+    if (status == RUN_COMPLETE || status == RUN_DIVERGED || status == RUN_COLLAPSED) {
         e.outcome = RUN_STATUS_NAMES[status];
         return claims_end_attempt(&w->store, &e, err);
     }
@@ -401,47 +410,88 @@ static const char *flag_value(const RunSpec *r, const char *name)
     return "";
 }
 
-/* A line per run in flight, so that a sweep of hour-long runs shows it is alive: the epochs
- * the run has recorded, its last step and test accuracy, and its time left at the pace of
- * its epochs so far. Read from the database the run writes (steps every 10 s). */
+/* What a run in flight has recorded: epochs done, the last epoch's step, elapsed time and
+ * test accuracy, and its last step and loss (steps are written every 10 s). */
+typedef struct {
+    int epochs_done;
+    long long epoch_step, steps; /* steps: the last recorded one, 1-based */
+    double acc, loss;
+} RunPace;
+
+static void read_pace(Sweep *w, const char *run_id, RunPace *p)
+{
+    *p = (RunPace){.acc = NAN, .loss = NAN};
+    Error err = {{0}};
+    sqlite3_stmt *st;
+    if (store_prepare(&w->store, &st,
+                      "SELECT (SELECT count(*) FROM epochs WHERE run_id=?1),"
+                      " (SELECT test_acc FROM epochs WHERE run_id=?1 ORDER BY epoch DESC LIMIT 1),"
+                      " (SELECT step FROM epochs WHERE run_id=?1 ORDER BY epoch DESC LIMIT 1),"
+                      " (SELECT step FROM steps WHERE run_id=?1 ORDER BY step DESC LIMIT 1),"
+                      " (SELECT loss FROM steps WHERE run_id=?1 ORDER BY step DESC LIMIT 1)",
+                      &err))
+        return;
+    sqlite3_bind_text(st, 1, run_id, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        p->epochs_done = sqlite3_column_int(st, 0);
+        if (sqlite3_column_type(st, 1) != SQLITE_NULL) p->acc = sqlite3_column_double(st, 1);
+        p->epoch_step = sqlite3_column_int64(st, 2);
+        if (sqlite3_column_type(st, 3) != SQLITE_NULL) p->steps = sqlite3_column_int64(st, 3) + 1;
+        if (sqlite3_column_type(st, 4) != SQLITE_NULL) p->loss = sqlite3_column_double(st, 4);
+    }
+    sqlite3_finalize(st);
+}
+
+/* The fraction of a run done: steps over the steps of all its epochs, once an epoch has
+ * told how many steps one has; 0 when nothing says yet. */
+static double run_fraction(const RunPace *p, long epochs)
+{
+    if (epochs <= 0 || p->epochs_done <= 0 || p->epoch_step <= 0) return 0;
+    double total = (double)p->epoch_step / p->epochs_done * (double)epochs;
+    double f = (double)(p->steps > p->epoch_step ? p->steps : p->epoch_step) / total;
+    return f < 1 ? f : 1;
+}
+
+/* A line per run in flight, so that a sweep shows it is alive: epoch, last loss and test
+ * accuracy, time so far and left at its pace; then the sweep's time left, from the runs
+ * finished here or, before any has, from the pace of those in flight. */
 static void report_running(Sweep *w)
 {
+    double left_sum = 0, total_sum = 0;
+    int paced = 0;
     for (int i = 0; i < w->n_children; i++) {
         const Child *c = &w->children[i];
         const RunSpec *r = &w->runs[c->spec];
-        Error err = {{0}};
-        sqlite3_stmt *st;
-        int done = 0;
-        double acc = NAN, elapsed = 0;
-        long long steps = 0; /* the last recorded step is 0-based */
-        if (store_prepare(&w->store, &st,
-                          "SELECT (SELECT count(*) FROM epochs WHERE run_id=?1),"
-                          " (SELECT test_acc FROM epochs WHERE run_id=?1 ORDER BY epoch DESC LIMIT 1),"
-                          " (SELECT elapsed FROM epochs WHERE run_id=?1 ORDER BY epoch DESC LIMIT 1),"
-                          " (SELECT step FROM steps WHERE run_id=?1 ORDER BY step DESC LIMIT 1)",
-                          &err))
-            return;
-        sqlite3_bind_text(st, 1, c->run_id, -1, SQLITE_STATIC);
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            done = sqlite3_column_int(st, 0);
-            if (sqlite3_column_type(st, 1) != SQLITE_NULL) acc = sqlite3_column_double(st, 1);
-            elapsed = sqlite3_column_double(st, 2);
-            if (sqlite3_column_type(st, 3) != SQLITE_NULL) steps = sqlite3_column_int64(st, 3) + 1;
-        }
-        sqlite3_finalize(st);
+        RunPace p;
+        read_pace(w, c->run_id, &p);
         long epochs = strtol(flag_value(r, "epochs"), NULL, 10);
-        char total[24] = "", acc_text[40] = "", so_far[32], left[48] = "";
+        double so_far = now_seconds() - c->started, f = run_fraction(&p, epochs);
+        char total[24] = "", acc_text[40] = "", loss_text[32] = "", spent[32], left[48] = "";
         if (epochs > 0) snprintf(total, sizeof total, "/%ld", epochs);
-        if (isfinite(acc)) snprintf(acc_text, sizeof acc_text, ", last test_acc %.4f", acc);
-        format_duration(now_seconds() - c->started, so_far, sizeof so_far);
-        if (epochs > done && done > 0 && elapsed > 0) {
+        if (isfinite(p.loss)) snprintf(loss_text, sizeof loss_text, ", loss %.4f", p.loss);
+        if (isfinite(p.acc)) snprintf(acc_text, sizeof acc_text, ", test_acc %.4f", p.acc);
+        format_duration(so_far, spent, sizeof spent);
+        if (f > 0) {
             char d[32];
-            format_duration(elapsed / done * (double)(epochs - done), d, sizeof d);
+            format_duration(so_far * (1 - f) / f, d, sizeof d);
             snprintf(left, sizeof left, ", about %s left", d);
+            left_sum += so_far * (1 - f) / f;
+            total_sum += so_far / f;
+            paced++;
         }
-        say(w, "run   %s  %s  %d%s epochs done, %lld steps%s; %s so far%s", c->run_id, r->label, done, total, steps,
-            acc_text, so_far, left);
+        say(w, "run   %s  %s  epoch %d%s, step %lld%s%s; %s so far%s", c->run_id, r->label, p.epochs_done, total,
+            p.steps, loss_text, acc_text, spent, left);
     }
+    int counts[RUN_N_STATUS];
+    Error err = {{0}};
+    if (claims_count(&w->store, w->exp_id, counts, &err) != 0) return;
+    int waiting = counts[RUN_PENDING] + counts[RUN_STALE];
+    double per_run = w->finished_here > 0 ? w->run_seconds / w->finished_here : paced ? total_sum / paced : 0;
+    char eta[32] = "not known yet";
+    if (per_run > 0 && paced == w->n_children)
+        format_duration((left_sum + per_run * waiting) / (w->o->workers > 0 ? w->o->workers : 1), eta, sizeof eta);
+    say(w, "sweep %d/%d runs ended, %d running, %d waiting; ETA %s", w->n_runs - waiting - counts[RUN_RUNNING],
+        w->n_runs, counts[RUN_RUNNING], waiting, eta);
 }
 
 static int heartbeat_all(Sweep *w, Error *err)
@@ -498,7 +548,9 @@ static int run_loop(Sweep *w, Error *err)
         if (claims_retry_failed(&w->store, w->exp_id, &n, err)) return -1;
         if (n) say(w, "retrying %d failed run%s", n, n == 1 ? "" : "s");
     }
-    double last_beat = 0, last_stale = 0, last_progress = now_seconds();
+    /* The first lines on runs in flight come within seconds, then every `every`. */
+    const double every = sweep_progress_every(o);
+    double last_beat = 0, last_stale = 0, last_progress = now_seconds() - every + (every < 5 ? every : 5);
     for (;;) {
         double t = now_seconds();
         if (t - last_stale > 5) {
@@ -524,7 +576,7 @@ static int run_loop(Sweep *w, Error *err)
             if (heartbeat_all(w, err)) return -1;
             last_beat = now_seconds();
         }
-        if (o->progress_every > 0 && now_seconds() - last_progress >= o->progress_every) {
+        if (every > 0 && now_seconds() - last_progress >= every) {
             report_running(w);
             last_progress = now_seconds();
         }
@@ -538,6 +590,19 @@ static int run_loop(Sweep *w, Error *err)
             if (reap(w, err) || wait_for_output(w, 0.05, err)) return -1;
         }
     }
+    return 0;
+}
+
+/* --repeats: seeds 1..n per cell (the file's seed + 0..n-1); a file whose seed is an axis of
+ * its grid has one run per seed already. */
+static int override_repeats(Experiment *exp, int n, Error *err)
+{
+    for (int i = 0; i < exp->n_keys; i++) {
+        if (strcmp(exp->keys[i].name, "seed") || exp->keys[i].role == KEY_FIXED || n == 1) continue;
+        error_set(err, "--repeats %d: %s varies 'seed' in its grid, so each cell is one run per seed", n, exp->path);
+        return -1;
+    }
+    exp->repeats = n;
     return 0;
 }
 
@@ -567,6 +632,10 @@ int sweep_run(const SweepOptions *given, Error *err)
     int n_runs = 0, rc = -1;
     /* Everything about the file is checked before the database is touched. */
     if (experiment_load(o->file, o->scale, &exp, err) != 0) return -1;
+    if (o->repeats > 0 && override_repeats(&exp, o->repeats, err) != 0) {
+        experiment_free(&exp);
+        return -1;
+    }
     if (experiment_expand(&exp, &runs, &n_runs, err) != 0) {
         experiment_free(&exp);
         return -1;
@@ -619,8 +688,8 @@ int sweep_run(const SweepOptions *given, Error *err)
     if (loop == 0) {
         int counts[RUN_N_STATUS];
         if (claims_count(&w.store, w.exp_id, counts, err) == 0) {
-            say(&w, "%s: %d complete, %d diverged, %d failed, %d not run", interrupted ? "stopped" : "done",
-                counts[RUN_COMPLETE], counts[RUN_DIVERGED], counts[RUN_FAILED],
+            say(&w, "%s: %d complete, %d collapsed, %d diverged, %d failed, %d not run", interrupted ? "stopped" : "done",
+                counts[RUN_COMPLETE], counts[RUN_COLLAPSED], counts[RUN_DIVERGED], counts[RUN_FAILED],
                 counts[RUN_PENDING] + counts[RUN_STALE] + counts[RUN_RUNNING]);
             rc = interrupted ? 130 : counts[RUN_FAILED] > 0 ? 1 : 0;
         }

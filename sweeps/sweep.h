@@ -24,11 +24,16 @@ typedef struct {
     bool workers_given;     /* --workers on the command line (else, under SLURM, the allocation's) */
     bool mpirun_given;      /* --mpirun on the command line */
     int max_attempts;       /* a killed or failing run is tried again up to this many attempts */
-    double progress_every;  /* seconds between the lines on runs in flight; 0: none */
+    double progress_every;  /* seconds between the lines on runs in flight; 0: none; < 0: the
+                             * default, sweep_progress_every */
     bool quiet;
+    int repeats;            /* > 0: seeds per cell instead of the file's repeats */
 } SweepOptions;
 
 void sweep_options_defaults(SweepOptions *o);
+/* Seconds between the lines on runs in flight: as given, else 30 on a terminal and 600 when
+ * the output goes to a file (a log need not repeat itself). */
+double sweep_progress_every(const SweepOptions *o);
 /* The exit status: 0 every run ended complete or diverged, 1 some failed, 130 interrupted;
  * -1 with err (a bad experiment file, which leaves no trace, or a store failure). */
 int sweep_run(const SweepOptions *o, Error *err);

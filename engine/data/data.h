@@ -49,6 +49,8 @@ typedef struct {
 typedef struct {
     const char *name;
     bool image_folder; /* JPEG folders: --image-size applies, augmented by default */
+    int judged_classes; /* > 0: its class count, when a run can be judged at chance by name alone
+                           (collapse.h; 0: the count depends on the folder, or labels are random) */
     int (*load)(const DataOptions *opt, Dataset *ds, Error *err); /* behind dataset_load */
 } DatasetInfo;
 /* All data sets, in the order help texts list them; *count receives their number. */

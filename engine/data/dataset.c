@@ -250,10 +250,10 @@ static int load_imagefolder(const DataOptions *opt, Dataset *ds, Error *err)
 /* Every data set: the one list that `train --data`, its help, train_config_check,
  * experiment files and the errors for an unknown name read. */
 static const DatasetInfo DATASETS[] = {
-    {"fashion-mnist", false, load_fashion},
-    {"cifar10", true, load_cifar10},
-    {"imagefolder", true, load_imagefolder},
-    {"synthetic", false, load_synthetic},
+    {"fashion-mnist", false, 10, load_fashion},
+    {"cifar10", true, 10, load_cifar10},
+    {"imagefolder", true, 0, load_imagefolder},
+    {"synthetic", false, 0, load_synthetic},
 };
 enum { N_DATASETS = (int)(sizeof DATASETS / sizeof DATASETS[0]) };
 static const NameTable NAMES = {DATASETS, N_DATASETS, sizeof DATASETS[0]};

@@ -101,7 +101,7 @@ epochs = 1
 batch = 64, 128
 INI
 expect_exit 0 "$BB" sweep "$TMP/exp.ini" --db "$TMP/m.db" --ranks 2 --threads 1
-expect_output "done: 2 complete"
+expect_done 2 0 0 0
 grep -q "x 2 ranks" "$TMP"/m.logs/*.log || fail "runs were not under mpirun"
 # their rows came back through mpirun as records (one writer: the sweep)
 [ "$(sqlite3 "$TMP/m.db" "select count(*) from runs r where exists (select 1 from epochs e where e.run_id = r.id)")" = 2 ] ||

@@ -25,9 +25,9 @@ status=0
 for pid in $pids; do wait "$pid" || status=1; done
 [ $status -eq 0 ] || { cat "$TMP"/p*.log; fail "a sweep process failed"; }
 grep -il "locked" "$TMP"/p*.log "$TMP"/conc.logs/*.log && fail "database is locked"
-[ "$(sqlite3 "$DB" "select count(*) from runs where status='complete' and attempt=1")" = 9 ] \
+[ "$(sqlite3 "$DB" "select count(*) from runs where status in $RESULT and attempt=1")" = 9 ] \
     || fail "runs: $(sqlite3 "$DB" 'select id, status, attempt from runs')"
 starts=$(cat "$TMP"/p*.log | grep -c " start ")
 [ "$starts" = 9 ] || fail "$starts starts for 9 runs"
-for i in 1 2 3 4; do grep -q "done: 9 complete" "$TMP/p$i.log" || fail "process $i did not wait for the end"; done
+for i in 1 2 3 4; do expect_done 9 0 0 0 "$TMP/p$i.log"; done
 exit 0

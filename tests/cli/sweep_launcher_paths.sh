@@ -20,7 +20,7 @@ epochs = 1
 batch = 64
 INI
 expect_exit 0 "$BB" sweep "$TMP/exp.ini" --db "$weird/m.db" --ranks 2 --threads 1
-expect_output "done: 1 complete"
+expect_done 1 0 0 0
 [ -f "$weird/m.db" ] || fail "the database is not at the path given"
 grep -q "x 2 ranks" "$weird"/m.logs/*.log || fail "the run was not under mpirun"
 for marker in dollar backtick semi; do

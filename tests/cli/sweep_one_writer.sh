@@ -34,7 +34,7 @@ while kill -0 $sweep 2>/dev/null; do
 done
 wait $sweep || { cat "$TMP/sweep.out"; fail "sweep failed"; }
 [ $seen -gt 0 ] || fail "never saw a run's process to check"
-grep -q "done: 1 complete, 2 diverged" "$TMP/sweep.out" || { cat "$TMP/sweep.out"; fail "not the expected ends"; }
+expect_done 1 2 0 0 "$TMP/sweep.out"
 
 # The same runs by hand, each writing its own rows.
 H="$TMP/h.db"

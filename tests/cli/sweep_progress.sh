@@ -55,7 +55,7 @@ hold_elsewhere "$TMP/eta.db" "$(date +%s)" "$held"
 # slow the machine (the guarded build on a loaded machine took 35 s a run, beyond the 15 s
 # below); then it falls silent and is taken over after --stale-after.
 (
-    while [ "$(sqlite3 -cmd '.timeout 5000' "$TMP/eta.db" "select count(*) from runs where status='complete'")" = 0 ]; do
+    while [ "$(sqlite3 -cmd '.timeout 5000' "$TMP/eta.db" "select count(*) from runs where status in $RESULT")" = 0 ]; do
         sqlite3 -cmd '.timeout 5000' "$TMP/eta.db" \
             "update runs set heartbeat=$(date +%s) where $held and status='running' and host='elsewhere'"
         sleep 1
