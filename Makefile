@@ -86,7 +86,7 @@ DEB_PACKAGES := build-essential pkg-config libopenblas-dev libopenblas0-openmp l
 	dataset-fashion-mnist libcriterion-dev libcjson-dev sqlite3 clang libclang-rt-14-dev libomp-14-dev \
 	chromium python3-pil slurmctld slurmd slurm-client munge
 
-.PHONY: all deps test test-gpu gpu-bundle bench fuzz fuzz-build clean data demo figures results-save results-load
+.PHONY: all deps test test-gpu gpu-bundle bench fuzz fuzz-build clean data demo demo-archive figures results-save results-load
 all: $(BIN)
 
 # bin/bigbatch is linked from build/release (MPI) or build/release-nompi: relink when the
@@ -234,6 +234,17 @@ demo: deps bin/bigbatch
 	@echo
 	@echo "demo: results in results/$(DEMO).db (bigbatch runs --db results/$(DEMO).db),"
 	@echo "      figures in results/figures/$(DEMO)/, run logs in results/$(DEMO).logs/"
+
+# The demo experiment run afresh (three seeds a cell) with today's engine, stamped with its
+# numerics fingerprint and archived, then the docs regenerated: what a change of numerics does
+# in the same commit (tests/cli/fingerprint.sh fails until it has).
+demo-archive: deps bin/bigbatch
+	rm -f results/$(DEMO).db results/$(DEMO).db-wal results/$(DEMO).db-shm
+	rm -rf results/$(DEMO).logs
+	bin/bigbatch sweep experiments/$(DEMO).ini --workers 2
+	bin/bigbatch fingerprint --db results/$(DEMO).db
+	sweeps/archive.sh save $(DEMO)
+	bin/bigbatch report --all
 
 # The measured results kept in git as SQL dumps (sweeps/archive.sh): results/archive/<experiment>.sql.gz.
 # results-save dumps every results/*.db; results-load rebuilds the databases a clone lacks.

@@ -16,6 +16,10 @@ int cli_runs(int argc, char **argv);
 int cli_report(int argc, char **argv);
 /* cli_merge.c */
 int cli_merge(int argc, char **argv);
+/* cli_fingerprint.c */
+int cli_fingerprint(int argc, char **argv);
+/* cli_verify.c */
+int cli_verify(int argc, char **argv);
 /* cli_plot.c */
 int cli_plot(int argc, char **argv);
 

@@ -406,7 +406,7 @@ int cli_report(int argc, char **argv)
     }
     Error err = {{0}};
     if (html) {
-        HtmlReportRequest h = {file, scale, db, NULL, plots, html, NULL};
+        HtmlReportRequest h = {.file = file, .scale = scale, .db = db, .plots_dir = plots, .dir = html};
         char *page = NULL;
         if (report_html_write(&h, &page, &err) != 0) {
             fprintf(stderr, "bigbatch report: --html: %s\n", err.msg);
@@ -416,7 +416,8 @@ int cli_report(int argc, char **argv)
         free(page);
         return 0;
     }
-    ReportRequest r = {file, scale, db, !strcmp(format, "csv") ? REPORT_CSV : REPORT_MD, NULL, 1};
+    ReportRequest r = {.file = file, .scale = scale, .db = db, .format = !strcmp(format, "csv") ? REPORT_CSV : REPORT_MD,
+                       .heading = 1};
     if (report_write(stdout, &r, &err) != 0) {
         fprintf(stderr, "bigbatch report: %s\n", err.msg);
         return 1;

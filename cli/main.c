@@ -36,6 +36,8 @@ static const struct {
     {"bench", cli_bench, "training throughput of one model, or the sgemm rate (bigbatch bench --help)"},
     {"scale", cli_scale, "predicted time to train on N nodes; --papers checks it on published runs"},
     {"compare", cli_compare, "the largest difference between the weights of two checkpoints"},
+    {"fingerprint", cli_fingerprint, "the numerics fingerprint: a short fixed run's checkpoint hash"},
+    {"verify", cli_verify, "re-run cells of an archived experiment and check them against its spread"},
     {"version", cli_version, "print the engine version"},
 };
 enum { N_COMMANDS = (int)(sizeof COMMANDS / sizeof COMMANDS[0]) };

@@ -117,6 +117,8 @@ static int load_cells(CellSet *set, Store *s, long long exp_id, Error *err)
         CellRun *run = &c->run_list[c->runs];
         memset(run, 0, sizeof *run);
         snprintf(run->id, sizeof run->id, "%s", run_id);
+        snprintf(run->status, sizeof run->status, "%s", status);
+        run->value = sqlite3_column_type(st, 3) != SQLITE_NULL ? sqlite3_column_double(st, 3) : NAN;
         c->runs++;
         bool collapsed = !strcmp(status, "collapsed");
         if ((collapsed || !strcmp(status, "complete")) && sqlite3_column_type(st, 3) != SQLITE_NULL) {

@@ -14,6 +14,8 @@
 typedef struct {
     char id[17];
     bool complete;      /* status complete or collapsed, with a value of the metric */
+    char status[12];    /* runs.status */
+    double value;       /* the metric (NAN without one) */
 } CellRun;
 
 typedef struct {

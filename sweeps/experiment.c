@@ -1213,18 +1213,21 @@ int experiment_expand(const Experiment *exp, RunSpec **runs, int *n_runs, Error 
     return 0;
 }
 
+void runspec_clear(RunSpec *r)
+{
+    free_strs(r->flag_names, r->n_flags);
+    free_strs(r->flag_values, r->n_flags);
+    free_strs(r->flag_opts, r->n_flags);
+    free(r->config_json);
+    free(r->cell_json);
+    free(r->label);
+    memset(r, 0, sizeof *r);
+}
+
 void runspecs_free(RunSpec *runs, int n)
 {
     if (!runs) return;
-    for (int i = 0; i < n; i++) {
-        RunSpec *r = &runs[i];
-        free_strs(r->flag_names, r->n_flags);
-        free_strs(r->flag_values, r->n_flags);
-        free_strs(r->flag_opts, r->n_flags);
-        free(r->config_json);
-        free(r->cell_json);
-        free(r->label);
-    }
+    for (int i = 0; i < n; i++) runspec_clear(&runs[i]);
     free(runs);
 }
 

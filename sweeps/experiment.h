@@ -73,6 +73,8 @@ void experiment_free(Experiment *exp);
  * train_config_check. */
 int experiment_expand(const Experiment *exp, RunSpec **runs, int *n_runs, Error *err);
 void runspecs_free(RunSpec *runs, int n);
+/* Frees what one run spec holds and zeroes it (the array stays). */
+void runspec_clear(RunSpec *r);
 /* argv for execv of `bigbatch train`: {bin, "train", "--k", "v", ..., extra..., NULL}; free()
  * the array only: the strings point into r, bin and extra. */
 char **runspec_train_argv(const RunSpec *r, const char *bin, const char *const *extra, int n_extra);

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "cells.h"
+#include "fingerprint.h"
+#include "fragile.h"
 #include "html.h"
 #include "experiment.h"
 
@@ -237,7 +239,30 @@ static int cell_values(const Experiment *exp, const cJSON *first, const Cell *c,
     return k;
 }
 
-static void write_cells(FILE *out, const Report *rep, const Markup *m)
+static bool single_seed(const Report *rep)
+{
+    for (int i = 0; i < rep->n_cells; i++)
+        if (rep->cells[i].runs > 1) return false;
+    return true;
+}
+
+/* What the table's caption says of seeds: their spread, or that each cell is one. */
+static void cells_caption(const Report *rep, double spread, char *out, size_t len)
+{
+    const char *best = rep->exp->n_tuned ? "; * = best over the tuned axes" : "";
+    if (!single_seed(rep))
+        snprintf(out, len, "Every cell (mean ± sample standard deviation over its seeds, how many, and how many "
+                           "collapsed to chance or diverged%s):", best);
+    else if (spread > 0)
+        snprintf(out, len, "Every cell, each a single seed (too costly to repeat on a CPU): seeds alone move a cell "
+                           "of the demo by up to %.4f, so smaller differences are no finding; ~ = fragile: a "
+                           "neighbour along a tuned axis differs by more than that or ended otherwise%s:", spread, best);
+    else
+        snprintf(out, len, "Every cell, each a single seed (too costly to repeat on a CPU); ~ = fragile: a neighbour "
+                           "along a tuned axis ended otherwise (collapsed, diverged)%s:", best);
+}
+
+static void write_cells(FILE *out, const Report *rep, const Markup *m, double spread)
 {
     const Experiment *exp = rep->exp;
     const char *cols[MAX_COLS];
@@ -249,9 +274,9 @@ static void write_cells(FILE *out, const Report *rep, const Markup *m)
     cols[n++] = exp->metric;
     cols[n++] = "paper";
     cols[n++] = "ours - paper";
-    char caption[160];
-    snprintf(caption, sizeof caption, "Every cell (mean ± sample standard deviation over repeats%s):",
-             exp->n_tuned ? "; * = best over the tuned axes" : "");
+    char caption[400];
+    cells_caption(rep, spread, caption, sizeof caption);
+    bool mark_fragile = single_seed(rep);
     m->table_begin(out, caption, cols, n);
     for (int i = 0; i < rep->n_cells; i++) {
         const Cell *c = &rep->cells[i];
@@ -259,7 +284,8 @@ static void write_cells(FILE *out, const Report *rep, const Markup *m)
         const char *vals[MAX_COLS];
         int k = cell_values(exp, first, c, vals, MAX_COLS - 4, false);
         format_result(c, result, sizeof result);
-        snprintf(marked, sizeof marked, "%s%s", result, c->best ? " *" : "");
+        snprintf(marked, sizeof marked, "%s%s%s", result, c->best ? " *" : "",
+                 mark_fragile && fragile_cell(rep, c, spread) ? " ~" : "");
         const char *paper = cells_paper_value(exp, c->cell, false);
         format_diff(c, paper, diff, sizeof diff);
         snprintf(runs, sizeof runs, "%d", c->runs);
@@ -391,6 +417,48 @@ static void write_paper(FILE *out, const Experiment *exp, const Markup *m)
     m->table_end(out);
 }
 
+/* "a (24), b (3)": the engine versions that ran the experiment's runs, most runs first. */
+static void engines_of(const CellsData *d, char *out, size_t len)
+{
+    sqlite3_stmt *st;
+    Error err = {{0}};
+    snprintf(out, len, "unknown");
+    if (store_prepare((Store *)&d->store, &st,
+                      "SELECT coalesce(r.engine_version, 'unrecorded'), count(*) FROM experiment_runs e JOIN runs r"
+                      " ON r.id = e.run_id WHERE e.experiment_id = ?1 AND r.status NOT IN ('pending', 'stale')"
+                      " GROUP BY 1 ORDER BY 2 DESC, 1",
+                      &err))
+        return;
+    sqlite3_bind_int64(st, 1, d->exp_id);
+    size_t used = 0;
+    for (int k = 0; sqlite3_step(st) == SQLITE_ROW && used < len; k++)
+        used += (size_t)snprintf(out + used, len - used, "%s%s (%d run%s)", k ? ", " : "", sqlite3_column_text(st, 0),
+                                 sqlite3_column_int(st, 1), sqlite3_column_int(st, 1) == 1 ? "" : "s");
+    sqlite3_finalize(st);
+}
+
+/* Which engine made the runs, and whether today's would make the same (its fingerprint). */
+static void write_provenance(FILE *out, const ReportRequest *r, const CellsData *d, const Markup *m)
+{
+    char engines[512], recorded[96] = "", text[1200];
+    Fingerprint fp;
+    char stamped_by[96];
+    Error err = {{0}};
+    engines_of(d, engines, sizeof engines);
+    if (fingerprint_read(d->path, &fp, stamped_by, sizeof stamped_by, &err) == 0 && fp.hex[0])
+        snprintf(recorded, sizeof recorded, "%s (%s)", fp.hex, fp.platform);
+    const char *verdict = !recorded[0] ? "not recorded (archived before fingerprints): `bigbatch verify` re-runs "
+                                         "its cells with today's engine"
+                          : !r->reference_fingerprint ? "as recorded"
+                          : !strcmp(fp.hex, r->reference_fingerprint)
+                              ? "the same as the demo archive's, which tests/cli/fingerprint.sh requires of today's "
+                                "engine: today's engine makes these runs"
+                              : "differs from today's engine's: `bigbatch verify` says whether its cells still hold";
+    snprintf(text, sizeof text, "runs by engine %s; numerics fingerprint %s%s%s.", engines,
+             recorded[0] ? recorded : "", recorded[0] ? ": " : "", verdict);
+    m->para(out, "Provenance:", text);
+}
+
 /* The report in one markup: title, what and where, the tables, the paper's notes, findings. */
 static void write_marked(FILE *out, const ReportRequest *r, const CellsData *d, const Markup *m)
 {
@@ -409,7 +477,8 @@ static void write_marked(FILE *out, const ReportRequest *r, const CellsData *d, 
     if (exp->source[0]) m->para(out, "Source:", exp->source);
     if (exp->description[0]) m->para(out, "Setup:", exp->description);
     if (exp->scaled[0]) m->para(out, "Scaled down:", exp->scaled);
-    write_cells(out, rep, m);
+    write_provenance(out, r, d, m);
+    write_cells(out, rep, m, r->seed_spread);
     if (exp->n_tuned) write_best(out, rep, m);
     if (!experiment_paper_applies(exp) && exp->n_paper_rows) write_paper(out, exp, m);
     for (int i = 0; i < exp->n_paper_notes; i++) m->list_item(out, "Paper notes:", exp->paper_notes[i], i == 0);

@@ -15,6 +15,8 @@ typedef struct {
     ReportFormat format;
     const char *db_label; /* how the text names the data (an archive); NULL: the database's path */
     int heading;          /* level of the title: 1 for "# " (<h1>), 2 for "## " (<h2>) inside a page */
+    double seed_spread;   /* > 0: the demo's measured seed spread (fragile.h), for single-seed tables */
+    const char *reference_fingerprint; /* the demo archive's numerics fingerprint, or NULL */
 } ReportRequest;
 
 /* One row per grid cell (mean and spread over repeats, diverged cells marked) and, when the

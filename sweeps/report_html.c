@@ -368,7 +368,7 @@ int report_html_write(const HtmlReportRequest *r, char **page, Error *err)
     fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>");
     html_escape(out, r->file);
     fprintf(out, " (bigbatch report)</title>\n<style>%s</style></head><body>\n", STYLE);
-    ReportRequest rr = {r->file, r->scale, r->db, REPORT_HTML, r->db_label, 1};
+    ReportRequest rr = {.file = r->file, .scale = r->scale, .db = r->db, .format = REPORT_HTML, .db_label = r->db_label, .heading = 1, .seed_spread = r->seed_spread, .reference_fingerprint = r->reference_fingerprint};
     int rc = report_write(out, &rr, err);
     if (rc == 0) rc = write_figures(out, r, path, err);
     if (rc == 0) rc = write_runs(out, r, err);

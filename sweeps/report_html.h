@@ -17,6 +17,8 @@ typedef struct {
     const char *dir;       /* the page is dir/<experiment>.html (dir is created) */
     const char *svg_dir;   /* the figures already drawn there as SVG: inlined, not drawn again;
                               NULL: drawn for the page */
+    double seed_spread;    /* as ReportRequest's */
+    const char *reference_fingerprint;
 } HtmlReportRequest;
 
 /* Writes the page beside its name and renames it into place; *page (when not NULL) receives

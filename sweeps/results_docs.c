@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -13,6 +14,9 @@
 #include <unistd.h>
 
 #include "archive.h"
+#include "cells.h"
+#include "fingerprint.h"
+#include "fragile.h"
 #include "bench_page.h"
 #include "html.h"
 #include "experiment.h"
@@ -58,6 +62,8 @@ typedef struct {
     FILE *page;      /* work/results.md */
     FILE *progress;
     FILE *index;     /* the list items of html_dir/index.html (NULL: no HTML) */
+    double seed_spread;  /* the demo archive's (fragile.h); NAN when it has no repeats */
+    char reference[17];  /* the demo archive's numerics fingerprint ("" when none) */
 } Docs;
 
 /* Moves the images drawn into `dir` to work/figures/<name>-<figure>.<ext>; links the PNGs
@@ -95,7 +101,8 @@ static int move_figures(Docs *d, const char *dir, const char *name, Error *err)
 static int write_html_page(Docs *d, const FigureDraw *f, const char *dump, const char *svg_dir, const Experiment *exp,
                            Error *err)
 {
-    HtmlReportRequest h = {f->file, f->scale, f->db, dump, f->plots_dir, d->o->html_dir, svg_dir};
+    HtmlReportRequest h = {f->file, f->scale, f->db, dump, f->plots_dir, d->o->html_dir, svg_dir, d->seed_spread,
+                           d->reference[0] ? d->reference : NULL};
     if (report_html_write(&h, NULL, err) != 0) return -1;
     fprintf(d->index, "<li><a href=\"%s.html\">", exp->name);
     html_escape(d->index, exp->title[0] ? exp->title : exp->name);
@@ -151,7 +158,8 @@ static int write_experiment(Docs *d, const char *ini, FILE *missing, Error *err)
     } else {
         fprintf(d->progress, "report --all: %s (%s scale)\n", exp.name, scale);
         fprintf(d->page, "\n");
-        ReportRequest r = {file, scale, db, REPORT_MD, dump, 2};
+        ReportRequest r = {.file = file, .scale = scale, .db = db, .format = REPORT_MD, .db_label = dump, .heading = 2,
+                           .seed_spread = d->seed_spread, .reference_fingerprint = d->reference[0] ? d->reference : NULL};
         rc = report_write(d->page, &r, err);
         /* drawn once into work/<name>/: inlined by the HTML page, then moved to the figures */
         FigureDraw f = {file, scale, db, d->o->plots_dir, true};
@@ -169,6 +177,28 @@ static int write_experiment(Docs *d, const char *ini, FILE *missing, Error *err)
     free(db);
     free(file);
     return rc;
+}
+
+/* The demo archive's seed spread and fingerprint, what every section is judged by; when it is
+ * not archived, neither (each section then says so). */
+static void read_demo(Docs *d)
+{
+    char *dump = path_join(d->o->archive, SEED_SPREAD_EXPERIMENT ".sql.gz");
+    char *db = path_join(d->work, "seed-spread.db"), *ini = path_join(d->o->experiments, SEED_SPREAD_EXPERIMENT ".ini");
+    Error err = {{0}};
+    CellsData demo;
+    Fingerprint fp;
+    if (access(dump, F_OK) == 0 && archive_restore(dump, db, &err) == 0) {
+        if (cells_open(&demo, ini, "proxy", db, &err) == 0) {
+            d->seed_spread = fragile_seed_spread(&demo.set);
+            cells_close(&demo);
+        }
+        if (fingerprint_read(db, &fp, NULL, 0, &err) == 0) snprintf(d->reference, sizeof d->reference, "%s", fp.hex);
+    }
+    unlink(db);
+    free(dump);
+    free(db);
+    free(ini);
 }
 
 static void write_header(Docs *d)
@@ -310,7 +340,7 @@ int results_docs_write(const ResultsDocsOptions *o, FILE *progress, Error *err)
         names_free(&files);
         return -1;
     }
-    Docs d = {o, path_join(o->out, ".report-XXXXXX"), NULL, NULL, progress, NULL};
+    Docs d = {.o = o, .work = path_join(o->out, ".report-XXXXXX"), .progress = progress, .seed_spread = NAN};
     char *index_items = NULL;
     size_t index_len = 0;
     if (o->html_dir && (plot_mkdir_p(o->html_dir, err) != 0 || !(d.index = open_memstream(&index_items, &index_len)))) {
@@ -329,6 +359,7 @@ int results_docs_write(const ResultsDocsOptions *o, FILE *progress, Error *err)
         return -1;
     }
     d.figures = path_join(d.work, "figures");
+    read_demo(&d);
     char *page = path_join(d.work, "results.md");
     if (mkdir(d.figures, 0777) != 0) error_set(err, "%s: %s", d.figures, strerror(errno));
     else if (!(d.page = fopen(page, "w"))) error_set(err, "%s: cannot create: %s", page, strerror(errno));

@@ -51,7 +51,8 @@ static int rebuild_table(Store *s, const char *table, Error *err)
     return rc;
 }
 
-/* The class count a run's data set has by its name alone (0: not judged). */
+/* The class count a run's data set has by its name alone; 0 (not judged) for data sets whose
+ * count depends on the folder, and for runs cut short by --steps, as train.c judges. */
 static int judged_classes(const char *config)
 {
     TrainConfig defaults;
@@ -59,8 +60,9 @@ static int judged_classes(const char *config)
     cJSON *o = cJSON_Parse(config);
     const cJSON *data = o ? cJSON_GetObjectItemCaseSensitive(o, "data") : NULL;
     const DatasetInfo *info = dataset_find(cJSON_IsString(data) ? data->valuestring : defaults.data);
+    bool probe = o && cJSON_GetObjectItemCaseSensitive(o, "steps");
     cJSON_Delete(o);
-    return info ? info->judged_classes : 0;
+    return info && !probe ? info->judged_classes : 0;
 }
 
 static int rename_collapsed(Store *s, const char *run_id, Error *err)

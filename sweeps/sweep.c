@@ -606,6 +606,33 @@ static int override_repeats(Experiment *exp, int n, Error *err)
     return 0;
 }
 
+/* only_labels: the runs of those cells, in grid order; a label that names no cell is an error. */
+static int keep_labels(const SweepOptions *o, RunSpec *runs, int *n_runs, Error *err)
+{
+    for (int k = 0; k < o->n_only_labels; k++) {
+        bool found = false;
+        for (int i = 0; i < *n_runs && !found; i++) found = !strcmp(runs[i].label, o->only_labels[k]);
+        if (!found) {
+            error_set(err, "no cell '%s' in %s (its labels are like '%s')", o->only_labels[k], o->file,
+                      *n_runs ? runs[0].label : "");
+            return -1;
+        }
+    }
+    int kept = 0;
+    for (int i = 0; i < *n_runs; i++) {
+        bool keep = false;
+        for (int k = 0; k < o->n_only_labels && !keep; k++) keep = !strcmp(runs[i].label, o->only_labels[k]);
+        if (keep) {
+            RunSpec t = runs[kept];
+            runs[kept++] = runs[i];
+            runs[i] = t;
+        }
+    }
+    for (int i = kept; i < *n_runs; i++) runspec_clear(&runs[i]);
+    *n_runs = kept;
+    return 0;
+}
+
 /* Inside a SLURM allocation: unless given, the workers are the allocation's tasks over the
  * ranks, and the threads its CPUs per task. */
 static int slurm_allocation(SweepOptions *o, Error *err)
@@ -640,6 +667,7 @@ int sweep_run(const SweepOptions *given, Error *err)
         experiment_free(&exp);
         return -1;
     }
+    if (o->n_only_labels > 0 && keep_labels(o, runs, &n_runs, err) != 0) goto out_runs;
     Sweep w;
     memset(&w, 0, sizeof w);
     w.o = o;
@@ -706,6 +734,7 @@ int sweep_run(const SweepOptions *given, Error *err)
 out_store:
     store_close(&w.store);
 out:
+out_runs:
     runspecs_free(runs, n_runs);
     experiment_free(&exp);
     return rc;

@@ -28,6 +28,8 @@ typedef struct {
                              * default, sweep_progress_every */
     bool quiet;
     int repeats;            /* > 0: seeds per cell instead of the file's repeats */
+    const char *const *only_labels; /* n_only_labels > 0: run only the cells with these labels */
+    int n_only_labels;
 } SweepOptions;
 
 void sweep_options_defaults(SweepOptions *o);
