@@ -16,87 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "folder_list.h"
 #include "jpeg_io.h"
 
 #define MAX_LABELS 65535 /* labels are uint16_t */
-
-/* ---- listing ---- */
-
-typedef struct {
-    char **items;
-    size_t n, cap;
-} Names;
-
-static void names_add(Names *l, const char *s)
-{
-    if (l->n == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 64;
-        l->items = xrealloc(l->items, l->cap * sizeof *l->items, "file name list");
-    }
-    l->items[l->n++] = xstrdup(s);
-}
-
-static void names_free(Names *l)
-{
-    for (size_t i = 0; i < l->n; i++) free(l->items[i]);
-    free(l->items);
-    *l = (Names){0};
-}
-
-static int cmp_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-
-static bool is_jpeg_name(const char *s)
-{
-    const char *dot = strrchr(s, '.');
-    return dot && (strcasecmp(dot, ".jpg") == 0 || strcasecmp(dot, ".jpeg") == 0);
-}
-
-/* Lists the subdirectories (want_dirs) or JPEG files of dir, sorted in strcmp order
- * so that labels do not depend on the locale or the file system. Hidden entries are
- * skipped. */
-static int list_dir(const char *dir, bool want_dirs, Names *out, Error *err)
-{
-    DIR *d = opendir(dir);
-    if (!d) {
-        error_set(err, "%s: %s", dir, strerror(errno));
-        return -1;
-    }
-    for (;;) {
-        errno = 0;
-        struct dirent *e = readdir(d);
-        if (!e) {
-            if (errno) {
-                error_set(err, "%s: %s", dir, strerror(errno));
-                closedir(d);
-                return -1;
-            }
-            break;
-        }
-        if (e->d_name[0] == '.') continue;
-        if (!want_dirs && !is_jpeg_name(e->d_name)) continue;
-        bool is_dir = e->d_type == DT_DIR, is_reg = e->d_type == DT_REG;
-        if (e->d_type == DT_UNKNOWN || e->d_type == DT_LNK) {
-            char *p = path_join(dir, e->d_name);
-            struct stat st;
-            int rc = stat(p, &st);
-            if (rc != 0) error_set(err, "%s: %s", p, strerror(errno));
-            free(p);
-            if (rc != 0) {
-                closedir(d);
-                return -1;
-            }
-            is_dir = S_ISDIR(st.st_mode), is_reg = S_ISREG(st.st_mode);
-        }
-        if (want_dirs ? is_dir : is_reg) names_add(out, e->d_name);
-    }
-    closedir(d);
-    if (out->n) qsort(out->items, out->n, sizeof *out->items, cmp_name);
-    return 0;
-}
 
 /* ---- JPEG decoding ---- */
 
@@ -393,36 +316,6 @@ static int dest_commit(Dest *d, const FolderOptions *opt, const CacheHeader *h, 
 
 /* ---- the reader ---- */
 
-/* Lists every image of every class folder, in order, with its label. */
-static int list_images(const char *dir, const Names *classes, Names *files, uint16_t **labels, Error *err)
-{
-    size_t cap = 0;
-    *labels = NULL;
-    for (size_t k = 0; k < classes->n; k++) {
-        char *cdir = path_join(dir, classes->items[k]);
-        Names in = {0};
-        int rc = list_dir(cdir, false, &in, err);
-        for (size_t i = 0; rc == 0 && i < in.n; i++) {
-            char *p = path_join(cdir, in.items[i]);
-            names_add(files, p);
-            free(p);
-            if (files->n > cap) {
-                cap = files->cap;
-                *labels = xrealloc(*labels, cap * sizeof **labels, "labels");
-            }
-            (*labels)[files->n - 1] = (uint16_t)k;
-        }
-        names_free(&in);
-        free(cdir);
-        if (rc != 0) return -1;
-    }
-    if (files->n == 0 || files->n > INT_MAX) {
-        error_set(err, "%s: %s", dir, files->n ? "too many images" : "no .jpg/.jpeg files in any class folder");
-        return -1;
-    }
-    return 0;
-}
-
 /* Decodes files 1..n-1 on all threads into pixels (file 0 is done). On failure err
  * gets the error of the first failing file in folder order, whichever thread met it:
  * a thread skips only files after the earliest failure known so far. */
@@ -467,7 +360,7 @@ static int decode_folder(const char *dir, const Names *classes, const FolderOpti
     Names files = {0};
     uint16_t *labels = NULL;
     if (list_images(dir, classes, &files, &labels, err) != 0) {
-        names_free(&files);
+        folder_names_free(&files);
         free(labels);
         return -1;
     }
@@ -486,7 +379,7 @@ static int decode_folder(const char *dir, const Names *classes, const FolderOpti
                          hdr.sumsq, err);
     decoder_free(dec);
     if (rc == 0) rc = decode_rest(&files, opt, h, w, d.pixels, hdr.sum, hdr.sumsq, err);
-    names_free(&files);
+    folder_names_free(&files);
     if (rc != 0) {
         if (d.pixels) dest_abandon(&d);
         free(labels);
@@ -520,11 +413,11 @@ int imagefolder_read(const char *dir, const FolderOptions *opt, ImageSet *set, c
             error_set(err, "%s: no class folders", dir);
         else
             error_set(err, "%s: %zu class folders, at most %d supported", dir, cls.n, limit);
-        names_free(&cls);
+        folder_names_free(&cls);
         return -1;
     }
     if (decode_folder(dir, &cls, opt, set, err) != 0) {
-        names_free(&cls);
+        folder_names_free(&cls);
         return -1;
     }
     for (size_t k = 0; class_names && k < cls.n; k++) {
@@ -532,6 +425,6 @@ int imagefolder_read(const char *dir, const FolderOptions *opt, ImageSet *set, c
         memcpy(class_names[k], cls.items[k], strnlen(cls.items[k], 31));
     }
     if (classes) *classes = (int)cls.n;
-    names_free(&cls);
+    folder_names_free(&cls);
     return 0;
 }
