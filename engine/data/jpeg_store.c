@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -168,4 +169,28 @@ const uint8_t *jstore_bytes(const JpegStore *s, uint32_t i, JStoreRecord *r, Err
         return NULL;
     }
     return p;
+}
+
+int jstore_read_set(const char *path, ImageSet *set, char (*class_names)[32], int *classes, Error *err)
+{
+    JpegStore *st = xmalloc(sizeof *st, "JPEG store");
+    if (jstore_open(path, st, err) != 0) {
+        free(st);
+        return -1;
+    }
+    uint16_t *labels = xmalloc(sizeof *labels * st->count, "store labels");
+    for (uint32_t i = 0; i < st->count; i++) {
+        JStoreRecord r;
+        jstore_record(st, i, &r);
+        labels[i] = r.label;
+    }
+    for (uint32_t k = 0; class_names && k < st->classes && k < 1000; k++) {
+        memcpy(class_names[k], jstore_class_name(st, k), 32);
+        class_names[k][31] = '\0';
+    }
+    if (classes) *classes = (int)st->classes;
+    *set = (ImageSet){.count = (int)st->count, .c = 3, .h = (int)st->max_side, .w = (int)st->max_side,
+                      .labels = labels, .map = (void *)st->map, .map_len = st->len, .has_stats = true, .store = st};
+    imageset_stats_from_sums(3, st->sum, st->sumsq, (double)st->pixels, set->mean, set->std);
+    return 0;
 }

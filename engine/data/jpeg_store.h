@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "../util.h"
+#include "imageset.h"
 
 #define JSTORE_MAGIC "BBJPEG1"     /* 8 bytes with its NUL */
 #define JSTORE_HEADER 96           /* bytes before the class names */
@@ -48,6 +49,10 @@ void jstore_record(const JpegStore *s, uint32_t i, JStoreRecord *r);
 const char *jstore_class_name(const JpegStore *s, uint32_t k);
 /* Record i's JPEG bytes, checked against its CRC: NULL with err "PATH: record I: ..." */
 const uint8_t *jstore_bytes(const JpegStore *s, uint32_t i, JStoreRecord *r, Error *err);
+
+/* A store as an ImageSet (imageset.h: set->store) with its labels, class names (may be NULL)
+ * and per-channel statistics. */
+int jstore_read_set(const char *path, ImageSet *set, char (*class_names)[32], int *classes, Error *err);
 
 /* Little-endian fields, shared with the writer. */
 uint64_t jstore_get(const uint8_t *p, int bytes);

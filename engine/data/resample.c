@@ -98,18 +98,19 @@ static uint8_t clip8(int v)
 }
 
 /* Rows [y0, y1) of src, each to ax.out_count pixels of tmp (HWC). */
-static void horizontal(const Resampler *r, const uint8_t *src, size_t stride, const ResampleAxis *ax, int y0, int y1)
+static void horizontal(const Resampler *r, const uint8_t *src, size_t stride, const ResampleAxis *ax, int ay_origin,
+                       int y0, int y1)
 {
     const int ksize = ksize_of(ax), ow = ax->out_count;
     for (int y = y0; y < y1; y++) {
-        const uint8_t *row = src + (size_t)y * stride;
+        const uint8_t *row = src + (size_t)(y - ay_origin) * stride;
         uint8_t *dst = r->tmp + (size_t)(y - y0) * ow * 3;
         for (int o = 0; o < ow; o++) {
             const int xmin = r->bounds_x[2 * o], n = r->bounds_x[2 * o + 1];
             const int *k = r->kk_x + (size_t)o * ksize;
             int s0 = 1 << (PRECISION_BITS - 1), s1 = s0, s2 = s0;
             for (int x = 0; x < n; x++) {
-                const uint8_t *p = row + 3 * (size_t)(xmin + x);
+                const uint8_t *p = row + 3 * (size_t)(xmin - ax->origin + x);
                 s0 += p[0] * k[x], s1 += p[1] * k[x], s2 += p[2] * k[x];
             }
             dst[3 * o] = clip8(s0), dst[3 * o + 1] = clip8(s1), dst[3 * o + 2] = clip8(s2);
@@ -153,6 +154,6 @@ void resample_rgb(Resampler *r, const uint8_t *src, size_t stride, const Resampl
     int y0, y1;
     resample_span(ay, &y0, &y1);
     grow(&r->tmp, &r->tmp_cap, (size_t)(y1 - y0 > 0 ? y1 - y0 : 1) * (size_t)ax->out_count * 3);
-    horizontal(r, src, stride, ax, y0, y1);
+    horizontal(r, src, stride, ax, ay->origin, y0, y1);
     vertical(r, ax, ay, y0, flip, chw, out);
 }

@@ -14,6 +14,7 @@
 typedef struct {
     int in_size;
     float in0, in1; /* floats, as PIL's box */
+    int origin;     /* the source pixel that resample_rgb's src addresses (a partial decode) */
     int out_full, out_first, out_count;
 } ResampleAxis;
 
@@ -28,8 +29,8 @@ typedef struct {
 void resampler_free(Resampler *r);
 /* The source pixels [*lo, *hi) that the axis's outputs read. */
 void resample_span(const ResampleAxis *a, int *lo, int *hi);
-/* The RGB image at src (HWC, `stride` bytes a row; src addresses source pixel (0, 0) of both
- * axes) resampled to ay.out_count x ax.out_count pixels, mirrored left-right when flip, into
+/* The RGB image at src (HWC, `stride` bytes a row; src addresses source pixel
+ * (ax.origin, ay.origin)) resampled to ay.out_count x ax.out_count pixels, mirrored left-right when flip, into
  * out: CHW planes when chw, else HWC. */
 void resample_rgb(Resampler *r, const uint8_t *src, size_t stride, const ResampleAxis *ax, const ResampleAxis *ay,
                   bool flip, bool chw, uint8_t *out);
