@@ -98,8 +98,12 @@ static int crop_one(CropWorker *wk, const ImageSet *set, uint32_t i, const Augme
     ResampleAxis ax = scaled_axis(&px, sw, &x0, &x1), ay = scaled_axis(&py, sh, &y0, &y1);
     char name[600];
     snprintf(name, sizeof name, "%s: record %u", st->path, rec);
+    /* libjpeg's upsampled chroma at a region's edge lacks its neighbours and differs from a
+     * full decode: a margin of one iMCU (16 pixels) keeps those pixels out of the filter's reach */
+    const int dx0 = x0 - 16 > 0 ? x0 - 16 : 0, dy0 = y0 - 16 > 0 ? y0 - 16 : 0;
+    const int dx1 = x1 + 16 < sw ? x1 + 16 : sw, dy1 = y1 + 16 < sh ? y1 + 16 : sh;
     JpegImage img;
-    const JpegRegion want = {m, x0, y0, x1 - x0, y1 - y0};
+    const JpegRegion want = {m, dx0, dy0, dx1 - dx0, dy1 - dy0};
     if (jpeg_decode(wk->dec, bytes, r.size, name, &want, &img, err) != 0) return -1;
     if (img.full_w != sw || img.full_h != sh) {
         error_set(err, "%s: %dx%d pixels, the index says %ux%u", name, img.full_w * 8 / m, img.full_h * 8 / m, r.w, r.h);
@@ -107,7 +111,7 @@ static int crop_one(CropWorker *wk, const ImageSet *set, uint32_t i, const Augme
     }
     /* src addresses decoded pixel (x0, y0): the axes' origins say which source pixel that is */
     ax.origin += x0, ay.origin += y0;
-    const uint8_t *src = img.rgb + (size_t)(x0 - img.x0) * 3;
+    const uint8_t *src = img.rgb + (size_t)(y0 - img.y0) * img.stride + (size_t)(x0 - img.x0) * 3;
     resample_rgb(&wk->rs, src, img.stride, &ax, &ay, flip, true, out);
     return 0;
 }
