@@ -6,6 +6,8 @@
 int cli_models(int argc, char **argv);
 int cli_train(int argc, char **argv);
 int cli_bench(int argc, char **argv);
+/* cli_data.c: the packed JPEG store */
+int cli_data(int argc, char **argv);
 /* bench --allreduce (bench_allreduce.c) */
 int bench_allreduce(int argc, char **argv);
 int cli_scale(int argc, char **argv);

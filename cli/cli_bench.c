@@ -331,7 +331,7 @@ static int bench_data_open(BenchData *d, Net *net, int batch, uint64_t seed, Err
     const int classes = net->classes > 100 ? 100 : net->classes; /* as train on synthetic data */
     if (synthetic_make(&d->set, 2 * batch, in->c, h, w, classes, seed, 1, err) != 0) return -1;
     d->aug = (Augment){.out_h = in->h, .out_w = in->w, .random_crop = true, .crop_pad = full_size ? 0 : 4,
-                       .flip = true};
+                       .flip = true, .rrc = false, .seed = seed};
     d->order = xmalloc(sizeof *d->order * 2 * (size_t)batch, "bench order");
     for (int i = 0; i < 2 * batch; i++) d->order[i] = (uint32_t)i;
     const float mean[3] = {0.5f, 0.5f, 0.5f}, std[3] = {0.25f, 0.25f, 0.25f};
@@ -343,7 +343,7 @@ static BatchJob bench_job(BenchData *d, int batch, long step)
 {
     Rng *rng = &d->rng[step % 2];
     rng_seed(rng, 0xbe7c, (uint64_t)step);
-    return (BatchJob){&d->set, d->order + (step % 2) * batch, batch, &d->aug, rng};
+    return (BatchJob){&d->set, d->order + (step % 2) * batch, batch, &d->aug, rng, 0};
 }
 
 /* The next step's batch into the net, the one after it to the loader's thread. */

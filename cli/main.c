@@ -27,6 +27,7 @@ static const struct {
     const char *help;
 } COMMANDS[] = {
     {"train", cli_train, "train one model from flags (bigbatch train --help)"},
+    {"data", cli_data, "pack an image folder into JPEG stores, check or benchmark them (bigbatch data --help)"},
     {"models", cli_models, "list the models with parameter counts and GFLOPs per image"},
     {"sweep", cli_sweep, "run an experiment file's grid into a results database (bigbatch sweep --help)"},
     {"report", cli_report, "the paper-style table of an experiment from its database; --all: docs/results.md"},

@@ -21,6 +21,7 @@ typedef struct {
     const Augment *aug;
     Rng rng;           /* the draws' start; unused without has_rng */
     bool has_rng;
+    uint64_t epoch;
     int n;
     BkEvent *uploaded; /* recorded after the slot's upload */
 } Slot;
@@ -50,7 +51,8 @@ struct Loader {
 static double crop(Loader *L, Slot *s)
 {
     const double t0 = now_seconds();
-    batch_crop(s->set, s->idx, s->n, s->aug, s->has_rng ? &s->rng : NULL, s->pixels, s->labels, L->crop_threads);
+    batch_crop(s->set, s->idx, s->n, s->aug, s->has_rng ? &s->rng : NULL, s->epoch, s->pixels, s->labels,
+               L->crop_threads);
     const double took = now_seconds() - t0;
     pthread_mutex_lock(&L->lock);
     L->crop_seconds += took;
@@ -96,13 +98,14 @@ static void take_job(Loader *L, Slot *s, const BatchJob *job)
     s->set = job->set;
     s->aug = job->aug;
     s->n = job->n;
+    s->epoch = job->epoch;
     s->has_rng = job->rng != NULL;
     if (job->rng) s->rng = *job->rng;
 }
 
 static bool same_job(const Slot *s, const BatchJob *job)
 {
-    return s->set == job->set && s->aug == job->aug && s->n == job->n && s->has_rng == (job->rng != NULL) &&
+    return s->set == job->set && s->aug == job->aug && s->n == job->n && s->epoch == job->epoch && s->has_rng == (job->rng != NULL) &&
            (!job->rng || (s->rng.state == job->rng->state && s->rng.inc == job->rng->inc)) &&
            !memcmp(s->idx, job->idx, (size_t)job->n * sizeof *s->idx);
 }

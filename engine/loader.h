@@ -23,6 +23,7 @@ typedef struct {
     int n;
     const Augment *aug;
     const Rng *rng;
+    uint64_t epoch; /* a packed store's draws are Philox's at (seed, epoch, image) */
 } BatchJob;
 
 typedef struct Loader Loader;

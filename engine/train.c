@@ -121,8 +121,8 @@ static void evaluate(Run *r, double *loss, double *acc)
     for (int start = first; start < end; start += eval_batch) {
         int n = end - start < eval_batch ? end - start : eval_batch;
         int after = start + n, n_after = end - after < eval_batch ? end - after : eval_batch;
-        BatchJob job = {set, r->eval_idx + start, n, &r->centre, NULL};
-        BatchJob next = {set, r->eval_idx + after, n_after, &r->centre, NULL};
+        BatchJob job = {set, r->eval_idx + start, n, &r->centre, NULL, 0};
+        BatchJob next = {set, r->eval_idx + after, n_after, &r->centre, NULL, 0};
         loader_load(r->loader, &job, after < end ? &next : NULL);
         sums[0] += net_forward(r->net, n, false) * n;
         sums[1] += r->net->correct;
@@ -186,7 +186,8 @@ static BatchJob micro_batch_job(const Run *r, const uint32_t *idx, long step, in
     const int first = r->comm->rank * share + j * m;
     rng_seed(rng, cfg->seed, 0xa09000000ULL + (uint64_t)step);
     if (r->use_aug) augment_skip(&r->ds.train, &r->aug, rng, first);
-    return (BatchJob){&r->ds.train, idx + first, m, r->use_aug ? &r->aug : &r->centre, rng};
+    const uint64_t epoch = r->steps_per_epoch > 0 ? (uint64_t)(step / r->steps_per_epoch) : 0;
+    return (BatchJob){&r->ds.train, idx + first, m, r->use_aug ? &r->aug : &r->centre, rng, epoch};
 }
 
 /* Micro-batch j of the step into the net, and the one after it (the next step's first,
@@ -298,13 +299,18 @@ static int load_data(Run *r, const TrainConfig *cfg, const ModelInfo *info, Erro
         return -1;
     }
     bool is_cifar_like = dataset_find(cfg->data)->image_folder;
-    r->use_aug = cfg->augment < 0 ? is_cifar_like : cfg->augment == 1;
+    r->use_aug = cfg->augment < 0 ? is_cifar_like : cfg->augment != AUGMENT_OFF;
+    if (cfg->augment == AUGMENT_RRC && !tr->store) {
+        error_set(err, "--augment rrc needs a packed store (bigbatch data pack; README: Data), not %s's %s", cfg->data,
+                  tr->map ? "decoded cache" : "pixels");
+        return -1;
+    }
     /* Images the size of the input are padded for the random crop (4 pixels on CIFAR);
      * larger stored images (ImageNet at 256 for a 227 input) are cropped within. */
     const bool larger = tr->h > info->in_h || tr->w > info->in_w;
     const int pad = larger ? 0 : info->in_h >= 32 && info->in_h < 64 ? 4 : info->in_h / 8;
-    r->aug = (Augment){info->in_h, info->in_w, true, pad, true};
-    r->centre = (Augment){info->in_h, info->in_w, false, 0, false};
+    r->aug = (Augment){info->in_h, info->in_w, true, tr->store ? 0 : pad, true, cfg->augment == AUGMENT_RRC, cfg->seed};
+    r->centre = (Augment){info->in_h, info->in_w, false, 0, false, false, cfg->seed};
     return 0;
 }
 
@@ -517,7 +523,8 @@ static void run_announce(Run *r)
                  r->device_sum ? " (sums on the devices)" : "");
     snprintf(summary, sizeof summary, "%s on %s: %d train / %d test images, %zu parameters, %s, %d threads%s%s",
              cfg->model, cfg->data, r->ds.train.count, r->ds.test.count, r->net->n_weights, REAL_NAME,
-             cfg->threads, ranks, r->use_aug ? ", augmentation: crop+flip" : "");
+             cfg->threads, ranks,
+             !r->use_aug ? "" : r->aug.rrc ? ", augmentation: random-resized crop+flip" : ", augmentation: crop+flip");
     if (r->obs && r->obs->on_start) r->obs->on_start(r->obs, cfg, backend_device_name(r->bk), summary);
     r->t0 = now_seconds();
 }

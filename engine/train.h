@@ -10,6 +10,9 @@
 #include "schedule.h"
 #include "util.h"
 
+/* --augment's values, in train_flags.c's one table of their names. */
+enum { AUGMENT_OFF, AUGMENT_ON, AUGMENT_RRC };
+
 typedef struct {
     const char *model;
     const char *data;       /* a name of dataset_list() (data/data.h) */
@@ -32,7 +35,7 @@ typedef struct {
     int threads;
     const char *device;     /* backend_open's name: "cpu", "cuda", "cuda:N" (engine/backend.h) */
     const char *precision;  /* backend_set_precision's name: "fp32" or "tf32" */
-    int augment;            /* -1: the dataset's default (on for CIFAR-10), 0 off, 1 on */
+    int augment;            /* -1: the dataset's default (on for CIFAR-10), else an AUGMENT_* */
     int train_subset;       /* > 0: use only the first N training images */
     int test_subset;
     bool quiet;             /* no progress line */

@@ -86,14 +86,18 @@ static void *field(FlagParse *ps, const Flag *f) { return (char *)ps + f->at; }
 
 /* ---- setters of the flags a type does not cover ---- */
 
+/* --augment's names, indexed by AUGMENT_*. */
+static const char *const AUGMENT_NAMES[] = {"off", "on", "rrc"};
+
 static int set_augment(FlagParse *ps, const char *v, Error *err)
 {
-    if (strcmp(v, "on") && strcmp(v, "off")) {
-        error_set(err, "%s: '%s' is not on or off", ps->flag, v);
-        return -1;
-    }
-    ps->flags.cfg.augment = strcmp(v, "on") == 0;
-    return 0;
+    for (int k = 0; k < (int)(sizeof AUGMENT_NAMES / sizeof *AUGMENT_NAMES); k++)
+        if (!strcmp(v, AUGMENT_NAMES[k])) {
+            ps->flags.cfg.augment = k;
+            return 0;
+        }
+    error_set(err, "%s: '%s' is not off, on or rrc", ps->flag, v);
+    return -1;
 }
 
 static int set_lr_scaling(FlagParse *ps, const char *v, Error *err)
@@ -213,9 +217,11 @@ static const Flag FLAGS[] = {
      "then cropped from it, at random in training, the centre in evaluation\n"
      "[the images' own size, which must then be one]",
      NULL, INT_TO(CFG(image_size), 8, BB_MAX_IMAGE_SIDE)},
-    {"augment", "on|off",
-     "random crop (pad 4, or within a larger stored image) + horizontal\n"
-     "flip [on for cifar10 and imagefolder]",
+    {"augment", "off|on|rrc",
+     "on: random crop (pad 4, or within a larger stored image; a packed\n"
+     "store: shorter side resized to input/0.875, then cropped) + horizontal\n"
+     "flip; rrc (packed stores): torchvision's RandomResizedCrop + flip\n"
+     "[on for cifar10 and imagefolder]",
      NULL, .set = set_augment},
     {"train-subset", "N", "use N training images spread evenly over the set [all]", NULL,
      INT(CFG(train_subset), 1)},

@@ -1107,7 +1107,7 @@ Test(data, batch_normalization_exact)
     uint32_t idx[2] = {2, 0};
     real out[2 * 12];
     int32_t labels[2];
-    batch_assemble(&s, idx, 2, mean, std, NULL, NULL, out, labels);
+    batch_assemble(&s, idx, 2, mean, std, NULL, NULL, 0, out, labels);
     cr_assert_eq(labels[0], 0);
     cr_assert_eq(labels[1], 2);
     for (int i = 0; i < 2; i++)
@@ -1159,7 +1159,7 @@ Test(data, batch_crop_and_flip_semantics)
     Augment aug = {.random_crop = true, .crop_pad = PAD, .flip = true};
     Rng r;
     rng_seed(&r, 42, 3);
-    batch_assemble(&s, idx, N, mean, std, &aug, &r, out, labels);
+    batch_assemble(&s, idx, N, mean, std, &aug, &r, 0, out, labels);
     bool seen[2 * PAD + 1][2 * PAD + 1][2] = {{{false}}};
     for (int i = 0; i < N; i++) {
         cr_assert_eq(labels[i], 3 - (int)idx[i]);
@@ -1197,14 +1197,14 @@ Test(data, batch_crops_a_larger_stored_image)
     uint32_t idx[N] = {0};
     real *out = malloc(sizeof(real) * N * OH * OW);
     Augment centre = {.out_h = OH, .out_w = OW};
-    batch_assemble(&s, idx, 1, mean, std, &centre, NULL, out, NULL);
+    batch_assemble(&s, idx, 1, mean, std, &centre, NULL, 0, out, NULL);
     for (int y = 0; y < OH; y++)
         for (int x = 0; x < OW; x++)
             cr_assert_eq(out[y * OW + x], (real)s.pixels[(y + 1) * W + x + 2] / (real)255, "centre (%d, %d)", y, x);
     Augment aug = {.out_h = OH, .out_w = OW, .random_crop = true, .crop_pad = 0};
     Rng r;
     rng_seed(&r, 9, 9);
-    batch_assemble(&s, idx, N, mean, std, &aug, &r, out, NULL);
+    batch_assemble(&s, idx, N, mean, std, &aug, &r, 0, out, NULL);
     bool seen[H - OH + 1][W - OW + 1];
     memset(seen, 0, sizeof seen);
     Rng replay;
@@ -1223,7 +1223,7 @@ Test(data, batch_crops_a_larger_stored_image)
     rng_seed(&r, 9, 9);
     augment_skip(&s, &aug, &r, 7);
     real one[OH * OW];
-    batch_assemble(&s, idx, 1, mean, std, &aug, &r, one, NULL);
+    batch_assemble(&s, idx, 1, mean, std, &aug, &r, 0, one, NULL);
     cr_assert_arr_eq(one, out + 7 * OH * OW, sizeof one);
     free(out);
     imageset_free(&s);
@@ -1244,8 +1244,8 @@ Test(data, batch_crop_is_the_same_on_any_thread_count)
     Rng r1, r3;
     rng_seed(&r1, 5, 1);
     rng_seed(&r3, 5, 1);
-    batch_crop(&s, idx, N, &aug, &r1, one, labels_one, 1);
-    batch_crop(&s, idx, N, &aug, &r3, three, labels_three, 3);
+    batch_crop(&s, idx, N, &aug, &r1, 0, one, labels_one, 1);
+    batch_crop(&s, idx, N, &aug, &r3, 0, three, labels_three, 3);
     cr_assert_arr_eq(one, three, bytes, "the crops differ between 1 and 3 threads");
     cr_assert_arr_eq(labels_one, labels_three, sizeof labels_one);
     cr_assert_eq(r1.state, r3.state, "the draws left the generator in another state");
@@ -1265,11 +1265,11 @@ Test(data, batch_augmentation_is_deterministic_per_seed)
     real a[N * C * H * W], b[N * C * H * W], c[N * C * H * W];
     Rng r;
     rng_seed(&r, 5, 0);
-    batch_assemble(&s, idx, N, mean, std, &aug, &r, a, NULL);
+    batch_assemble(&s, idx, N, mean, std, &aug, &r, 0, a, NULL);
     rng_seed(&r, 5, 0);
-    batch_assemble(&s, idx, N, mean, std, &aug, &r, b, NULL);
+    batch_assemble(&s, idx, N, mean, std, &aug, &r, 0, b, NULL);
     rng_seed(&r, 6, 0);
-    batch_assemble(&s, idx, N, mean, std, &aug, &r, c, NULL);
+    batch_assemble(&s, idx, N, mean, std, &aug, &r, 0, c, NULL);
     cr_assert_arr_eq(a, b, sizeof a, "same seed, same batch");
     cr_assert(memcmp(a, c, sizeof a) != 0, "another seed, another batch");
     /* Padding shows as (0 - mean) / std somewhere in a pad-4 crop of 16 images. */
@@ -1289,7 +1289,7 @@ Test(data, batch_flip_mirrors)
     Augment aug = {.flip = true};
     Rng r;
     rng_seed(&r, 1, 1);
-    batch_assemble(&s, idx, N, mean, std, &aug, &r, out, NULL);
+    batch_assemble(&s, idx, N, mean, std, &aug, &r, 0, out, NULL);
     int mirrored = 0, same = 0;
     for (int i = 0; i < N; i++) {
         bool is_same = true, is_mirror = true;

@@ -55,7 +55,7 @@ static void expect_batch(Fixture *f, const BatchJob *job, const char *what)
     const size_t count = (size_t)job->n * 3 * 32 * 32;
     real *want = malloc(count * sizeof *want);
     int32_t want_labels[BATCH], got_labels[BATCH];
-    batch_assemble(job->set, job->idx, job->n, f->mean, f->std, job->aug, job->rng ? &rng : NULL, want,
+    batch_assemble(job->set, job->idx, job->n, f->mean, f->std, job->aug, job->rng ? &rng : NULL, job->epoch, want,
                    want_labels);
     real *got = malloc(count * sizeof *got);
     bk_download(f->bk, got, f->net->input.data, count * sizeof *got);
@@ -80,12 +80,12 @@ static void every_order(int threads)
     for (int i = 0; i < IMAGES; i++) order[i] = (uint32_t)((i * 29 + 7) % IMAGES);
     Rng r[6];
     for (int k = 0; k < 6; k++) rng_seed(&r[k], 3, 100 + (uint64_t)k);
-    BatchJob a = {&f.set, order, BATCH, &f.aug, &r[0]};
-    BatchJob b = {&f.set, order + 16, BATCH, &f.aug, &r[1]};
-    BatchJob c = {&f.set, order + 32, BATCH, &f.aug, &r[2]};
-    BatchJob d = {&f.set, order + 8, 12, &f.aug, &r[3]};
-    BatchJob same_images_other_draws = {&f.set, order + 8, 12, &f.aug, &r[4]};
-    BatchJob centre = {&f.set, order + 3, 5, &f.centre, NULL};
+    BatchJob a = {&f.set, order, BATCH, &f.aug, &r[0], 0};
+    BatchJob b = {&f.set, order + 16, BATCH, &f.aug, &r[1], 0};
+    BatchJob c = {&f.set, order + 32, BATCH, &f.aug, &r[2], 0};
+    BatchJob d = {&f.set, order + 8, 12, &f.aug, &r[3], 0};
+    BatchJob same_images_other_draws = {&f.set, order + 8, 12, &f.aug, &r[4], 0};
+    BatchJob centre = {&f.set, order + 3, 5, &f.centre, NULL, 0};
     load_and_check(&f, &a, &b, "first batch, cropped here");
     load_and_check(&f, &b, &c, "cropped ahead");
     load_and_check(&f, &c, NULL, "cropped ahead, nothing after");
@@ -112,7 +112,7 @@ Test(loader, destroyed_with_a_batch_in_flight)
     for (int i = 0; i < IMAGES; i++) order[i] = (uint32_t)i;
     Rng r;
     rng_seed(&r, 1, 1);
-    BatchJob a = {&f.set, order, BATCH, &f.aug, &r}, b = {&f.set, order + 16, BATCH, &f.aug, &r};
+    BatchJob a = {&f.set, order, BATCH, &f.aug, &r, 0}, b = {&f.set, order + 16, BATCH, &f.aug, &r, 0};
     loader_load(f.loader, &a, &b);
     fixture_close(&f);
 }

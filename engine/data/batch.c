@@ -115,9 +115,13 @@ static void batch_crop_drawn(const ImageSet *set, const uint32_t *idx, int n, co
     }
 }
 
-void batch_crop(const ImageSet *set, const uint32_t *idx, int n, const Augment *aug, Rng *rng, uint8_t *out,
-                int32_t *labels, int threads)
+void batch_crop(const ImageSet *set, const uint32_t *idx, int n, const Augment *aug, Rng *rng, uint64_t epoch,
+                uint8_t *out, int32_t *labels, int threads)
 {
+    if (set->store) {
+        batch_store_crop(set, idx, n, aug, epoch, out, labels, threads);
+        return;
+    }
     enum { CHUNK = 256 };
     CropDraw draws[CHUNK]; /* a chunk of images at a time: nothing allocated */
     for (int from = 0; from < n; from += CHUNK) {
@@ -138,19 +142,21 @@ void batch_normalize(const uint8_t *pixels, int n, int c, size_t hw, const float
 }
 
 void batch_assemble(const ImageSet *set, const uint32_t *idx, int n, const float *mean, const float *std,
-                    const Augment *aug, Rng *rng, real *out, int32_t *labels)
+                    const Augment *aug, Rng *rng, uint64_t epoch, real *out, int32_t *labels)
 {
     const View v = view_of(set, aug);
     const size_t hw = (size_t)v.out_h * (size_t)v.out_w, bytes = (size_t)n * (size_t)set->c * hw;
     uint8_t *pixels = xmalloc(bytes ? bytes : 1, "batch pixels");
-    batch_crop(set, idx, n, aug, rng, pixels, labels, 1);
+    batch_crop(set, idx, n, aug, rng, epoch, pixels, labels, 1);
     batch_normalize(pixels, n, set->c, hw, mean, std, out);
     free(pixels);
 }
 
 void augment_skip(const ImageSet *set, const Augment *aug, Rng *rng, int n)
 {
-    /* Exactly the draws batch_assemble makes for n images, in the same order. */
+    /* Exactly the draws batch_assemble makes for n images, in the same order (a store's
+     * draws are Philox's, none from rng). */
+    if (set->store) return;
     const View v = view_of(set, aug);
     for (int i = 0; i < n; i++) {
         if (v.random_crop) {

@@ -90,6 +90,12 @@ typedef struct {
                          otherwise the centre crop */
     int crop_pad;
     bool flip;        /* horizontal flip with probability 1/2 */
+    /* Sets of a packed store (batch_store.c) are decoded and resized instead: rrc, torchvision's
+     * RandomResizedCrop; otherwise the shorter side resized to out/0.875 and a crop of out at
+     * random (random_crop) or in the centre. Their draws are Philox's at (seed, epoch, image),
+     * none from the Rng. */
+    bool rrc;
+    uint64_t seed;
 } Augment;
 
 /* Writes n images (indices idx) as 8-bit NCHW crops of the network's input size into out
@@ -97,8 +103,16 @@ typedef struct {
  * (deterministic for a seed); NULL aug: the whole image. The crops are split over `threads`
  * (the draws stay in order, so the result does not depend on it). Allocates nothing: the
  * batch loader's thread runs it. */
-void batch_crop(const ImageSet *set, const uint32_t *idx, int n, const Augment *aug, Rng *rng, uint8_t *out,
-                int32_t *labels, int threads);
+void batch_crop(const ImageSet *set, const uint32_t *idx, int n, const Augment *aug, Rng *rng, uint64_t epoch,
+                uint8_t *out, int32_t *labels, int threads);
+/* batch_crop for a packed store's set: decodes each image (only the rows and columns its crop
+ * reads, DCT-scaled when the crop shrinks 2x or more) and resizes it (resample.h). A record that
+ * fails its checksum or does not decode ends the process with a message naming the store and
+ * the record (the loader's thread has no one to return an error to). */
+void batch_store_crop(const ImageSet *set, const uint32_t *idx, int n, const Augment *aug, uint64_t epoch,
+                      uint8_t *out, int32_t *labels, int threads);
+/* One store image's crop into out (CHW, out_h x out_w): 0, or -1 with err naming the record. */
+int store_crop_one(const ImageSet *set, uint32_t i, const Augment *aug, uint64_t epoch, uint8_t *out, Error *err);
 /* The host's normalization of n cropped images of c planes of hw pixels (pixel_normalize,
  * as bk_normalize_pixels does on a device). */
 void batch_normalize(const uint8_t *pixels, int n, int c, size_t hw, const float *mean, const float *std,
@@ -106,7 +120,7 @@ void batch_normalize(const uint8_t *pixels, int n, int c, size_t hw, const float
 /* batch_crop then batch_normalize: the batch as the network sees it, computed on the host
  * (tests, tools). */
 void batch_assemble(const ImageSet *set, const uint32_t *idx, int n, const float *mean,
-                    const float *std, const Augment *aug, Rng *rng, real *out, int32_t *labels);
+                    const float *std, const Augment *aug, Rng *rng, uint64_t epoch, real *out, int32_t *labels);
 /* Advances rng past the augmentation draws of n images of set (a rank's place in the
  * batch). */
 void augment_skip(const ImageSet *set, const Augment *aug, Rng *rng, int n);

@@ -4,6 +4,7 @@
  * normalized the same way without hard-coded constants. */
 #include "data.h"
 #include "cifar_bin.h"
+#include "jpeg_store.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -114,11 +115,68 @@ static int load_fashion(const DataOptions *opt, Dataset *ds, Error *err)
 
 /* ---- image folders (CIFAR-10, ImageNet layout) ---- */
 
+/* root/train.bbjpeg and root/val.bbjpeg (or test), packed by `bigbatch data pack`: true when
+ * both are there (*eval_split gets the second's name). */
+static bool has_stores(const char *root, const char **eval_split)
+{
+    const char *evals[2] = {"val", "test"};
+    char *train = NULL;
+    if (asprintf(&train, "%s/train%s", root, JSTORE_SUFFIX) < 0) return false;
+    bool ok = exists(train);
+    free(train);
+    for (int k = 0; ok && k < 2; k++) {
+        char *p = NULL;
+        if (asprintf(&p, "%s/%s%s", root, evals[k], JSTORE_SUFFIX) < 0) return false;
+        bool here = exists(p);
+        free(p);
+        if (here) {
+            *eval_split = evals[k];
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The two packed stores of root (has_stores), mapped. */
+static int load_stores(const char *root, const char *eval_split, Dataset *ds, Error *err)
+{
+    snprintf(ds->root, sizeof ds->root, "%s", root);
+    const char *splits[2] = {"train", eval_split};
+    ImageSet *sets[2] = {&ds->train, &ds->test};
+    char(*test_names)[32] = xcalloc(MAX_CLASSES, 32, "class names");
+    char(*names[2])[32] = {ds->class_names, test_names};
+    int classes[2] = {0, 0}, rc = 0;
+    for (int k = 0; k < 2 && rc == 0; k++) {
+        char *path = NULL;
+        if (asprintf(&path, "%s/%s%s", root, splits[k], JSTORE_SUFFIX) < 0) {
+            fprintf(stderr, "bigbatch: out of memory building a path\n");
+            exit(3);
+        }
+        rc = jstore_read_set(path, sets[k], names[k], &classes[k], err);
+        if (rc == 0 && classes[k] > MAX_CLASSES) {
+            error_set(err, "%s: %d classes, at most %d supported", path, classes[k], MAX_CLASSES);
+            rc = -1;
+        }
+        free(path);
+    }
+    if (rc == 0 && (classes[0] != classes[1] || memcmp(names[0], names[1], 32 * (size_t)classes[0]) != 0)) {
+        error_set(err, "%s: train%s and %s%s have different classes (%d and %d)", root, JSTORE_SUFFIX, eval_split,
+                  JSTORE_SUFFIX, classes[0], classes[1]);
+        rc = -1;
+    }
+    ds->classes = classes[0];
+    free(test_names);
+    return rc;
+}
+
 /* Reads root/train and root/test (or root/val, ImageNet's name), caching each beside
  * them (root/train.bbimg, or root/train.256.bbimg at --image-size 256) when root is
  * writable. `what` names the data in the one-line "decoding" notice. */
 static int load_folders(const char *root, const char *what, int image_size, bool quiet, Dataset *ds, Error *err)
 {
+    /* packed stores win unless --image-size asks for the decoded cache */
+    const char *eval_split = NULL;
+    if (image_size == 0 && has_stores(root, &eval_split)) return load_stores(root, eval_split, ds, err);
     snprintf(ds->root, sizeof ds->root, "%s", root);
     bool can_cache = access(root, W_OK) == 0;
     if (!can_cache && !quiet) fprintf(stderr, "note: %s is not writable; decoding without a cache\n", root);

@@ -2,258 +2,78 @@
  * in it too). JPEG decoding is slow next to a training step's data needs, so the
  * decoded pixels are written once to a cache file that later runs map into memory
  * (ImageNet at 256x256 is about 250 GB: the page cache holds what fits). Images of
- * different sizes are scaled to one square size on the way (resize.c). libjpeg's
- * default error handling exits the process; a custom error manager turns corrupt
- * files (and libjpeg's "corrupt data" warnings) into an Error naming the file. */
+ * different sizes are scaled to one square size on the way (resize.c). Decoding is
+ * jpeg_io.c's: a corrupt file is an Error naming it, never an exit. */
 #include "imagefolder.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <jpeglib.h>
-
-#include "../input_limits.h"
+#include "folder_list.h"
+#include "jpeg_io.h"
 
 #define MAX_LABELS 65535 /* labels are uint16_t */
 
-/* ---- listing ---- */
-
-typedef struct {
-    char **items;
-    size_t n, cap;
-} Names;
-
-static void names_add(Names *l, const char *s)
-{
-    if (l->n == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 64;
-        l->items = xrealloc(l->items, l->cap * sizeof *l->items, "file name list");
-    }
-    l->items[l->n++] = xstrdup(s);
-}
-
-static void names_free(Names *l)
-{
-    for (size_t i = 0; i < l->n; i++) free(l->items[i]);
-    free(l->items);
-    *l = (Names){0};
-}
-
-static int cmp_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-
-static bool is_jpeg_name(const char *s)
-{
-    const char *dot = strrchr(s, '.');
-    return dot && (strcasecmp(dot, ".jpg") == 0 || strcasecmp(dot, ".jpeg") == 0);
-}
-
-/* Lists the subdirectories (want_dirs) or JPEG files of dir, sorted in strcmp order
- * so that labels do not depend on the locale or the file system. Hidden entries are
- * skipped. */
-static int list_dir(const char *dir, bool want_dirs, Names *out, Error *err)
-{
-    DIR *d = opendir(dir);
-    if (!d) {
-        error_set(err, "%s: %s", dir, strerror(errno));
-        return -1;
-    }
-    for (;;) {
-        errno = 0;
-        struct dirent *e = readdir(d);
-        if (!e) {
-            if (errno) {
-                error_set(err, "%s: %s", dir, strerror(errno));
-                closedir(d);
-                return -1;
-            }
-            break;
-        }
-        if (e->d_name[0] == '.') continue;
-        if (!want_dirs && !is_jpeg_name(e->d_name)) continue;
-        bool is_dir = e->d_type == DT_DIR, is_reg = e->d_type == DT_REG;
-        if (e->d_type == DT_UNKNOWN || e->d_type == DT_LNK) {
-            char *p = path_join(dir, e->d_name);
-            struct stat st;
-            int rc = stat(p, &st);
-            if (rc != 0) error_set(err, "%s: %s", p, strerror(errno));
-            free(p);
-            if (rc != 0) {
-                closedir(d);
-                return -1;
-            }
-            is_dir = S_ISDIR(st.st_mode), is_reg = S_ISREG(st.st_mode);
-        }
-        if (want_dirs ? is_dir : is_reg) names_add(out, e->d_name);
-    }
-    closedir(d);
-    if (out->n) qsort(out->items, out->n, sizeof *out->items, cmp_name);
-    return 0;
-}
-
 /* ---- JPEG decoding ---- */
 
+/* One per decoding thread: the file's bytes and the decoder, reused across files. */
 typedef struct {
-    struct jpeg_error_mgr pub;
-    jmp_buf jump;
-    char msg[JMSG_LENGTH_MAX];
-} JpegErr;
-
-/* Kept off the decoding function's stack so nothing it modifies between setjmp and
- * longjmp is a local variable (whose value longjmp would leave indeterminate). One
- * per decoding thread. */
-typedef struct {
-    struct jpeg_decompress_struct cinfo;
-    JpegErr jerr;
-    uint8_t *file;     /* the compressed bytes, reused across files */
+    JpegDecoder *jpeg;
+    uint8_t *file;
     size_t file_cap;
-    uint8_t *rgb;      /* one decoded image, HWC */
-    size_t rgb_cap;
-    uint8_t *row;      /* one CMYK row */
-    size_t row_cap;
+    JpegImage img;
 } Decoder;
+
+static Decoder *decoder_new(void)
+{
+    Decoder *dec = xcalloc(1, sizeof *dec, "JPEG decoder");
+    dec->jpeg = jpeg_decoder_new();
+    return dec;
+}
 
 static void decoder_free(Decoder *dec)
 {
     if (!dec) return;
+    jpeg_decoder_free(dec->jpeg);
     free(dec->file);
-    free(dec->rgb);
-    free(dec->row);
     free(dec);
 }
 
-static void jpeg_fail(j_common_ptr cinfo)
-{
-    JpegErr *e = (JpegErr *)cinfo->err;
-    (*cinfo->err->format_message)(cinfo, e->msg);
-    longjmp(e->jump, 1);
-}
-
-/* libjpeg reports corrupt data (e.g. a truncated file, which it would pad with grey)
- * as a warning (level -1); an image that is not what was stored must not be trained
- * on silently, so warnings fail like errors. Trace messages (level >= 0) are ignored. */
-static void jpeg_note(j_common_ptr cinfo, int level)
-{
-    if (level < 0) jpeg_fail(cinfo);
-}
-
-static int read_file(const char *path, Decoder *dec, size_t *len, Error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        error_set(err, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    *len = 0;
-    for (;;) {
-        if (*len == dec->file_cap) {
-            dec->file_cap = dec->file_cap ? 2 * dec->file_cap : 65536;
-            dec->file = xrealloc(dec->file, dec->file_cap, "JPEG file");
-        }
-        size_t got = fread(dec->file + *len, 1, dec->file_cap - *len, f);
-        *len += got;
-        if (got == 0) break;
-    }
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
-        error_set(err, "%s: read error", path);
-        return -1;
-    }
-    return 0;
-}
-
-/* Decodes path into dec->rgb (HWC, RGB); *h, *w receive the size. With min_side > 0
+/* Decodes path into dec->img (HWC, RGB); *h, *w receive the size. With min_side > 0
  * libjpeg scales in the DCT by the smallest M/8 that keeps the shorter side at least
  * min_side (several times faster than a full decode of a large photo, and the area
  * filter then shrinks by less than 2x). */
 static int decode_jpeg(const char *path, Decoder *dec, int min_side, int *h, int *w, Error *err)
 {
     size_t len;
-    if (read_file(path, dec, &len, err) != 0) return -1;
-    if (len > ULONG_MAX) {
-        error_set(err, "%s: file too large", path);
-        return -1;
-    }
-    dec->cinfo.err = jpeg_std_error(&dec->jerr.pub);
-    dec->jerr.pub.error_exit = jpeg_fail;
-    dec->jerr.pub.emit_message = jpeg_note;
-    if (setjmp(dec->jerr.jump)) {
-        jpeg_destroy_decompress(&dec->cinfo);
-        error_set(err, "%s: bad JPEG: %s", path, dec->jerr.msg);
-        return -1;
-    }
-    jpeg_create_decompress(&dec->cinfo);
-    jpeg_mem_src(&dec->cinfo, dec->file, (unsigned long)len);
-    jpeg_read_header(&dec->cinfo, TRUE);
-    /* before anything is allocated for it: a header may claim 65500 x 65500 (12 GB of RGB) */
-    if (dec->cinfo.image_width > BB_MAX_IMAGE_SIDE || dec->cinfo.image_height > BB_MAX_IMAGE_SIDE) {
-        error_set(err, "%s: bad JPEG: %u x %u pixels, beyond the %d-pixel side bigbatch reads", path,
-                  (unsigned)dec->cinfo.image_width, (unsigned)dec->cinfo.image_height, BB_MAX_IMAGE_SIDE);
-        jpeg_destroy_decompress(&dec->cinfo);
-        return -1;
-    }
-    /* Grayscale is expanded to 3 equal channels. libjpeg converts CMYK to nothing else, so
-     * it is decoded as CMYK and converted below (ImageNet's training set has 22 such files). */
-    const bool cmyk = dec->cinfo.jpeg_color_space == JCS_CMYK || dec->cinfo.jpeg_color_space == JCS_YCCK;
-    dec->cinfo.out_color_space = cmyk ? JCS_CMYK : JCS_RGB;
+    if (read_whole_file(path, &dec->file, &dec->file_cap, &len, err) != 0) return -1;
+    JpegRegion want = {.eighths = 8};
     if (min_side > 0) {
-        unsigned long shorter = dec->cinfo.image_width < dec->cinfo.image_height ? dec->cinfo.image_width
-                                                                                   : dec->cinfo.image_height;
-        unsigned m = 1;
-        while (m < 8 && (shorter * m + 7) / 8 < (unsigned long)min_side) m++;
-        dec->cinfo.scale_num = m;
-        dec->cinfo.scale_denom = 8;
+        int fw, fh;
+        if (jpeg_size(dec->jpeg, dec->file, len, path, &fw, &fh, err) != 0) return -1;
+        const long shorter = fw < fh ? fw : fh;
+        int m = 1;
+        while (m < 8 && (shorter * m + 7) / 8 < min_side) m++;
+        want.eighths = m;
     }
-    jpeg_start_decompress(&dec->cinfo);
-    size_t ih = dec->cinfo.output_height, iw = dec->cinfo.output_width;
-    if (dec->cinfo.output_components != (cmyk ? 4 : 3) || ih == 0 || iw == 0 || ih > 65535 || iw > 65535) {
-        error_set(err, "%s: bad JPEG: unsupported image (%zux%zu, %d components)", path, ih, iw,
-                  dec->cinfo.output_components);
-        jpeg_destroy_decompress(&dec->cinfo);
+    if (jpeg_decode(dec->jpeg, dec->file, len, path, &want, &dec->img, err) != 0) return -1;
+    if (dec->img.w > 65535 || dec->img.h > 65535) {
+        error_set(err, "%s: bad JPEG: unsupported image (%dx%d)", path, dec->img.w, dec->img.h);
         return -1;
     }
-    if (ih * iw * 3 > dec->rgb_cap) {
-        dec->rgb_cap = ih * iw * 3;
-        dec->rgb = xrealloc(dec->rgb, dec->rgb_cap, "decoded JPEG");
-    }
-    if (cmyk && iw * 4 > dec->row_cap) {
-        dec->row_cap = iw * 4;
-        dec->row = xrealloc(dec->row, dec->row_cap, "CMYK row");
-    }
-    /* Adobe's CMYK JPEGs (the common kind) store inverted values: R = C * K / 255 */
-    const bool inverted = dec->cinfo.saw_Adobe_marker;
-    while (dec->cinfo.output_scanline < ih) {
-        uint8_t *rgb = dec->rgb + (size_t)dec->cinfo.output_scanline * iw * 3;
-        JSAMPROW row = cmyk ? dec->row : rgb;
-        jpeg_read_scanlines(&dec->cinfo, &row, 1);
-        for (size_t x = 0; cmyk && x < iw; x++) {
-            const uint8_t *p = dec->row + 4 * x;
-            unsigned k = inverted ? p[3] : 255u - p[3];
-            for (int c = 0; c < 3; c++) {
-                unsigned v = inverted ? p[c] : 255u - p[c];
-                rgb[3 * x + c] = (uint8_t)((v * k + 127) / 255);
-            }
-        }
-    }
-    jpeg_finish_decompress(&dec->cinfo);
-    jpeg_destroy_decompress(&dec->cinfo);
-    *h = (int)ih;
-    *w = (int)iw;
+    *h = dec->img.h;
+    *w = dec->img.w;
     return 0;
 }
 
-/* Stores the image in dec->rgb (ih x iw) into dst (CHW, h x w: the image_size square,
+/* Stores the image in dec->img (ih x iw) into dst (CHW, h x w: the image_size square,
  * or the native size, which must then be h x w) and adds its pixels to the per-channel
  * sums. first names the file whose size a native-size mismatch is reported against. */
 static int store_image(const Decoder *dec, int ih, int iw, const char *path, int image_size, int h, int w,
@@ -261,7 +81,7 @@ static int store_image(const Decoder *dec, int ih, int iw, const char *path, int
 {
     const size_t hw = (size_t)h * w;
     if (image_size > 0) {
-        image_resize_square(dec->rgb, ih, iw, image_size, dst);
+        image_resize_square(dec->img.rgb, ih, iw, image_size, dst);
     } else if (ih != h || iw != w) {
         error_set(err, "%s: image is %dx%d, but %s is %dx%d (all images must have one size; "
                        "or give --image-size)",
@@ -269,9 +89,9 @@ static int store_image(const Decoder *dec, int ih, int iw, const char *path, int
         return -1;
     } else {
         for (size_t p = 0; p < hw; p++) {
-            dst[p] = dec->rgb[3 * p];
-            dst[hw + p] = dec->rgb[3 * p + 1];
-            dst[2 * hw + p] = dec->rgb[3 * p + 2];
+            dst[p] = dec->img.rgb[3 * p];
+            dst[hw + p] = dec->img.rgb[3 * p + 1];
+            dst[2 * hw + p] = dec->img.rgb[3 * p + 2];
         }
     }
     for (int c = 0; c < 3; c++) pixel_sums_add(dst + c * hw, hw, &sum[c], &sumsq[c]);
@@ -496,36 +316,6 @@ static int dest_commit(Dest *d, const FolderOptions *opt, const CacheHeader *h, 
 
 /* ---- the reader ---- */
 
-/* Lists every image of every class folder, in order, with its label. */
-static int list_images(const char *dir, const Names *classes, Names *files, uint16_t **labels, Error *err)
-{
-    size_t cap = 0;
-    *labels = NULL;
-    for (size_t k = 0; k < classes->n; k++) {
-        char *cdir = path_join(dir, classes->items[k]);
-        Names in = {0};
-        int rc = list_dir(cdir, false, &in, err);
-        for (size_t i = 0; rc == 0 && i < in.n; i++) {
-            char *p = path_join(cdir, in.items[i]);
-            names_add(files, p);
-            free(p);
-            if (files->n > cap) {
-                cap = files->cap;
-                *labels = xrealloc(*labels, cap * sizeof **labels, "labels");
-            }
-            (*labels)[files->n - 1] = (uint16_t)k;
-        }
-        names_free(&in);
-        free(cdir);
-        if (rc != 0) return -1;
-    }
-    if (files->n == 0 || files->n > INT_MAX) {
-        error_set(err, "%s: %s", dir, files->n ? "too many images" : "no .jpg/.jpeg files in any class folder");
-        return -1;
-    }
-    return 0;
-}
-
 /* Decodes files 1..n-1 on all threads into pixels (file 0 is done). On failure err
  * gets the error of the first failing file in folder order, whichever thread met it:
  * a thread skips only files after the earliest failure known so far. */
@@ -536,7 +326,7 @@ static int decode_rest(const Names *files, const FolderOptions *opt, int h, int 
     long fail_at = LONG_MAX;
 #pragma omp parallel
     {
-        Decoder *dec = xcalloc(1, sizeof *dec, "JPEG decoder");
+        Decoder *dec = decoder_new();
         uint64_t s[3] = {0, 0, 0}, sq[3] = {0, 0, 0};
         Error e;
 #pragma omp for schedule(dynamic, 16)
@@ -570,13 +360,13 @@ static int decode_folder(const char *dir, const Names *classes, const FolderOpti
     Names files = {0};
     uint16_t *labels = NULL;
     if (list_images(dir, classes, &files, &labels, err) != 0) {
-        names_free(&files);
+        folder_names_free(&files);
         free(labels);
         return -1;
     }
     /* The first image fixes the size (native) and is decoded before anything is
      * allocated for the rest. */
-    Decoder *dec = xcalloc(1, sizeof *dec, "JPEG decoder");
+    Decoder *dec = decoder_new();
     int ih = 0, iw = 0, rc = decode_jpeg(files.items[0], dec, opt->image_size, &ih, &iw, err);
     const int h = opt->image_size > 0 ? opt->image_size : ih, w = opt->image_size > 0 ? opt->image_size : iw;
     CacheHeader hdr = {.count = (uint32_t)files.n, .c = 3, .h = (uint32_t)h, .w = (uint32_t)w,
@@ -589,7 +379,7 @@ static int decode_folder(const char *dir, const Names *classes, const FolderOpti
                          hdr.sumsq, err);
     decoder_free(dec);
     if (rc == 0) rc = decode_rest(&files, opt, h, w, d.pixels, hdr.sum, hdr.sumsq, err);
-    names_free(&files);
+    folder_names_free(&files);
     if (rc != 0) {
         if (d.pixels) dest_abandon(&d);
         free(labels);
@@ -623,11 +413,11 @@ int imagefolder_read(const char *dir, const FolderOptions *opt, ImageSet *set, c
             error_set(err, "%s: no class folders", dir);
         else
             error_set(err, "%s: %zu class folders, at most %d supported", dir, cls.n, limit);
-        names_free(&cls);
+        folder_names_free(&cls);
         return -1;
     }
     if (decode_folder(dir, &cls, opt, set, err) != 0) {
-        names_free(&cls);
+        folder_names_free(&cls);
         return -1;
     }
     for (size_t k = 0; class_names && k < cls.n; k++) {
@@ -635,6 +425,6 @@ int imagefolder_read(const char *dir, const FolderOptions *opt, ImageSet *set, c
         memcpy(class_names[k], cls.items[k], strnlen(cls.items[k], 31));
     }
     if (classes) *classes = (int)cls.n;
-    names_free(&cls);
+    folder_names_free(&cls);
     return 0;
 }

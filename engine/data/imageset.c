@@ -17,12 +17,32 @@ void imageset_free(ImageSet *set)
     else
         free(set->pixels);
     free(set->labels);
+    free(set->store); /* owns nothing but the mapping, unmapped above */
+    free(set->records);
     *set = (ImageSet){0};
+}
+
+/* A store's subset: the records kept, no pixels to move. */
+static void keep_spread_records(ImageSet *set, int keep)
+{
+    uint32_t *rec = xmalloc(sizeof *rec * (size_t)keep, "record subset");
+    for (int k = 0; k < keep; k++) {
+        size_t src = (size_t)k * (size_t)set->count / (size_t)keep;
+        rec[k] = set->records ? set->records[src] : (uint32_t)src;
+        set->labels[k] = set->labels[src];
+    }
+    free(set->records);
+    set->records = rec;
+    set->count = keep;
 }
 
 void imageset_keep_spread(ImageSet *set, int keep)
 {
     if (keep <= 0 || keep >= set->count) return;
+    if (set->store) { /* the stored statistics stay: the subset is spread over the whole set */
+        keep_spread_records(set, keep);
+        return;
+    }
     size_t item = (size_t)set->c * set->h * set->w;
     /* a mapped set is read-only: the kept images move to memory */
     uint8_t *dst = set->map ? xmalloc((size_t)keep * item, "image subset") : set->pixels;

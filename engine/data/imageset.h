@@ -17,6 +17,11 @@ typedef struct {
     size_t map_len;
     bool has_stats;    /* mean/std below are the set's (a cache stores them) */
     float mean[3], std[3];
+    /* A packed JPEG store's images instead of pixels (jpeg_store.h): pixels is NULL, h x w the
+     * nominal size (max_side square), map/map_len the store's mapping; image i is record
+     * records[i] (records NULL: record i). Freed with the set. */
+    struct JpegStore *store;
+    uint32_t *records;
 } ImageSet;
 
 void imageset_free(ImageSet *set);
