@@ -41,16 +41,17 @@ static void unload(Loaded *l)
 
 int cli_compare(int argc, char **argv)
 {
-    const char *paths[2] = {NULL, NULL}, *model = NULL, *opt = "sgd";
+    const char *paths[2] = {NULL, NULL}, *model = NULL, *opt = NULL;
     double tol = 1e-5;
     int n_paths = 0;
     Error err = {{0}};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help")) {
-            printf("usage: bigbatch compare A.safetensors B.safetensors --model NAME [--opt NAME] [--tol X]\n"
+            printf("usage: bigbatch compare A.safetensors B.safetensors [--model NAME] [--opt NAME] [--tol X]\n"
                    "Prints, per parameter tensor, max |a - b| / max |a|, and exits 1 when the largest\n"
-                   "exceeds --tol [1e-5]. --opt names the optimizer the checkpoints were saved with [sgd].\n");
+                   "exceeds --tol [1e-5]. The model and optimizer are read from A's metadata (as saved\n"
+                   "by train --save); --model and --opt, when given, must match it.\n");
             return 0;
         }
         bool has_value = i + 1 < argc;
@@ -67,10 +68,17 @@ int cli_compare(int argc, char **argv)
             return 2;
         }
     }
-    if (n_paths != 2 || !model) {
-        fprintf(stderr, "bigbatch compare: give two checkpoints and --model (bigbatch compare --help)\n");
+    if (n_paths != 2) {
+        fprintf(stderr, "bigbatch compare: give two checkpoints (bigbatch compare --help)\n");
         return 2;
     }
+    char saved_model[64], saved_opt[64];
+    if (checkpoint_describe(paths[0], saved_model, sizeof saved_model, saved_opt, sizeof saved_opt, &err) != 0) {
+        fprintf(stderr, "bigbatch compare: %s\n", err.msg);
+        return 2;
+    }
+    model = model ? model : saved_model;
+    opt = opt ? opt : saved_opt;
     Backend *bk = backend_create(1);
     Loaded a = {0}, b = {0};
     int status = 0;

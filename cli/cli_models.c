@@ -19,7 +19,7 @@ int cli_models(int argc, char **argv)
            "GMACs/img", "GFLOPs/img", "description");
     for (int i = 0; i < n; i++) {
         Error err;
-        Net *net = model_build(m[i].name, bk, 0, 1, &err);
+        Net *net = model_build_shapes(m[i].name, bk, 0, &err);
         if (!net) {
             fprintf(stderr, "bigbatch models: %s\n", err.msg);
             backend_destroy(bk);

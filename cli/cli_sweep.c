@@ -332,6 +332,7 @@ int cli_runs(int argc, char **argv)
 static const char REPORT_USAGE[] =
     "usage: bigbatch report FILE [--scale S] [--db PATH] [--format md|csv] [--html DIR [--plots DIR]]\n"
     "       bigbatch report --all [--experiments DIR] [--archive DIR] [--out DIR] [--html DIR] [--plots DIR]\n"
+    "                             [--readme FILE]\n"
     "                             [--bench DIR] [--performance TEMPLATE]\n"
     "The paper-style table of an experiment: one row per grid cell (mean and spread over\n"
     "repeats, diverged cells marked), the best over the file's tuned axes for each value of\n"
@@ -343,7 +344,8 @@ static const char REPORT_USAGE[] =
     "[OUT: docs], OUT/benchmarks.md: the dated make bench outputs of --bench\n"
     "[bench/results], verbatim, and OUT/performance.md: --performance\n"
     "[bench/performance.md.in] with its {{table|line|block FILE \"TEXT\"}} lines filled from\n"
-    "them. --plots: the gnuplot scripts (as bigbatch plot).\n"
+    "them. --plots: the gnuplot scripts (as bigbatch plot). The demo's archive also makes\n"
+    "OUT/headline.md, put between the headline markers of --readme [README.md].\n"
     "--html DIR: a self-contained page DIR/<experiment>.html (FILE: instead of the Markdown;\n"
     "--all: besides results.md, a page per archived experiment and DIR/index.html): the\n"
     "tables, the figures as inline SVG, every run's state, final metrics, loss curve and layer\n"
@@ -353,11 +355,11 @@ static const char REPORT_USAGE[] =
 static int report_all(int argc, char **argv)
 {
     ResultsDocsOptions o = {"experiments", "results/archive", "docs", NULL, NULL, "bench/results",
-                            "bench/performance.md.in"};
+                            "bench/performance.md.in", "README.md"};
     const ValueOption opts[] = {{"--experiments", &o.experiments}, {"--archive", &o.archive},
                                 {"--out", &o.out},                 {"--plots", &o.plots_dir},
                                 {"--html", &o.html_dir},           {"--bench", &o.bench},
-                                {"--performance", &o.performance}};
+                                {"--performance", &o.performance}, {"--readme", &o.readme}};
     int kept = 0; /* argv without --all */
     for (int i = 0; i < argc; i++)
         if (strcmp(argv[i], "--all")) argv[kept++] = argv[i];

@@ -48,7 +48,7 @@ static void usage(FILE *f)
     fprintf(f, "bigbatch %s: large-batch training experiments (LARS, LARC) on the CPU\n\nusage: bigbatch <command> "
                "[options]\n\ncommands:\n",
             bigbatch_version());
-    for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-9s %s\n", COMMANDS[i].name, COMMANDS[i].help);
+    for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-11s %s\n", COMMANDS[i].name, COMMANDS[i].help);
 }
 
 int main(int argc, char **argv)

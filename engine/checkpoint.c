@@ -693,3 +693,22 @@ done:
     loader_free(&ld);
     return rc;
 }
+
+int checkpoint_describe(const char *path, char *model, size_t model_len, char *optname, size_t opt_len, Error *err)
+{
+    Loader ld = {.path = path};
+    int rc = -1;
+    if (read_header(&ld, err) == 0 && parse_header(&ld, err) == 0) {
+        const cJSON *meta = cJSON_GetObjectItemCaseSensitive(ld.root, "__metadata__");
+        const char *m = cJSON_IsObject(meta) ? meta_string(path, meta, "model", err) : NULL;
+        const char *o = m ? meta_string(path, meta, "optimizer", err) : NULL;
+        if (!cJSON_IsObject(meta)) error_set(err, "%s: not a bigbatch checkpoint (no __metadata__)", path);
+        if (o) {
+            snprintf(model, model_len, "%s", m);
+            snprintf(optname, opt_len, "%s", o);
+            rc = 0;
+        }
+    }
+    loader_free(&ld);
+    return rc;
+}

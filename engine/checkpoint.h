@@ -26,5 +26,7 @@ int checkpoint_save(const char *path, const Net *net, const Optimizer *opt,
 /* Loads into an already built net and optimizer of the same model; every tensor
  * must be present with the right shape (the error names the missing one). */
 int checkpoint_load(const char *path, Net *net, Optimizer *opt, TrainPosition *pos, Error *err);
+/* The model and optimizer a checkpoint was saved with (its __metadata__), without loading it. */
+int checkpoint_describe(const char *path, char *model, size_t model_len, char *optname, size_t opt_len, Error *err);
 
 #endif

@@ -203,7 +203,7 @@ char *model_names(char *buf, size_t len, const char *sep)
     return name_table_join(NAMES, buf, len, sep, sep);
 }
 
-Net *model_build(const char *name, Backend *bk, int classes, uint64_t seed, Error *err)
+Net *model_build_shapes(const char *name, Backend *bk, int classes, Error *err)
 {
     const ModelInfo *info = model_find(name);
     if (!info) {
@@ -215,6 +215,12 @@ Net *model_build(const char *name, Backend *bk, int classes, uint64_t seed, Erro
     Net *net = net_create(info->name, bk, info->in_c, info->in_h, info->in_w);
     info->build(net, classes);
     net_finalize(net);
-    net_init_params(net, seed);
+    return net;
+}
+
+Net *model_build(const char *name, Backend *bk, int classes, uint64_t seed, Error *err)
+{
+    Net *net = model_build_shapes(name, bk, classes, err);
+    if (net) net_init_params(net, seed);
     return net;
 }

@@ -22,5 +22,8 @@ char *model_names(char *buf, size_t len, const char *sep);
  * outputs (0: the model's default). NULL with err set ("unknown model 'x' (known:
  * ...)") for an unknown name, before bk is touched (it may then be NULL). */
 Net *model_build(const char *name, Backend *bk, int classes, uint64_t seed, Error *err);
+/* The same net with its parameters left as allocated (not initialised): for counting
+ * parameters and FLOPs, which read shapes only (bigbatch models answers at once). */
+Net *model_build_shapes(const char *name, Backend *bk, int classes, Error *err);
 
 #endif

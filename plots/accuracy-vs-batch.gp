@@ -1,6 +1,7 @@
 # accuracy-vs-batch: the metric against the batch size (log2 axis), one line per value of the
 # other grid axes (e.g. opt = sgd, lars), each point the best cell over the tuned axes; groups
-# where every tuned value diverged as an x at the bottom; the paper's numbers as hollow circles,
+# where every tuned value diverged as an x at the bottom, points with seeds that collapsed to
+# chance ringed by a square; the paper's numbers as hollow circles,
 # on our axes at the scale they apply to, or in a panel of their own beside ours (beside = 1:
 # a proxy run on other data, whose accuracy is not comparable point for point).
 #
@@ -34,7 +35,9 @@ set logscale x 2
 
 datafile = dir.'/'.kind.'.dat'
 paperfile = dir.'/'.kind.'-paper.dat'
-ours(s) = (strcol(4) eq 'ok' ? column(2) : NaN)
+ours(s) = (strcol(4) eq 'ok' || strcol(4) eq 'collapsed' ? column(2) : NaN)
+coll(s) = (strcol(4) eq 'collapsed' ? column(2) : NaN)
+if (!exists("ncollapsed")) ncollapsed = 0
 div(s) = (strcol(4) eq 'diverged' ? ydiv : NaN)
 pok(s) = (strcol(3) eq 'ok' ? column(2) : NaN)
 pdiv(s, y) = (strcol(3) eq 'diverged' ? y : NaN)
@@ -60,7 +63,9 @@ if (divband) {
 if (beside) {
     plot for [i=1:nseries] datafile index (i-1) using 1:(ours(0)):3 with yerrorlines lc i lw 2.5 pt 7 ps 1.6 title stitle[i], \
          for [i=1:nseries] datafile index (i-1) using 1:(div(0)) with points lc i pt 2 ps 2.5 lw 3 \
-             title (i == 1 && ndiverged > 0 ? 'diverged' : '')
+             title (i == 1 && ndiverged > 0 ? 'diverged' : ''), \
+         for [i=1:nseries] datafile index (i-1) using 1:(coll(0)) with points lc i pt 4 ps 3 lw 2 \
+             title (i == 1 && ncollapsed > 0 ? 'seeds collapsed to chance' : '')
     unset object 1
     unset label 1
     set title papertitle
@@ -80,6 +85,8 @@ if (beside) {
     plot for [i=1:nseries] datafile index (i-1) using 1:(ours(0)):3 with yerrorlines lc i lw 2.5 pt 7 ps 1.6 title stitle[i], \
          for [i=1:nseries] datafile index (i-1) using 1:(div(0)) with points lc i pt 2 ps 2.5 lw 3 \
              title (i == 1 && ndiverged > 0 ? 'diverged' : ''), \
+         for [i=1:nseries] datafile index (i-1) using 1:(coll(0)) with points lc i pt 4 ps 3 lw 2 \
+             title (i == 1 && ncollapsed > 0 ? 'seeds collapsed to chance' : ''), \
          for [j=1:npaper] paperfile index (j-1) using ($1*1.06):(pok(0)) with linespoints lc pcolor[j] dt 3 lw 1.5 pt 6 ps 2 \
              title ptitle[j], \
          for [j=1:npaper] paperfile index (j-1) using ($1*1.06):(pdiv(0, ydiv)) with points lc pcolor[j] pt 6 ps 2 lw 2 notitle

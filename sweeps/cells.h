@@ -18,7 +18,7 @@ typedef struct {
     double value;       /* the metric (NAN without one) */
 } CellRun;
 
-typedef struct {
+typedef struct Cell {
     cJSON *cell;        /* {"batch": "512", ...} in file order */
     char *label;
     int runs, complete, diverged, failed, waiting;

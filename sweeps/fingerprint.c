@@ -99,11 +99,13 @@ int fingerprint_stamp(const char *db, const Fingerprint *fp, Error *err)
 {
     Store s;
     if (store_open(&s, db, false, err) != 0) return -1;
-    const char *keys[] = {"engine_version", "numerics_fingerprint", "fingerprint_platform"};
-    const char *vals[] = {bigbatch_version(), fp->hex, fp->platform};
+    char cores[16];
+    snprintf(cores, sizeof cores, "%ld", sysconf(_SC_NPROCESSORS_ONLN));
+    const char *keys[] = {"engine_version", "numerics_fingerprint", "fingerprint_platform", "host_cores"};
+    const char *vals[] = {bigbatch_version(), fp->hex, fp->platform, cores};
     sqlite3_stmt *st;
     int rc = store_prepare(&s, &st, "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)", err);
-    for (int i = 0; i < 3 && rc == 0; i++) {
+    for (int i = 0; i < 4 && rc == 0; i++) {
         sqlite3_bind_text(st, 1, keys[i], -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, vals[i], -1, SQLITE_STATIC);
         rc = store_step_done(&s, st, "recording the fingerprint", err);

@@ -17,7 +17,8 @@ typedef struct {
 /* Trains the fixed runs (LeNet on Fashion-MNIST's first 1,024 images, 8 steps of momentum
  * SGD and 8 of LARS, one thread) in this process; scratch files in $TMPDIR. */
 int fingerprint_compute(Fingerprint *fp, Error *err);
-/* Writes it, with this engine's version, into the database's meta table. */
+/* Writes it, with this engine's version and the machine's core count (what the README's
+ * demo time was measured on), into the database's meta table. */
 int fingerprint_stamp(const char *db, const Fingerprint *fp, Error *err);
 /* What a database's meta says (empty strings when it was never stamped): 0, or -1 with err. */
 int fingerprint_read(const char *db, Fingerprint *fp, char *engine, size_t engine_len, Error *err);

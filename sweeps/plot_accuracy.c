@@ -52,7 +52,7 @@ int fig_accuracy(Plot *p, Error *err)
     StrList series = {0}, pseries = {0};
     Point *pts = xcalloc((size_t)n_groups, sizeof *pts, "plot points");
     Point *paper = xcalloc((size_t)(exp->n_paper_rows > 0 ? exp->n_paper_rows : 1), sizeof *paper, "plot points");
-    int n = 0, n_paper = 0, n_div = 0, rc = 0;
+    int n = 0, n_paper = 0, n_div = 0, n_collapsed = 0, rc = 0;
     FILE *dat = NULL, *vars = NULL;
     char dat_path[1200], vars_path[1200], key[256], buf[512];
     for (int g = 0; g < n_groups; g++) {
@@ -70,7 +70,9 @@ int fig_accuracy(Plot *p, Error *err)
         pt->std = gr->best && isfinite(gr->best->std) ? gr->best->std * scale : 0;
         if (gr->best) cell_keys(exp, c->cell, false, true, NULL, pt->note, sizeof pt->note);
         if (!pt->note[0]) snprintf(pt->note, sizeof pt->note, "%s", pt->diverged ? "diverged" : "-");
+        pt->collapsed = gr->best && gr->best->collapsed > 0;
         n_div += pt->diverged;
+        n_collapsed += pt->collapsed;
     }
     if (n == 0) {
         fprintf(p->warn, "bigbatch plot: %s skipped: no cell of %s has ended yet\n", kind, exp->name);
@@ -119,12 +121,15 @@ int fig_accuracy(Plot *p, Error *err)
     YRange ours_y = y_range(exp, pts, n, paper, n_shared), paper_y = y_range(exp, paper, n_paper, NULL, 0);
 
     if (!(dat = open_out(p, kind, ".dat", dat_path, sizeof dat_path, err))) goto fail;
-    data_header(p, dat, kind, "batch, metric (mean over repeats), std, ok|diverged, the best cell's tuned values");
+    data_header(p, dat, kind,
+                "batch, metric (mean over repeats), std, ok|collapsed (some seed at chance)|diverged, the best cell's "
+                "tuned values");
     for (int s = 0; s < series.n; s++) {
         fprintf(dat, "%s# series %d: %s\n", s ? "\n\n" : "", s + 1, series.v[s][0] ? series.v[s] : "ours");
         for (int i = 0; i < n; i++) {
             if (pts[i].series != s) continue;
-            fprintf(dat, "%.10g %.6g %.6g %s ", pts[i].batch, pts[i].value, pts[i].std, pts[i].diverged ? "diverged" : "ok");
+            fprintf(dat, "%.10g %.6g %.6g %s ", pts[i].batch, pts[i].value, pts[i].std,
+                    pts[i].diverged ? "diverged" : pts[i].collapsed ? "collapsed" : "ok");
             data_label(dat, pts[i].note);
             fputc('\n', dat);
         }
@@ -181,7 +186,7 @@ int fig_accuracy(Plot *p, Error *err)
     write_batch_tics(vars, "p", paper, n_paper, NULL, 0);
     write_y_range(vars, "", &ours_y);
     write_y_range(vars, "p", &paper_y);
-    fprintf(vars, "ndiverged = %d\n", n_div);
+    fprintf(vars, "ndiverged = %d\nncollapsed = %d\n", n_div, n_collapsed);
     rc = plot_finish(p, kind, dat, dat_path, vars, vars_path, err);
     dat = vars = NULL;
     goto out;

@@ -42,6 +42,7 @@ typedef struct {
     double batch;
     double value, std;  /* scaled; NAN when diverged */
     bool diverged;
+    bool collapsed;     /* some seed of the cell ended at the chance level */
     int extra;          /* steps-to-target: the epoch */
     char note[160];     /* the cell: best tuned values */
 } Point;

@@ -54,6 +54,8 @@ static void format_result(const Cell *c, char *out, size_t len)
     else snprintf(out, len, "%s", num);
 }
 
+void report_cell_result(const Cell *c, char *out, size_t len) { format_result(c, out, len); }
+
 static void format_diff(const Cell *c, const char *paper, char *out, size_t len)
 {
     char *end;

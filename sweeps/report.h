@@ -24,4 +24,8 @@ typedef struct {
  * paper's number beside it. 0, or -1 with err. */
 int report_write(FILE *out, const ReportRequest *r, Error *err);
 
+/* A cell's result as the tables show it: "0.8712 ± 0.0041 (3 seeds)", "0.1000 (collapsed)", ... */
+struct Cell;
+void report_cell_result(const struct Cell *c, char *out, size_t len);
+
 #endif

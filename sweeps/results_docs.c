@@ -17,6 +17,7 @@
 #include "cells.h"
 #include "fingerprint.h"
 #include "fragile.h"
+#include "headline.h"
 #include "bench_page.h"
 #include "html.h"
 #include "experiment.h"
@@ -64,6 +65,7 @@ typedef struct {
     FILE *index;     /* the list items of html_dir/index.html (NULL: no HTML) */
     double seed_spread;  /* the demo archive's (fragile.h); NAN when it has no repeats */
     char reference[17];  /* the demo archive's numerics fingerprint ("" when none) */
+    char *demo_db;       /* the demo's archive restored in work/ (NULL: not archived) */
 } Docs;
 
 /* Moves the images drawn into `dir` to work/figures/<name>-<figure>.<ext>; links the PNGs
@@ -194,11 +196,28 @@ static void read_demo(Docs *d)
             cells_close(&demo);
         }
         if (fingerprint_read(db, &fp, NULL, 0, &err) == 0) snprintf(d->reference, sizeof d->reference, "%s", fp.hex);
+        d->demo_db = db; /* for the headline; removed with work/ */
+    } else {
+        free(db);
     }
-    unlink(db);
     free(dump);
-    free(db);
     free(ini);
+}
+
+/* work/headline.md: the README's headline block from the demo's archive (headline.h). */
+static int write_headline(const Docs *d, Error *err)
+{
+    char *path = path_join(d->work, "headline.md"), *ini = path_join(d->o->experiments, SEED_SPREAD_EXPERIMENT ".ini");
+    FILE *out = fopen(path, "w");
+    int rc = out ? headline_write(out, ini, d->demo_db, err) : -1;
+    if (!out) error_set(err, "%s: cannot create: %s", path, strerror(errno));
+    if (out && fclose(out) != 0 && rc == 0) {
+        error_set(err, "%s: write error: %s", path, strerror(errno));
+        rc = -1;
+    }
+    free(path);
+    free(ini);
+    return rc;
 }
 
 static void write_header(Docs *d)
@@ -311,6 +330,12 @@ static int publish(Docs *d, Error *err)
     if (rc != 0) return -1;
     if (d->o->bench && publish_file(d, "benchmarks.md", err) != 0) return -1;
     if (d->o->bench && d->o->performance && publish_file(d, "performance.md", err) != 0) return -1;
+    if (d->demo_db) {
+        char *block = path_join(d->o->out, "headline.md");
+        int spliced = publish_file(d, "headline.md", err) || (d->o->readme && headline_splice(d->o->readme, block, err));
+        free(block);
+        if (spliced) return -1;
+    }
     return publish_file(d, "results.md", err);
 }
 
@@ -384,6 +409,7 @@ int results_docs_write(const ResultsDocsOptions *o, FILE *progress, Error *err)
             }
         }
         if (missing) fclose(missing);
+        if (rc == 0 && d.demo_db) rc = write_headline(&d, err);
         if (rc == 0 && missing_len)
             fprintf(d.page, "\n## Not archived\n\nThese experiment files have no archive in %s, so no results here:\n\n%s",
                     o->archive, missing_text);
@@ -400,6 +426,7 @@ int results_docs_write(const ResultsDocsOptions *o, FILE *progress, Error *err)
         free(index_items);
     }
     remove_tree(d.work);
+    free(d.demo_db);
     free(page);
     free(d.figures);
     free(d.work);

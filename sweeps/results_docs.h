@@ -18,6 +18,8 @@ typedef struct {
     const char *html_dir;    /* also html_dir/<name>.html per experiment and html_dir/index.html; NULL: not */
     const char *bench;       /* folder of dated `make bench` outputs (*.txt): out/benchmarks.md; NULL: none */
     const char *performance; /* with bench: the template of out/performance.md (bench_page.h); NULL: none */
+    const char *readme;      /* the demo's archive also makes out/headline.md, spliced into this file's
+                                headline block (headline.h); NULL: not */
 } ResultsDocsOptions;
 
 /* 0, or -1 with err. Progress lines (one per experiment) go to `progress`. The pages and the
