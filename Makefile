@@ -225,8 +225,9 @@ clean:
 # linear scaling rule + warm-up against LARS over batch sizes, on Fashion-MNIST. Runs the
 # sweep (a rerun resumes), prints the report and draws the figures.
 DEMO := lars-vs-linear-scaling
+# SEEDS=N: N seeds a cell instead of the file's three (SEEDS=1: a first look, no spread).
 demo: deps bin/bigbatch
-	bin/bigbatch sweep experiments/$(DEMO).ini --workers 2
+	bin/bigbatch sweep experiments/$(DEMO).ini --workers 2 $(if $(SEEDS),--repeats $(SEEDS))
 	@echo
 	bin/bigbatch report experiments/$(DEMO).ini
 	@echo

@@ -332,7 +332,7 @@ int cli_runs(int argc, char **argv)
 static const char REPORT_USAGE[] =
     "usage: bigbatch report FILE [--scale S] [--db PATH] [--format md|csv] [--html DIR [--plots DIR]]\n"
     "       bigbatch report --all [--experiments DIR] [--archive DIR] [--out DIR] [--html DIR] [--plots DIR]\n"
-    "                             [--readme FILE]\n"
+    "                             [--readme FILE] [--results DIR]\n"
     "                             [--bench DIR] [--performance TEMPLATE]\n"
     "The paper-style table of an experiment: one row per grid cell (mean and spread over\n"
     "repeats, diverged cells marked), the best over the file's tuned axes for each value of\n"
@@ -346,6 +346,8 @@ static const char REPORT_USAGE[] =
     "[bench/performance.md.in] with its {{table|line|block FILE \"TEXT\"}} lines filled from\n"
     "them. --plots: the gnuplot scripts (as bigbatch plot). The demo's archive also makes\n"
     "OUT/headline.md, put between the headline markers of --readme [README.md].\n"
+    "--results DIR: read your own DIR/<experiment>.db instead of the archives (then give\n"
+    "--out and --readme elsewhere, or the docs become your results).\n"
     "--html DIR: a self-contained page DIR/<experiment>.html (FILE: instead of the Markdown;\n"
     "--all: besides results.md, a page per archived experiment and DIR/index.html): the\n"
     "tables, the figures as inline SVG, every run's state, final metrics, loss curve and layer\n"
@@ -354,12 +356,14 @@ static const char REPORT_USAGE[] =
 /* `bigbatch report --all ...` (results_docs.h) */
 static int report_all(int argc, char **argv)
 {
-    ResultsDocsOptions o = {"experiments", "results/archive", "docs", NULL, NULL, "bench/results",
-                            "bench/performance.md.in", "README.md"};
+    ResultsDocsOptions o = {.experiments = "experiments", .archive = "results/archive", .out = "docs",
+                            .bench = "bench/results", .performance = "bench/performance.md.in",
+                            .readme = "README.md"};
     const ValueOption opts[] = {{"--experiments", &o.experiments}, {"--archive", &o.archive},
                                 {"--out", &o.out},                 {"--plots", &o.plots_dir},
                                 {"--html", &o.html_dir},           {"--bench", &o.bench},
-                                {"--performance", &o.performance}, {"--readme", &o.readme}};
+                                {"--performance", &o.performance}, {"--readme", &o.readme},
+                                {"--results", &o.results_dir}};
     int kept = 0; /* argv without --all */
     for (int i = 0; i < argc; i++)
         if (strcmp(argv[i], "--all")) argv[kept++] = argv[i];

@@ -488,11 +488,28 @@ static void write_marked(FILE *out, const ReportRequest *r, const CellsData *d, 
     if (exp->findings[0]) m->para(out, "What it shows.", exp->findings);
 }
 
+/* The one table a dashboard shows: the best per group when the file tunes, else every cell;
+ * and the runs' states counted. */
+static void write_headline_table(FILE *out, const CellsData *d, const Markup *m, double spread)
+{
+    int n[4] = {0};
+    for (int i = 0; i < d->set.n_cells; i++) {
+        const Cell *c = &d->set.cells[i];
+        n[0] += c->complete - c->collapsed, n[1] += c->collapsed, n[2] += c->diverged, n[3] += c->failed;
+    }
+    char counts[160];
+    snprintf(counts, sizeof counts, "%d complete, %d collapsed, %d diverged, %d failed.", n[0], n[1], n[2], n[3]);
+    m->para(out, "Runs:", counts);
+    if (d->exp.n_tuned) write_best(out, &d->set, m);
+    else write_cells(out, &d->set, m, spread);
+}
+
 int report_write(FILE *out, const ReportRequest *r, Error *err)
 {
     CellsData d;
     if (cells_open(&d, r->file, r->scale, r->db, err) != 0) return -1;
-    if (r->format == REPORT_CSV) write_csv(out, &d.set);
+    if (r->headline_only) write_headline_table(out, &d, r->format == REPORT_HTML ? &HTML : &MARKDOWN, r->seed_spread);
+    else if (r->format == REPORT_CSV) write_csv(out, &d.set);
     else write_marked(out, r, &d, r->format == REPORT_HTML ? &HTML : &MARKDOWN);
     cells_close(&d);
     return 0;

@@ -1,6 +1,7 @@
 /* `bigbatch report`: the paper-style table of an experiment from its results database. */
 #ifndef BB_REPORT_H
 #define BB_REPORT_H
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "util.h"
@@ -17,6 +18,7 @@ typedef struct {
     int heading;          /* level of the title: 1 for "# " (<h1>), 2 for "## " (<h2>) inside a page */
     double seed_spread;   /* > 0: the demo's measured seed spread (fragile.h), for single-seed tables */
     const char *reference_fingerprint; /* the demo archive's numerics fingerprint, or NULL */
+    bool headline_only;   /* only the headline table: the best per group, or every cell (dashboards) */
 } ReportRequest;
 
 /* One row per grid cell (mean and spread over repeats, diverged cells marked) and, when the

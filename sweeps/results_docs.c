@@ -100,16 +100,47 @@ static int move_figures(Docs *d, const char *dir, const char *name, Error *err)
 }
 
 /* The experiment's HTML page, and its line in the index. */
+/* A figure as an <img> whose source is the SVG itself (a data: URL, every byte but letters
+ * and digits percent-encoded), so the index stays one self-contained file. */
+static void write_thumbnail(FILE *out, const char *svg, const char *name, const char *href)
+{
+    FILE *f = fopen(svg, "rb");
+    if (!f) return;
+    fprintf(out, "<a href=\"%s.html\"><img class=\"thumb\" alt=\"%s\" src=\"data:image/svg+xml,", href, name);
+    int c;
+    while ((c = getc(f)) != EOF) {
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) putc(c, out);
+        else fprintf(out, "%%%02X", c);
+    }
+    fclose(f);
+    fprintf(out, "\"></a>\n");
+}
+
+/* The page of one experiment, and its entry of the index: title, scale, where the data came
+ * from, the runs' states, its headline table and a thumbnail of its first figure. */
 static int write_html_page(Docs *d, const FigureDraw *f, const char *dump, const char *svg_dir, const Experiment *exp,
                            Error *err)
 {
     HtmlReportRequest h = {f->file, f->scale, f->db, dump, f->plots_dir, d->o->html_dir, svg_dir, d->seed_spread,
                            d->reference[0] ? d->reference : NULL};
     if (report_html_write(&h, NULL, err) != 0) return -1;
-    fprintf(d->index, "<li><a href=\"%s.html\">", exp->name);
+    fprintf(d->index, "<section><h2><a href=\"%s.html\">", exp->name);
     html_escape(d->index, exp->title[0] ? exp->title : exp->name);
-    fprintf(d->index, "</a> (%s, %s scale)</li>\n", exp->name, f->scale);
-    return 0;
+    fprintf(d->index, "</a></h2>\n<p><code>%s</code>, %s scale, from <code>", exp->name, f->scale);
+    html_escape(d->index, dump);
+    fprintf(d->index, "</code></p>\n");
+    if (exp->n_figures > 0) {
+        char svg_name[128];
+        snprintf(svg_name, sizeof svg_name, "%s.svg", exp->figures[0]);
+        char *svg = path_join(svg_dir, svg_name);
+        write_thumbnail(d->index, svg, exp->figures[0], exp->name);
+        free(svg);
+    }
+    ReportRequest r = {.file = f->file, .scale = f->scale, .db = f->db, .format = REPORT_HTML, .heading = 3,
+                       .seed_spread = d->seed_spread, .headline_only = true};
+    int rc = report_write(d->index, &r, err);
+    fprintf(d->index, "</section>\n");
+    return rc;
 }
 
 /* html_dir/index.html: a link to every page (written beside and renamed into place). */
@@ -120,10 +151,14 @@ static int write_html_index(const ResultsDocsOptions *o, const char *items, Erro
     int rc = f ? 0 : -1;
     if (f) {
         fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>bigbatch results</title>"
-                   "</head>\n<body style=\"font-family:sans-serif;max-width:900px;margin:2em auto\">\n"
-                   "<h1>bigbatch results</h1>\n<p>One page per experiment with archived results (");
-        html_escape(f, o->archive);
-        fprintf(f, "), made by <code>bigbatch report --all --html</code>.</p>\n<ul>\n%s</ul>\n</body></html>\n", items);
+                   "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto}section{border-top:1px solid "
+                   "#ccc;overflow:auto;padding-bottom:1em}img.thumb{float:right;width:360px;margin-left:1em}"
+                   "table{border-collapse:collapse;font-size:90%%}td,th{border:1px solid #ddd;padding:2px 6px}"
+                   "</style></head>\n<body>\n<h1>bigbatch results</h1>\n<p>Every experiment with results in <code>");
+        html_escape(f, o->results_dir ? o->results_dir : o->archive);
+        fprintf(f, "</code> (%s): its headline table, how its runs ended and its first figure; the title opens its "
+                   "page. Made by <code>bigbatch report --all --html</code>.</p>\n%s</body></html>\n",
+                o->results_dir ? "your own results databases" : "the archived results", items);
         rc = fclose(f) == 0 ? 0 : -1;
     }
     if (rc == 0 && rename(part, path) != 0) rc = -1;
@@ -150,15 +185,18 @@ static int write_experiment(Docs *d, const char *ini, FILE *missing, Error *err)
     char *dump_name = xmalloc(len, "archive name"), *db_name = xmalloc(len, "database name");
     snprintf(dump_name, len, "%s.sql.gz", exp.name);
     snprintf(db_name, len, "%s.db", exp.name);
-    char *dump = path_join(d->o->archive, dump_name), *db = path_join(d->work, db_name);
+    /* the data: an archive restored into work/, or the user's own database as it is */
+    const char *own = d->o->results_dir;
+    char *dump = own ? path_join(own, db_name) : path_join(d->o->archive, dump_name),
+         *db = own ? xstrdup(dump) : path_join(d->work, db_name);
     const char *scale = NULL;
     if (access(dump, F_OK) != 0) {
         fprintf(missing, "- `%s/%s`: %s\n", d->o->experiments, ini, exp.title[0] ? exp.title : exp.name);
         rc = 1;
-    } else if (archive_restore(dump, db, err) != 0 || !(scale = archived_scale(db, exp.name, err))) {
+    } else if ((!own && archive_restore(dump, db, err) != 0) || !(scale = archived_scale(db, exp.name, err))) {
         rc = -1;
     } else {
-        fprintf(d->progress, "report --all: %s (%s scale)\n", exp.name, scale);
+        fprintf(d->progress, "report --all: %s (%s scale) from %s\n", exp.name, scale, dump);
         fprintf(d->page, "\n");
         ReportRequest r = {.file = file, .scale = scale, .db = db, .format = REPORT_MD, .db_label = dump, .heading = 2,
                            .seed_spread = d->seed_spread, .reference_fingerprint = d->reference[0] ? d->reference : NULL};
@@ -170,7 +208,7 @@ static int write_experiment(Docs *d, const char *ini, FILE *missing, Error *err)
         if (rc == 0 && d->index) rc = write_html_page(d, &f, dump, dir, &exp, err);
         if (rc == 0) rc = move_figures(d, dir, exp.name, err);
         free(dir);
-        unlink(db);
+        if (!own) unlink(db);
     }
     experiment_free(&exp);
     free(dump_name);
@@ -185,12 +223,15 @@ static int write_experiment(Docs *d, const char *ini, FILE *missing, Error *err)
  * not archived, neither (each section then says so). */
 static void read_demo(Docs *d)
 {
-    char *dump = path_join(d->o->archive, SEED_SPREAD_EXPERIMENT ".sql.gz");
-    char *db = path_join(d->work, "seed-spread.db"), *ini = path_join(d->o->experiments, SEED_SPREAD_EXPERIMENT ".ini");
+    const char *own = d->o->results_dir;
+    char *dump = own ? path_join(own, SEED_SPREAD_EXPERIMENT ".db")
+                     : path_join(d->o->archive, SEED_SPREAD_EXPERIMENT ".sql.gz");
+    char *db = own ? xstrdup(dump) : path_join(d->work, "seed-spread.db");
+    char *ini = path_join(d->o->experiments, SEED_SPREAD_EXPERIMENT ".ini");
     Error err = {{0}};
     CellsData demo;
     Fingerprint fp;
-    if (access(dump, F_OK) == 0 && archive_restore(dump, db, &err) == 0) {
+    if (access(dump, F_OK) == 0 && (own || archive_restore(dump, db, &err) == 0)) {
         if (cells_open(&demo, ini, "proxy", db, &err) == 0) {
             d->seed_spread = fragile_seed_spread(&demo.set);
             cells_close(&demo);

@@ -20,6 +20,7 @@ typedef struct {
     const char *performance; /* with bench: the template of out/performance.md (bench_page.h); NULL: none */
     const char *readme;      /* the demo's archive also makes out/headline.md, spliced into this file's
                                 headline block (headline.h); NULL: not */
+    const char *results_dir; /* read DIR/<name>.db (your own sweeps) instead of the archives; NULL */
 } ResultsDocsOptions;
 
 /* 0, or -1 with err. Progress lines (one per experiment) go to `progress`. The pages and the
