@@ -24,6 +24,7 @@
 #include "../engine/cli_args.h"
 #include "../engine/data/data.h"
 #include "../engine/loader.h"
+#include "../engine/loss_scale.h"
 #include "../engine/models.h"
 #include "../engine/optimizer.h"
 #include "../engine/replicas.h"
@@ -99,7 +100,8 @@ static void bench_usage(FILE *f, const BenchConfig *d)
             "  --profile-steps N      profiled steps for conv_gflops; 0 skips them [%d]\n"
             "  --threads N            threads [%d: the number of CPUs]\n"
             "  --device NAME          cpu, or cuda / cuda:N in a make GPU=1 build [%s]\n"
-            "  --precision P          fp32, or tf32 on a GPU (tensor cores) [%s]\n"
+            "  --precision P          fp32, tf32 on a GPU (tensor cores), or bf16 / fp16 (mixed;\n"
+            "                         emulated on the CPU, not yet on CUDA) [%s]\n"
             "  --lr X                 learning rate of the updates [%g]\n"
             "  --seed N               seed of the parameters and the synthetic batch [%llu]\n"
             "  --layers               also print the profiled time of every layer (on stderr), then\n"
@@ -361,9 +363,10 @@ static void bench_data_close(BenchData *d)
     imageset_free(&d->set);
 }
 
-/* One training step; with times, its zeroing and update timed (the backend synchronized first). */
-static double step(Net *net, Replicas *replicas, Optimizer *opt, BenchData *data, int batch, double lr,
-                   StepTimes *times)
+/* One training step; with times, its zeroing and update timed (the backend synchronized first).
+ * fp16 scales its loss as training does (the check and unscaling count in the update's time). */
+static double step(Net *net, Replicas *replicas, Optimizer *opt, LossScaler *ls, BenchData *data, int batch,
+                   double lr, StepTimes *times)
 {
     if (data) bench_load(data, batch);
     double t0 = times ? now_seconds() : 0;
@@ -372,12 +375,13 @@ static double step(Net *net, Replicas *replicas, Optimizer *opt, BenchData *data
         bk_synchronize(net->bk);
         times->zero_seconds += now_seconds() - t0;
     }
+    net->loss_scale = loss_scaler_net_scale(ls, batch);
     double loss = net_train_pass(net, replicas, batch, false);
     if (times) {
         bk_synchronize(net->bk);
         t0 = now_seconds();
     }
-    optimizer_step(opt, net, lr);
+    if (loss_scaler_update(ls, loss_scaler_unscale(ls, net))) optimizer_step(opt, net, lr);
     if (times) {
         bk_synchronize(net->bk);
         times->update_seconds += now_seconds() - t0;
@@ -440,10 +444,12 @@ static int bench_model(const BenchConfig *cfg)
     }
     if (cfg->loader) data = &bench_data;
 
+    LossScaler scaler;
+    loss_scaler_init(&scaler, backend_precision_scales_loss(cfg->precision), 0);
     double loss = 0;
-    for (int s = 0; s < cfg->warmup; s++) loss = step(net, replicas, opt, data, cfg->batch, cfg->lr, NULL);
+    for (int s = 0; s < cfg->warmup; s++) loss = step(net, replicas, opt, &scaler, data, cfg->batch, cfg->lr, NULL);
     double t0 = now_seconds(), wait0 = data ? loader_wait_seconds(data->loader) : 0;
-    for (int s = 0; s < cfg->steps; s++) loss = step(net, replicas, opt, data, cfg->batch, cfg->lr, NULL);
+    for (int s = 0; s < cfg->steps; s++) loss = step(net, replicas, opt, &scaler, data, cfg->batch, cfg->lr, NULL);
     bk_synchronize(bk); /* a GPU may still run the last update */
     double elapsed = now_seconds() - t0;
     double waited = data ? loader_wait_seconds(data->loader) - wait0 : 0;
@@ -455,7 +461,7 @@ static int bench_model(const BenchConfig *cfg)
         net->profile = true;
         StepTimes times = {0, 0};
         double p0 = now_seconds();
-        for (int s = 0; s < cfg->profile_steps; s++) loss = step(net, replicas, opt, data, cfg->batch, cfg->lr, &times);
+        for (int s = 0; s < cfg->profile_steps; s++) loss = step(net, replicas, opt, &scaler, data, cfg->batch, cfg->lr, &times);
         prof_elapsed = now_seconds() - p0;
         net->profile = false;
         if (cfg->layers) print_layers(net, &times, cfg->batch, cfg->profile_steps, prof_elapsed);
@@ -484,6 +490,7 @@ static int bench_model(const BenchConfig *cfg)
                cropped > 0 ? 1e3 * loader_crop_seconds(data->loader) / (double)cropped : 0);
     }
     if (strcmp(cfg->precision, "fp32") != 0) printf(" precision=%s", cfg->precision);
+    if (scaler.dynamic) printf(" skipped=%ld loss_scale=%g", scaler.skipped, scaler.scale);
     if (backend_peak_bytes(bk) > 0)
         printf(" peak_device_mb=%.1f device=\"%s\"", backend_peak_bytes(bk) / 1048576.0, backend_device_name(bk));
     printf("\n");

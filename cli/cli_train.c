@@ -133,10 +133,10 @@ static void print_diverged(Observer *o, long step, double loss)
     fflush(stdout);
 }
 
-static void record_step(Observer *o, int epoch, long step, double loss, double lr)
+static void record_step(Observer *o, int epoch, long step, double loss, double lr, bool skipped)
 {
     Printer *p = o->ctx;
-    if (p->record) run_record_on_step(p->record, o, epoch, step, loss, lr);
+    if (p->record) run_record_on_step(p->record, o, epoch, step, loss, lr, skipped);
 }
 
 /* --db: opens the store and claims the run; 0, or -1 with err. */
@@ -212,9 +212,13 @@ static int train_rank(int argc, char **argv, const Comm *comm)
             status = 1;
         }
         if (cfg.layer_stats && printer.stats) print_layer_stats(&printer);
+        char scaling[64] = "";
+        if (res.scales_loss)
+            snprintf(scaling, sizeof scaling, " skipped=%ld loss_scale=%g", res.skipped_steps, res.loss_scale);
         if (lead)
-            printf("final test_acc=%.4f test_loss=%.4f train_loss=%.4f steps=%ld%s%s\n", res.test_acc,
-                   res.test_loss, res.train_loss, res.steps, res.diverged ? " status=diverged" : res.collapsed ? " status=collapsed" : "",
+            printf("final test_acc=%.4f test_loss=%.4f train_loss=%.4f steps=%ld%s%s%s\n", res.test_acc,
+                   res.test_loss, res.train_loss, res.steps, scaling,
+                   res.diverged ? " status=diverged" : res.collapsed ? " status=collapsed" : "",
                    res.reached_target ? " stopped=reached-target" : "");
         if (lead && res.allreduce_s > 0 && res.steps > 0) {
             double hidden = res.allreduce_s > res.allreduce_exposed_s ? res.allreduce_s - res.allreduce_exposed_s : 0;

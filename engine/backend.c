@@ -138,38 +138,48 @@ const char *backend_device_name(const Backend *bk)
     return bk->ops->device_name ? bk->ops->device_name(bk) : bk->ops->name;
 }
 
-/* The precisions, one row each: the name and whether it is tf32 (a switch of the backend). */
+/* The precisions, one row each: the name, the mode, and whether fp16's narrow range needs the
+ * loss scaled. */
 static const struct {
     const char *name;
-    bool tf32;
-} PRECISIONS[] = {{"fp32", false}, {"tf32", true}};
+    BkPrecision mode;
+    bool scales_loss;
+} PRECISIONS[] = {{"fp32", BK_PRECISION_FP32, false},
+                  {"tf32", BK_PRECISION_TF32, false},
+                  {"bf16", BK_PRECISION_BF16, false},
+                  {"fp16", BK_PRECISION_FP16, true}};
 enum { N_PRECISIONS = (int)(sizeof PRECISIONS / sizeof PRECISIONS[0]) };
+#define PRECISION_NAMES "fp32, tf32, bf16 or fp16"
 
 static int precision_index(const char *precision, Error *err)
 {
     for (int i = 0; precision && i < N_PRECISIONS; i++)
         if (!strcmp(precision, PRECISIONS[i].name)) return i;
-    if (precision && !strcmp(precision, "bf16"))
-        error_set(err, "precision bf16 is not implemented yet (fp32 or tf32)");
-    else
-        error_set(err, "unknown precision '%s' (fp32 or tf32)", precision ? precision : "");
+    error_set(err, "unknown precision '%s' (" PRECISION_NAMES ")", precision ? precision : "");
     return -1;
 }
 
 int backend_precision_check(const char *precision, Error *err) { return precision_index(precision, err) < 0 ? -1 : 0; }
 
+bool backend_precision_scales_loss(const char *precision)
+{
+    Error err;
+    int i = precision_index(precision, &err);
+    return i >= 0 && PRECISIONS[i].scales_loss;
+}
+
 int backend_set_precision(Backend *bk, const char *precision, Error *err)
 {
     int i = precision_index(precision, err);
     if (i < 0) return -1;
-    if (!bk->ops->set_tf32) {
-        if (!PRECISIONS[i].tf32) return 0;
-        error_set(err, "precision %s needs a GPU (--device cuda): the %s backend computes in fp32", precision,
+    const BkPrecision mode = PRECISIONS[i].mode;
+    if (bk->ops->set_precision ? bk->ops->set_precision(bk, mode) : mode == BK_PRECISION_FP32) return 0;
+    if (mode == BK_PRECISION_TF32)
+        error_set(err, "precision tf32 needs a GPU (--device cuda): the %s backend has no tf32", bk->ops->name);
+    else
+        error_set(err, "precision %s is not yet implemented on %s (the cpu backend runs it)", precision,
                   bk->ops->name);
-        return -1;
-    }
-    bk->ops->set_tf32(bk, PRECISIONS[i].tf32);
-    return 0;
+    return -1;
 }
 
 size_t backend_peak_bytes(const Backend *bk) { return bk->ops->peak_bytes ? bk->ops->peak_bytes(bk) : 0; }

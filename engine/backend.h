@@ -59,14 +59,23 @@ typedef struct {
     size_t per_thread, shared;
 } Workspace;
 void backend_reserve(Backend *bk, Workspace need);
-/* The arithmetic of convolutions and fully connected layers: "fp32" (the default: IEEE
- * single precision, as the CPU computes, so results compare across devices) or "tf32" (a GPU's
- * tensor cores round the products' inputs to 10 bits of mantissa: faster, results differ in the
- * third digit). Set before the first operation. 0, or -1 with err naming the precisions when the
- * name is unknown or the backend has no such arithmetic (the CPU: fp32 only). */
+/* The arithmetic of convolutions and fully connected layers (the products):
+ *   fp32  IEEE single precision, as the CPU computes (the default; results compare across devices)
+ *   tf32  a GPU's tensor cores round the products' inputs to 10 bits of mantissa (faster;
+ *         results differ in the third digit)
+ *   bf16, fp16  mixed precision: the products take bf16 / fp16 working copies of their inputs,
+ *         weights and incoming gradients and give bf16 / fp16 outputs and gradients; parameters,
+ *         their gradients, optimizer state, batch norm, reductions and the loss stay fp32. The
+ *         CPU emulates both by rounding at those points (round to nearest even; fp16 overflows to
+ *         inf). fp16 needs loss scaling (engine/loss_scale.h; backend_precision_scales_loss).
+ * Set before the first operation. 0, or -1 with err naming the precisions when the name is
+ * unknown or the backend has no such arithmetic (the CPU: no tf32; CUDA: no bf16 or fp16 yet). */
+typedef enum { BK_PRECISION_FP32, BK_PRECISION_TF32, BK_PRECISION_BF16, BK_PRECISION_FP16 } BkPrecision;
 int backend_set_precision(Backend *bk, const char *precision, Error *err);
 /* 0 when `precision` is a name backend_set_precision knows, else -1 with err set. */
 int backend_precision_check(const char *precision, Error *err);
+/* Whether a precision's gradients need the loss scaled to stay in range (fp16). */
+bool backend_precision_scales_loss(const char *precision);
 /* "cpu", "cpu-guarded" for the guarded build, "cuda" (NULL: this build's CPU backend). */
 const char *backend_name(const Backend *bk);
 /* What the backend runs on, as recorded with a run: "cpu", or the GPU's name. */

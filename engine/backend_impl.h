@@ -43,8 +43,9 @@ struct BackendOps {
     Backend *(*open_thread)(Backend *bk);
     void (*reserve)(Backend *bk, Workspace need);
     size_t (*peak_bytes)(const Backend *bk);       /* NULL: not counted */
-    /* tf32 on or off (backend_set_precision); NULL: fp32 only */
-    void (*set_tf32)(Backend *bk, bool on);
+    /* the products' arithmetic (backend_set_precision): false when the backend has no such
+     * mode (nothing changed); NULL: fp32 only */
+    bool (*set_precision)(Backend *bk, BkPrecision precision);
     /* memory: zero-filled; *block receives the bytes taken (NULL when out of memory) */
     void *(*buffer_alloc)(Backend *bk, size_t bytes, size_t *block);
     void (*buffer_free)(Backend *bk, void *address, size_t block);

@@ -17,6 +17,7 @@
 #include "collapse.h"
 #include "data/data.h"
 #include "loader.h"
+#include "loss_scale.h"
 #include "models.h"
 #include "noise_scale.h"
 #include "opt_names.h"
@@ -64,6 +65,8 @@ typedef struct {
     size_t *ready_from;  /* per layer: the gradients from here to the end are final after it */
     Loader *loader;      /* batches into the net's input, cropped a batch ahead */
     uint32_t *eval_idx;  /* 0, 1, ... for every test image: evaluate's batches are ranges of it */
+    LossScaler scaler;   /* fp16's dynamic loss scale; a fixed 1 otherwise */
+    bool step_skipped;   /* the last step's gradients were inf/NaN: no update (fp16) */
     /* the run's course, across epochs */
     const TrainConfig *cfg; /* resolved: eval_batch and the schedule's base LR set */
     Observer *obs;          /* NULL on ranks other than 0: rank 0 reports for the job */
@@ -217,7 +220,7 @@ static double train_step(Run *r, const TrainConfig *cfg, const uint32_t *idx, co
     const int m = micro_batch_size(r), parts = share / m;
     const int first = comm->rank * share; /* position of this rank's slice in the batch */
     net_zero_grad(net);
-    net->loss_scale = (real)1 / (real)B;
+    net->loss_scale = loss_scaler_net_scale(&r->scaler, B);
     double sums[4] = {0, 0, 0, *stop}; /* loss x images, hits, micro-batch |g|^2, stop */
     bool finite = true;
     for (int j = 0; j < parts; j++) {
@@ -261,9 +264,14 @@ static double train_step(Run *r, const TrainConfig *cfg, const uint32_t *idx, co
     *correct = (int)sums[1];
     *stop = sums[3] > 0;
     if (!finite) return isnan(sums[0]) ? NAN : sums[0];
+    /* stage 5: update, from the gradients at the loss's own scale (every rank decides alike:
+     * the gradients are the same sums on each) */
+    const double scale = r->scaler.scale;
+    r->step_skipped = !loss_scaler_update(&r->scaler, loss_scaler_unscale(&r->scaler, net));
+    if (r->step_skipped) return sums[0] / B;
     if (cfg->noise_scale)
-        noise_scale_add(&r->noise, sums[2] / comm->size, m, bk_sum_squares(bk, net->n_weights, net->grad_block.data), B);
-    /* stage 5: update */
+        noise_scale_add(&r->noise, sums[2] / (comm->size * scale * scale), m,
+                        bk_sum_squares(bk, net->n_weights, net->grad_block.data), B);
     optimizer_step(r->opt, net, lr);
     return sums[0] / B;
 }
@@ -490,6 +498,7 @@ static int run_setup(Run *r, const TrainConfig *cfg, Observer *obs, Error *err)
     r->last_train_loss = NAN;
     r->last_lr = cfg->sched.base_lr;
     if (train_config_check(cfg, err) != 0 || run_load(r, err) != 0 || run_schedule(r, err) != 0) return -1;
+    loss_scaler_init(&r->scaler, backend_precision_scales_loss(cfg->precision), cfg->loss_scale);
     r->net->label_smoothing = (real)cfg->label_smoothing;
     r->opt = optimizer_create(&cfg->opt, r->net, err);
     if (!r->opt) return -1;
@@ -588,9 +597,9 @@ static int run_steps(Run *r, Epoch *ep, TrainResult *res, Error *err)
         bool next = s + 1 < r->steps_per_epoch && !(cfg->steps > 0 && pos->step + 1 >= cfg->steps);
         const uint32_t *idx = r->order + s * cfg->batch, *next_idx = next ? idx + cfg->batch : NULL;
         double loss = train_step(r, cfg, idx, next_idx, pos->step, lr, &correct, &stop);
-        if (obs && obs->on_step) obs->on_step(obs, ep->epoch + 1, pos->step, loss, lr);
+        if (obs && obs->on_step) obs->on_step(obs, ep->epoch + 1, pos->step, loss, lr, r->step_skipped);
         if (isnan(r->first_loss)) r->first_loss = loss;
-        if (r->opt->collect_stats && isfinite(loss) && obs && obs->on_layer_stats)
+        if (r->opt->collect_stats && isfinite(loss) && !r->step_skipped && obs && obs->on_layer_stats)
             obs->on_layer_stats(obs, pos->step, r->net, r->opt->stats);
         pos->step++;
         pos->epoch_step = s + 1;
@@ -724,6 +733,9 @@ static int run_finish(Run *r, int status, TrainResult *res, Error *err)
     }
     res->train_loss = r->last_train_loss;
     res->steps = r->pos.step;
+    res->skipped_steps = r->scaler.skipped;
+    res->loss_scale = r->scaler.scale;
+    res->scales_loss = r->scaler.dynamic;
     res->allreduce_s = res->allreduce_exposed_s = 0;
     if (r->comm->size > 1) grad_reducer_times(&r->reducer, &res->allreduce_s, &res->allreduce_exposed_s);
     if (res->diverged) {

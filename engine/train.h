@@ -34,7 +34,9 @@ typedef struct {
     unsigned long long seed;
     int threads;
     const char *device;     /* backend_open's name: "cpu", "cuda", "cuda:N" (engine/backend.h) */
-    const char *precision;  /* backend_set_precision's name: "fp32" or "tf32" */
+    const char *precision;  /* backend_set_precision's name: fp32, tf32, bf16 or fp16 */
+    double loss_scale;      /* > 0: fp16's first dynamic loss scale, else a fixed one; 0: the
+                             * precision's (65536 for fp16, 1: none) */
     int augment;            /* -1: the dataset's default (on for CIFAR-10), else an AUGMENT_* */
     int train_subset;       /* > 0: use only the first N training images */
     int test_subset;
@@ -74,8 +76,9 @@ struct Observer {
     void (*on_start)(Observer *o, const TrainConfig *cfg, const char *device, const char *summary);
     void (*on_progress)(Observer *o, int epoch, long done, long total, double loss, double img_s);
     void (*on_epoch)(Observer *o, const EpochMetrics *m);
-    /* Every iteration's loss and LR; `step` is 0-based. */
-    void (*on_step)(Observer *o, int epoch, long step, double loss, double lr);
+    /* Every iteration's loss and LR; `step` is 0-based. `skipped`: the update was not applied
+     * (fp16's gradients were inf or NaN; the loss scale was halved). */
+    void (*on_step)(Observer *o, int epoch, long step, double loss, double lr, bool skipped);
     void (*on_diverged)(Observer *o, long step, double loss);
     /* An evaluation within an epoch (--eval-every), after `step` iterations in all. */
     void (*on_eval)(Observer *o, int epoch, long step, double test_loss, double test_acc);
@@ -88,6 +91,9 @@ struct Observer {
 typedef struct {
     double test_acc, test_loss, train_loss;
     long steps;
+    long skipped_steps;     /* updates skipped for inf/NaN gradients (fp16's loss scaling) */
+    double loss_scale;      /* the loss scale at the end (1 unless scales_loss) */
+    bool scales_loss;       /* the run scaled its loss dynamically (--precision fp16) */
     bool diverged;
     bool collapsed;         /* ended at the chance level (collapse.h), or stopped there early
                                by collapse_patience; never set with diverged */

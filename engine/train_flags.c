@@ -334,9 +334,16 @@ static const Flag FLAGS[] = {
      "in a make GPU=1 build",
      "%s", STR(CFG(device))},
     {"precision", "P",
-     "arithmetic of convolutions and fully connected layers: fp32 (as the\n"
-     "CPU), or tf32 on a GPU (tensor cores; faster, differs in the 3rd digit)",
+     "arithmetic of convolutions and fully connected layers: fp32, tf32 on a\n"
+     "GPU (tensor cores; faster, differs in the 3rd digit), or bf16 / fp16\n"
+     "(mixed: fp32 master weights, optimizer, BN and loss; fp16 scales the\n"
+     "loss dynamically; the CPU emulates both, CUDA has neither yet)",
      "%s", STR(CFG(precision))},
+    {"loss-scale", "X",
+     "fp16: the dynamic loss scale's start (halved and the step skipped on an\n"
+     "inf/NaN gradient, doubled after 2000 good steps); other precisions: a\n"
+     "fixed scale, undone before the optimizer (a power of two changes nothing)",
+     "65536 for fp16, else 1", DBL(CFG(loss_scale)), RANGE(0, HUGE_VAL, true, false, "is not positive")},
     {"save", "PATH", "write a safetensors checkpoint at the end", NULL, STR(CFG(save))},
     {"save-every", "N", "also every N epochs [0: only at the end]", NULL, INT(CFG(save_every), 0)},
     {"resume", "PATH", "continue from a checkpoint (same flags)", NULL, STR(CFG(resume))},

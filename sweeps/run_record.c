@@ -145,9 +145,9 @@ static int write_txn(RunRecord *rr, Observer *obs, WriteFn write, const void *ar
     return 0;
 }
 
-void run_record_on_step(RunRecord *rr, Observer *obs, int epoch, long step, double loss, double lr)
+void run_record_on_step(RunRecord *rr, Observer *obs, int epoch, long step, double loss, double lr, bool skipped)
 {
-    StepRow row = {step, epoch, loss, lr};
+    StepRow row = {step, epoch, loss, lr, skipped};
     if (rr->stream) {
         run_stream_step(rr->stream, &row);
         return;

@@ -34,7 +34,7 @@ int run_record_begin(RunRecord *rr, const char *db_path, const char *run_id, con
 void run_record_begin_stream(RunRecord *rr, FILE *stream, const char *run_id);
 /* Observer callbacks; each may set obs->stop when the store fails or the claim is lost. */
 void run_record_on_start(RunRecord *rr, Observer *obs, const char *device);
-void run_record_on_step(RunRecord *rr, Observer *obs, int epoch, long step, double loss, double lr);
+void run_record_on_step(RunRecord *rr, Observer *obs, int epoch, long step, double loss, double lr, bool skipped);
 void run_record_on_epoch(RunRecord *rr, Observer *obs, const EpochMetrics *m);
 void run_record_on_eval(RunRecord *rr, Observer *obs, int epoch, long step, double test_loss, double test_acc);
 void run_record_on_diverged(RunRecord *rr, Observer *obs, long step, double loss);

@@ -33,7 +33,7 @@ int run_rows_steps(Store *s, const char *run_id, const StepRow *rows, int n, Err
 {
     if (n == 0) return 0;
     sqlite3_stmt *st;
-    if (store_prepare(s, &st, "INSERT INTO steps(run_id, step, epoch, loss, lr, nonfinite) VALUES(?,?,?,?,?,?)", err))
+    if (store_prepare(s, &st, "INSERT INTO steps(run_id, step, epoch, loss, lr, nonfinite, skipped) VALUES(?,?,?,?,?,?,?)", err))
         return -1;
     for (int i = 0; i < n; i++) {
         const StepRow *r = &rows[i];
@@ -46,6 +46,7 @@ int run_rows_steps(Store *s, const char *run_id, const StepRow *rows, int n, Err
         store_bind_real(st, 5, r->lr);
         if (note[0]) sqlite3_bind_text(st, 6, note, -1, SQLITE_TRANSIENT);
         else sqlite3_bind_null(st, 6);
+        sqlite3_bind_int(st, 7, r->skipped);
         if (store_step_done(s, st, "writing step losses", err)) {
             sqlite3_finalize(st);
             return -1;
@@ -158,7 +159,8 @@ int run_rows_layer_stats(Store *s, const char *run_id, long step, const LayerSta
 FinalRow run_rows_final_of(const TrainResult *res, const char *why)
 {
     if (!res) return (FinalRow){.status = "failed", .error = why};
-    return (FinalRow){.status = res->diverged ? "diverged" : res->collapsed ? "collapsed" : "complete", .has_result = true, .steps = res->steps,
+    return (FinalRow){.status = res->diverged ? "diverged" : res->collapsed ? "collapsed" : "complete",
+                      .has_result = true, .steps = res->steps, .skipped_steps = res->skipped_steps,
                       .test_acc = res->test_acc, .test_loss = res->test_loss, .train_loss = res->train_loss};
 }
 
@@ -167,7 +169,7 @@ int run_rows_final(Store *s, const char *run_id, const FinalRow *f, Error *err)
     sqlite3_stmt *st;
     if (store_prepare(s, &st,
                       "UPDATE runs SET status=?2, finished=?3, steps=?4, test_acc=?5, test_loss=?6, train_loss=?7,"
-                      " error=?8, exit_code=?9, nonfinite=coalesce(nonfinite, ?10) WHERE id=?1",
+                      " error=?8, exit_code=?9, nonfinite=coalesce(nonfinite, ?10), skipped_steps=?11 WHERE id=?1",
                       err))
         return -1;
     sqlite3_bind_text(st, 2, f->status, -1, SQLITE_STATIC);
@@ -175,6 +177,7 @@ int run_rows_final(Store *s, const char *run_id, const FinalRow *f, Error *err)
     char note[128] = "";
     if (f->has_result) {
         sqlite3_bind_int64(st, 4, f->steps);
+        sqlite3_bind_int64(st, 11, f->skipped_steps);
         store_bind_real(st, 5, f->test_acc);
         store_bind_real(st, 6, f->test_loss);
         store_bind_real(st, 7, f->train_loss);

@@ -14,6 +14,7 @@ typedef struct {
     long step;
     int epoch;
     double loss, lr;
+    bool skipped; /* no update: fp16's gradients were inf/NaN (loss scaling) */
 } StepRow;
 
 typedef struct {
@@ -32,6 +33,7 @@ typedef struct {
     const char *status;
     bool has_result;
     long steps;
+    long skipped_steps; /* updates skipped by fp16's loss scaling */
     double test_acc, test_loss, train_loss;
     const char *error;
 } FinalRow;

@@ -2,6 +2,7 @@
 #include "run_stream.h"
 
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,7 @@ void run_stream_step(FILE *f, const StepRow *r)
     add_number(o, "step", (double)r->step);
     add_real(o, "loss", r->loss);
     add_real(o, "lr", r->lr);
+    if (r->skipped) add_number(o, "skipped", 1); /* only then: older sweeps read the rest alike */
     send(f, o);
 }
 
@@ -134,6 +136,7 @@ void run_stream_end(FILE *f, const FinalRow *r)
     add_text(o, "status", r->status);
     if (r->has_result) {
         add_number(o, "steps", (double)r->steps);
+        if (r->skipped_steps) add_number(o, "skipped_steps", (double)r->skipped_steps);
         add_real(o, "test_acc", r->test_acc);
         add_real(o, "test_loss", r->test_loss);
         add_real(o, "train_loss", r->train_loss);
@@ -183,6 +186,17 @@ static int get_long(const cJSON *o, const char *key, long *n, Error *err)
     return 0;
 }
 
+/* An integer in [lo, hi] that a record may leave out (then *n is left alone). */
+static int get_optional_long(const cJSON *o, const char *key, long lo, long hi, long *n, Error *err)
+{
+    if (!cJSON_GetObjectItemCaseSensitive(o, key)) return 0;
+    long x;
+    if (get_long(o, key, &x, err)) return 1;
+    if (x < lo || x > hi) return bad(err, o, key, "integer in range");
+    *n = x;
+    return 0;
+}
+
 static int get_int(const cJSON *o, const char *key, int *n, Error *err)
 {
     long x;
@@ -212,10 +226,12 @@ static int apply_start(Store *s, const char *run_id, const cJSON *o, Error *err)
 
 static int apply_step(Store *s, const char *run_id, const cJSON *o, Error *err)
 {
-    StepRow r;
+    StepRow r = {0};
+    long skipped = 0;
     if (get_int(o, "epoch", &r.epoch, err) || get_long(o, "step", &r.step, err) || get_real(o, "loss", &r.loss, err) ||
-        get_real(o, "lr", &r.lr, err))
+        get_real(o, "lr", &r.lr, err) || get_optional_long(o, "skipped", 0, 1, &skipped, err))
         return 1;
+    r.skipped = skipped == 1;
     return run_rows_steps(s, run_id, &r, 1, err);
 }
 
@@ -278,7 +294,9 @@ static int apply_end(Store *s, const char *run_id, const cJSON *o, Error *err)
         return 1;
     }
     f.has_result = strcmp(f.status, "failed") != 0;
-    if (f.has_result && (get_long(o, "steps", &f.steps, err) || get_real(o, "test_acc", &f.test_acc, err) ||
+    if (f.has_result && (get_long(o, "steps", &f.steps, err) ||
+                         get_optional_long(o, "skipped_steps", 0, LONG_MAX, &f.skipped_steps, err) ||
+                         get_real(o, "test_acc", &f.test_acc, err) ||
                          get_real(o, "test_loss", &f.test_loss, err) || get_real(o, "train_loss", &f.train_loss, err)))
         return 1;
     if (!f.has_result && get_text(o, "error", &f.error, err)) return 1;

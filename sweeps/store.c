@@ -33,7 +33,8 @@ static const char SCHEMA[] =
     "  claim TEXT, lease REAL, owner_ns TEXT,\n"  /* the owning sweep's token, lease end, pid namespace */
     "  exit_code INTEGER, error TEXT, log TEXT,\n"
     "  steps INTEGER, test_acc REAL, test_loss REAL, train_loss REAL,\n"
-    "  diverged_step INTEGER, diverged_loss REAL, nonfinite TEXT);\n"
+    "  diverged_step INTEGER, diverged_loss REAL, nonfinite TEXT,\n"
+    "  skipped_steps INTEGER);\n"           /* updates skipped by fp16's loss scaling (schema 5) */
     "CREATE INDEX IF NOT EXISTS runs_status ON runs(status);\n"
     "CREATE TABLE IF NOT EXISTS experiment_runs(\n"
     "  experiment_id INTEGER NOT NULL REFERENCES experiments(id),\n"
@@ -51,6 +52,7 @@ static const char SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS steps(\n"
     "  run_id TEXT NOT NULL REFERENCES runs(id), step INTEGER NOT NULL, epoch INTEGER NOT NULL,\n"
     "  loss REAL, lr REAL, nonfinite TEXT,\n"
+    "  skipped INTEGER NOT NULL DEFAULT 0,\n"  /* 1: no update, inf/NaN gradients (schema 5) */
     "  PRIMARY KEY(run_id, step)) WITHOUT ROWID;\n"
     "CREATE TABLE IF NOT EXISTS evals(\n"
     "  run_id TEXT NOT NULL REFERENCES runs(id), step INTEGER NOT NULL, epoch INTEGER NOT NULL,\n"
@@ -196,6 +198,10 @@ static int check_version(Store *s, bool read_only, Error *err)
         if (have <= 3 && (store_exec(s, "ALTER TABLE runs ADD COLUMN claim TEXT", err) ||
                           store_exec(s, "ALTER TABLE runs ADD COLUMN lease REAL", err) ||
                           store_exec(s, "ALTER TABLE runs ADD COLUMN owner_ns TEXT", err)))
+            return -1;
+        /* version 4 no skipped steps (fp16's loss scaling): none for its runs */
+        if (have <= 4 && (store_exec(s, "ALTER TABLE runs ADD COLUMN skipped_steps INTEGER", err) ||
+                          store_exec(s, "ALTER TABLE steps ADD COLUMN skipped INTEGER NOT NULL DEFAULT 0", err)))
             return -1;
         /* version 4 had no status collapsed */
         if (have <= 4 && store_upgrade_collapsed(s, err)) return -1;

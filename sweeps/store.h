@@ -15,7 +15,7 @@
 #include "util.h"
 
 #define STORE_SCHEMA_VERSION 5 /* 2: runs.device; 3: the attempts table; 4: runs.claim, lease, owner_ns;
-                                  5: the status collapsed */
+                                  5: the status collapsed, runs.skipped_steps, steps.skipped */
 /* The database's own clock, in seconds since 1970, for leases (every process that writes a
  * database runs on the host that holds it: the sweep is its only writer). */
 #define STORE_NOW_SQL "((julianday('now') - 2440587.5) * 86400.0)"

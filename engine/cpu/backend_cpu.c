@@ -14,6 +14,7 @@ static void cpu_destroy(Backend *bk)
     free(cs->ws);
     free(cs->shared);
     free(cs->spans);
+    free(cs->lowp);
     free(cs);
     free(bk);
 }
@@ -42,8 +43,22 @@ static Backend *cpu_backend_new(const BackendOps *ops, int threads)
     return bk;
 }
 
-/* Host memory is every thread's: a one-thread backend needs only its own workspace. */
-static Backend *cpu_open_thread(Backend *bk) { return cpu_backend_new(bk->ops, 1); }
+/* Host memory is every thread's: a one-thread backend needs only its own workspace (and
+ * computes in bk's precision). */
+static Backend *cpu_open_thread(Backend *bk)
+{
+    Backend *one = cpu_backend_new(bk->ops, 1);
+    ((CpuState *)one->impl)->precision = ((CpuState *)bk->impl)->precision;
+    return one;
+}
+
+/* fp32 and the emulated bf16 and fp16; tf32 is a GPU's (backend.c says so). */
+static bool cpu_set_precision(Backend *bk, BkPrecision precision)
+{
+    if (precision == BK_PRECISION_TF32) return false;
+    ((CpuState *)bk->impl)->precision = precision;
+    return true;
+}
 
 /* Replaces *area with a zeroed, cache-line aligned block of `elems` (exits when out of memory). */
 static void workspace_grow(real **area, size_t elems)
@@ -52,6 +67,16 @@ static void workspace_grow(real **area, size_t elems)
     size_t bytes = (elems * sizeof(real) + 63) & ~(size_t)63;
     *area = aligned_or_exit(bytes, "workspace");
     memset(*area, 0, bytes);
+}
+
+real *cpu_lowp_scratch(Backend *bk, size_t elems)
+{
+    CpuState *cs = bk->impl;
+    if (elems > cs->lowp_elems) {
+        workspace_grow(&cs->lowp, elems);
+        cs->lowp_elems = elems;
+    }
+    return cs->lowp;
 }
 
 static void cpu_reserve(Backend *bk, Workspace need)
@@ -85,6 +110,7 @@ static const BackendOps CPU_OPS = {
     .destroy = cpu_destroy,
     .open_thread = cpu_open_thread,
     .reserve = cpu_reserve,
+    .set_precision = cpu_set_precision,
     .buffer_alloc = cpu_buffer_alloc,
     .buffer_free = cpu_buffer_free,
     .upload = cpu_upload,

@@ -333,8 +333,8 @@ static void conv_bias_backward(Backend *bk, const ConvShape *s, int n, const rea
     cpu_run(bk->threads, bias_backward_share, &a);
 }
 
-void cpu_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
-                        const real *b, real *y)
+void conv_forward_fp32(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *b,
+                       real *y)
 {
     switch (conv_path(s)) {
     case PATH_WINOGRAD_ROWS: winograd_rows_forward(bk, s, n, x, w, b, y); break;
@@ -347,8 +347,8 @@ void cpu_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, c
     }
 }
 
-void cpu_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
-                         const real *dy, real *dx, bool accumulate, real *dw, real *db)
+void conv_backward_fp32(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *dy,
+                        real *dx, bool accumulate, real *dw, real *db)
 {
     BK_GUARD(bk);
     const ConvPath path = conv_path(s);
@@ -364,4 +364,18 @@ void cpu_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x, 
     default: conv_im2col_backward(bk, s, n, x, w, dy, dx, dw);
     }
     if (db) conv_bias_backward(bk, s, n, dy, db);
+}
+
+void cpu_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                        const real *b, real *y)
+{
+    if (cpu_low_precision(bk)) lowp_conv2d_forward(bk, s, n, x, w, b, y);
+    else conv_forward_fp32(bk, s, n, x, w, b, y);
+}
+
+void cpu_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                         const real *dy, real *dx, bool accumulate, real *dw, real *db)
+{
+    if (cpu_low_precision(bk)) lowp_conv2d_backward(bk, s, n, x, w, dy, dx, accumulate, dw, db);
+    else conv_backward_fp32(bk, s, n, x, w, dy, dx, accumulate, dw, db);
 }

@@ -15,12 +15,19 @@ typedef struct {
     size_t shared_elems;
     real *shared;         /* one workspace all threads read */
     CpuSpan *spans;       /* one per thread: the balanced loops' claims (threads.h) */
+    BkPrecision precision;/* the products' arithmetic: fp32, or bf16/fp16 emulated (low_precision.c) */
+    size_t lowp_elems;
+    real *lowp;           /* the emulation's rounded copies, grown at a layer's first call */
 } CpuState;
 
 static inline real *cpu_workspace(Backend *bk, int thread) { return ((CpuState *)bk->impl)->ws[thread]; }
 static inline real *cpu_shared_workspace(Backend *bk) { return ((CpuState *)bk->impl)->shared; }
 static inline size_t cpu_shared_elems(Backend *bk) { return ((CpuState *)bk->impl)->shared_elems; }
 static inline CpuSpan *cpu_spans(Backend *bk) { return ((CpuState *)bk->impl)->spans; }
+static inline bool cpu_low_precision(const Backend *bk)
+{
+    return ((const CpuState *)bk->impl)->precision != BK_PRECISION_FP32;
+}
 
 /* The sum of the T threads' workspace values at `at`, in thread order. */
 static inline real cpu_thread_copies_at(Backend *bk, int T, size_t at)
@@ -69,7 +76,22 @@ void *cpu_event_create(Backend *bk);
 void cpu_event_destroy(Backend *bk, void *event);
 void cpu_event_record(Backend *bk, void *event);
 void cpu_event_wait(Backend *bk, void *event);
+/* low_precision.c: --precision bf16/fp16, the products on rounded copies around the fp32 code */
+void lowp_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *b,
+                         real *y);
+void lowp_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *dy,
+                          real *dx, bool accumulate, real *dw, real *db);
+void lowp_linear_forward(Backend *bk, int n, int in, int out, const real *x, const real *w, const real *b, real *y);
+void lowp_linear_backward(Backend *bk, int n, int in, int out, const real *x, const real *w, const real *dy,
+                          real *dx, real *dw, real *db);
+/* backend_cpu.c: at least `elems` of the emulation's scratch (kept: the next call of the same
+ * layer finds it large enough); exits when out of memory */
+real *cpu_lowp_scratch(Backend *bk, size_t elems);
 /* conv.c: the dispatch, and the im2col path that is the reference for the others */
+void conv_forward_fp32(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *b,
+                       real *y);
+void conv_backward_fp32(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *dy,
+                        real *dx, bool accumulate, real *dw, real *db);
 Workspace conv_im2col_workspace(const ConvShape *s, size_t weight_elems, int batch);
 void conv_im2col_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                          const real *b, real *y);
@@ -133,6 +155,10 @@ void direct_conv_forward(Backend *bk, const ConvShape *s, int n, const real *x, 
                          const real *b, real *y);
 void direct_conv_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                           const real *dy, real *dx, bool accumulate, real *dw);
+/* linear.c: the fp32 products */
+void linear_forward_fp32(Backend *bk, int n, int in, int out, const real *x, const real *w, const real *b, real *y);
+void linear_backward_fp32(Backend *bk, int n, int in, int out, const real *x, const real *w, const real *dy,
+                          real *dx, real *dw, real *db);
 /* the arithmetic, one function each (backend_ops.h): conv.c, linear.c, elementwise.c, pool.c,
  * batchnorm.c, lrn.c, softmax_xent.c, optim.c, vector.c */
 #define CPU_OP_PROTOTYPE(ret, name, params, args) ret cpu_##name params;

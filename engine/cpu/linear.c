@@ -54,8 +54,7 @@ static void linear_forward_block(void *ctx, int t, int T)
             for (int o = o0; o < o1; o++) a->y[(size_t)i * a->out + o] += a->b[o];
 }
 
-void cpu_linear_forward(Backend *bk, int n, int in, int out, const real *x, const real *w,
-                       const real *b, real *y)
+void linear_forward_fp32(Backend *bk, int n, int in, int out, const real *x, const real *w, const real *b, real *y)
 {
     BK_GUARD(bk);
     /* Our threads even for one block (LeNet's fc3): outside a region OpenBLAS threads the
@@ -82,10 +81,24 @@ static void linear_backward_block(void *ctx, int t, int T)
             for (int o = o0; o < o1; o++) a->db[o] += a->dy[(size_t)i * a->out + o];
 }
 
-void cpu_linear_backward(Backend *bk, int n, int in, int out, const real *x, const real *w,
-                        const real *dy, real *dx, real *dw, real *db)
+void linear_backward_fp32(Backend *bk, int n, int in, int out, const real *x, const real *w, const real *dy,
+                          real *dx, real *dw, real *db)
 {
     BK_GUARD(bk);
     LinearArgs a = {n, in, out, x, w, NULL, dy, NULL, dx, dw, db};
     cpu_run(bk->threads, linear_backward_block, &a);
+}
+
+void cpu_linear_forward(Backend *bk, int n, int in, int out, const real *x, const real *w,
+                       const real *b, real *y)
+{
+    if (cpu_low_precision(bk)) lowp_linear_forward(bk, n, in, out, x, w, b, y);
+    else linear_forward_fp32(bk, n, in, out, x, w, b, y);
+}
+
+void cpu_linear_backward(Backend *bk, int n, int in, int out, const real *x, const real *w,
+                        const real *dy, real *dx, real *dw, real *db)
+{
+    if (cpu_low_precision(bk)) lowp_linear_backward(bk, n, in, out, x, w, dy, dx, dw, db);
+    else linear_backward_fp32(bk, n, in, out, x, w, dy, dx, dw, db);
 }

@@ -148,12 +148,15 @@ void cuda_event_wait(Backend *bk, void *event)
 static const char *cuda_device_name(const Backend *bk) { return ((const CudaState *)bk->impl)->device_name; }
 
 /* --precision: tensor-core math for the gemms (cuBLAS) and, through the plans made from now
- * on, the convolutions (conv.cu) */
-static void cuda_set_tf32(Backend *bk, bool on)
+ * on, the convolutions (conv.cu). bf16 and fp16 are not here yet: refused (backend.c says so),
+ * never computed in fp32 under their name. */
+static bool cuda_set_precision(Backend *bk, BkPrecision precision)
 {
+    if (precision != BK_PRECISION_FP32 && precision != BK_PRECISION_TF32) return false;
     CudaState *st = cuda_state(bk);
-    st->tf32 = on;
-    CUBLAS_CHECK(cublasSetMathMode(st->cublas, on ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+    st->tf32 = precision == BK_PRECISION_TF32;
+    CUBLAS_CHECK(cublasSetMathMode(st->cublas, st->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+    return true;
 }
 
 static size_t cuda_peak_bytes(const Backend *bk) { return ((const CudaState *)bk->impl)->peak_bytes; }
@@ -188,7 +191,7 @@ static const BackendOps CUDA_OPS = {
     .open_thread = nullptr, /* one stream runs every operation across the whole device */
     .reserve = cuda_reserve,
     .peak_bytes = cuda_peak_bytes,
-    .set_tf32 = cuda_set_tf32,
+    .set_precision = cuda_set_precision,
     .buffer_alloc = cuda_buffer_alloc,
     .buffer_free = cuda_buffer_free,
     .upload = cuda_upload,

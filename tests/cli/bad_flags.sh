@@ -75,10 +75,8 @@ expect_exit 1 $BB train --device cpu:1 --data synthetic --steps 1
 expect_output "the CPU backend has one device"
 expect_exit 2 $BB sweep experiments/example.ini --device gpu --dry-run
 expect_output "\-\-device: unknown device 'gpu'"
-expect_exit 2 $BB train --precision fp16 --steps 1
-expect_output "\-\-precision: unknown precision 'fp16' (fp32 or tf32)"
-expect_exit 2 $BB train --precision bf16 --steps 1
-expect_output "\-\-precision: precision bf16 is not implemented yet"
+expect_exit 2 $BB train --precision fp8 --steps 1
+expect_output "\-\-precision: unknown precision 'fp8' (fp32, tf32, bf16 or fp16)"
 expect_exit 1 $BB train --precision tf32 --data synthetic --steps 1
 expect_output "\-\-precision: precision tf32 needs a GPU (\-\-device cuda)"
 expect_exit 2 $BB bench --model lenet --precision tf32 --steps 1

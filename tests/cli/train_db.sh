@@ -47,16 +47,18 @@ expect_output "status=diverged"
 n=$(q 'select count(*) from runs')
 expect_exit 0 "$BB" train $args --device cpu --db "$DB"
 [ "$(q 'select count(*) from runs')" = "$n" ] || fail "--device cpu made a new run id"
-# a version-1 file (no runs.device, claim, lease or owner_ns, no attempts table) gains them all,
-# NULL for its runs, when
+# a version-1 file (no runs.device, claim, lease, owner_ns or skipped_steps, no steps.skipped,
+# no attempts table) gains them all, NULL (skipped 0) for its runs, when
 # opened to write; read-only commands read it as it is
 V1=$TMP/v1.db
 cp "$DB" "$V1"
 sqlite3 "$V1" "alter table runs drop column device; alter table runs drop column claim; alter table runs drop column lease;
-    alter table runs drop column owner_ns; drop table attempts; update meta set value='1' where key='schema_version'"
+    alter table runs drop column owner_ns; alter table runs drop column skipped_steps; alter table steps drop column skipped;
+    drop table attempts; update meta set value='1' where key='schema_version'"
 expect_exit 0 "$BB" runs --db "$V1"
 expect_exit 0 "$BB" train $args --seed 77 --db "$V1"
 [ "$(sqlite3 "$V1" "select value from meta where key='schema_version'")" = 5 ] || fail "schema not migrated"
+[ "$(sqlite3 "$V1" "select count(*) from steps where skipped != 0")" = 0 ] || fail "old steps not unskipped"
 [ "$(sqlite3 "$V1" "select count(*) from runs where claim is null and lease is null and owner_ns is null")" -ge "$n" ] ||
     fail "old runs' claim columns not NULL"
 [ "$(sqlite3 "$V1" "select count(*) from attempts")" = 0 ] || fail "no attempts table after migrating"
@@ -68,7 +70,8 @@ V4=$TMP/v4.db
 cp "$DB" "$V4"
 at_chance=$(q "select count(*) from runs where status='collapsed'")
 [ "$at_chance" -ge 1 ] || fail "no run of this test collapsed: $(q 'select status, test_acc, train_loss from runs')"
-sqlite3 "$V4" "update runs set status='complete' where status='collapsed'; update meta set value='4' where key='schema_version'"
+sqlite3 "$V4" "update runs set status='complete' where status='collapsed'; alter table runs drop column skipped_steps;
+    alter table steps drop column skipped; update meta set value='4' where key='schema_version'"
 expect_exit 0 "$BB" runs --db "$V4"
 expect_exit 0 "$BB" runs --db "$V4" --upgrade
 [ "$(sqlite3 "$V4" "select count(*) from runs where status='collapsed'")" = "$at_chance" ] || fail "collapsed runs not named"

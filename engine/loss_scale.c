@@ -1,0 +1,37 @@
+/* Dynamic loss scaling (loss_scale.h). */
+#include "loss_scale.h"
+
+#include <math.h>
+
+void loss_scaler_init(LossScaler *ls, bool dynamic, double scale)
+{
+    *ls = (LossScaler){scale > 0 ? scale : dynamic ? LOSS_SCALE_INIT : 1, dynamic, 0, 0};
+}
+
+real loss_scaler_net_scale(const LossScaler *ls, int batch) { return (real)ls->scale / (real)batch; }
+
+bool loss_scaler_unscale(LossScaler *ls, Net *net)
+{
+    Backend *bk = net->bk;
+    /* a sum of squares is inf or NaN exactly when some gradient is (float's largest squared
+     * times any parameter count stays far inside double) */
+    if (ls->dynamic && !isfinite(bk_sum_squares(bk, net->n_weights, net->grad_block.data))) return false;
+    if (ls->scale != 1) bk_scale(bk, net->n_weights, (real)(1 / ls->scale), net->grad_block.data);
+    return true;
+}
+
+bool loss_scaler_update(LossScaler *ls, bool finite)
+{
+    if (!ls->dynamic) return finite;
+    if (!finite) {
+        ls->scale *= 0.5;
+        ls->good_steps = 0;
+        ls->skipped++;
+        return false;
+    }
+    if (++ls->good_steps == LOSS_SCALE_GROWTH_INTERVAL) {
+        ls->scale *= 2;
+        ls->good_steps = 0;
+    }
+    return true;
+}

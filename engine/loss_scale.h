@@ -1,0 +1,40 @@
+/* Loss scaling: fp16's gradients underflow unless the loss is scaled up in backward
+ * (--precision fp16). Dynamic scaling as PyTorch's torch.amp.GradScaler with its defaults: the
+ * scale starts at 2^16; a step with any inf or NaN gradient is skipped and halves it; 2,000
+ * steps in a row with finite gradients double it. fp32, tf32 and bf16 keep a fixed scale of 1,
+ * which leaves their steps exactly as without a scaler.
+ *
+ * The gradients are unscaled (multiplied by 1/scale in fp32) before anything reads them: the
+ * optimizer's norms (LARS/LARC trust ratios, LAMB), weight decay, statistics. A power-of-two
+ * scale then leaves every update bit for bit as at scale 1, wherever the scaled gradients
+ * neither overflow nor fall below float's normal range (tests/test_loss_scale.c). */
+#ifndef BB_LOSS_SCALE_H
+#define BB_LOSS_SCALE_H
+#include <stdbool.h>
+
+#include "net.h"
+
+#define LOSS_SCALE_INIT 65536.0 /* GradScaler's init_scale, 2^16 */
+enum { LOSS_SCALE_GROWTH_INTERVAL = 2000 }; /* GradScaler's growth_interval */
+
+typedef struct {
+    double scale;    /* the loss's gradient is multiplied by this in backward */
+    bool dynamic;    /* GradScaler's rule; false: the scale stays as set */
+    int good_steps;  /* finite steps in a row since the scale last changed (growth tracker) */
+    long skipped;    /* steps skipped for inf/NaN gradients */
+} LossScaler;
+
+/* Dynamic (GradScaler's rule) or fixed, starting at `scale`; 0: LOSS_SCALE_INIT when dynamic,
+ * else 1 (no scaling at all). */
+void loss_scaler_init(LossScaler *ls, bool dynamic, double scale);
+/* The net's loss scale for a batch of B images (net->loss_scale): scale / B. */
+real loss_scaler_net_scale(const LossScaler *ls, int batch);
+/* The gradient block back to the loss's own scale, before any norm is taken. A dynamic scaler
+ * first checks it: false (and nothing unscaled) when any gradient is inf or NaN. */
+bool loss_scaler_unscale(LossScaler *ls, Net *net);
+/* GradScaler.update after the step's check: an inf/NaN step halves the scale and is counted
+ * skipped; a finite one counts, and the growth interval's doubles the scale. True when the
+ * optimizer is to apply the step. */
+bool loss_scaler_update(LossScaler *ls, bool finite);
+
+#endif
