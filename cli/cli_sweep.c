@@ -345,7 +345,8 @@ static const char REPORT_USAGE[] =
     "[bench/results], verbatim, and OUT/performance.md: --performance\n"
     "[bench/performance.md.in] with its {{table|line|block FILE \"TEXT\"}} lines filled from\n"
     "them. --plots: the gnuplot scripts (as bigbatch plot). The demo's archive also makes\n"
-    "OUT/headline.md, put between the headline markers of --readme [README.md].\n"
+    "OUT/headline.md, put between the headline markers of --readme [README.md when OUT is\n"
+    "docs, else none].\n"
     "--results DIR: read your own DIR/<experiment>.db instead of the archives (then give\n"
     "--out and --readme elsewhere, or the docs become your results).\n"
     "--html DIR: a self-contained page DIR/<experiment>.html (FILE: instead of the Markdown;\n"
@@ -357,8 +358,7 @@ static const char REPORT_USAGE[] =
 static int report_all(int argc, char **argv)
 {
     ResultsDocsOptions o = {.experiments = "experiments", .archive = "results/archive", .out = "docs",
-                            .bench = "bench/results", .performance = "bench/performance.md.in",
-                            .readme = "README.md"};
+                            .bench = "bench/results", .performance = "bench/performance.md.in"};
     const ValueOption opts[] = {{"--experiments", &o.experiments}, {"--archive", &o.archive},
                                 {"--out", &o.out},                 {"--plots", &o.plots_dir},
                                 {"--html", &o.html_dir},           {"--bench", &o.bench},
@@ -373,6 +373,9 @@ static int report_all(int argc, char **argv)
         return 0;
     }
     if (taken < 0) return 2;
+    /* the repository's own docs come with its README's headline; pages made elsewhere do not
+     * touch it unless asked */
+    if (!o.readme && !strcmp(o.out, "docs")) o.readme = "README.md";
     Error err = {{0}};
     if (results_docs_write(&o, stderr, &err) != 0) {
         fprintf(stderr, "bigbatch report --all: %s\n", err.msg);

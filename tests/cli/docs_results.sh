@@ -6,9 +6,14 @@
 # leaves the previous pages in place; a bad template line fails naming the template and line and
 # writes no performance.md.
 . tests/cli/lib.inc
-expect_exit 0 "$BB" report --all --out "$TMP/docs"
+cp README.md "$TMP/README.md"
+expect_exit 0 "$BB" report --all --out "$TMP/docs" --readme "$TMP/README.md"
+# the README's headline (the demo's table, its engine, fingerprint and time) is the archive's
+cmp -s "$TMP/README.md" README.md ||
+    { diff README.md "$TMP/README.md" | head -20; fail "README.md's headline is not what report --all makes (regenerate: bigbatch report --all)"; }
+grep -q "^| sgd | 2048 | 0.8 | 0\.[0-9]* ± 0\.[0-9]* (3 seeds" README.md || fail "the README's headline lacks the demo's SGD at 2048 over 3 seeds"
 expect_output "results.md, $TMP/docs/benchmarks.md, $TMP/docs/performance.md and $TMP/docs/figures/ written"
-for page in results.md benchmarks.md performance.md; do
+for page in results.md benchmarks.md performance.md headline.md; do
     cmp -s "$TMP/docs/$page" "docs/$page" ||
         { diff "docs/$page" "$TMP/docs/$page" | head -20; fail "docs/$page is not what report --all makes (regenerate it: bigbatch report --all)"; }
 done

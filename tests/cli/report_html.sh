@@ -51,8 +51,13 @@ grep -q '<td>conv1.weight</td>' "$TMP/dom" || fail "the ratio table lacks conv1.
 
 # The index of report --all --html, and a bad --html folder.
 expect_exit 0 "$BB" report --all --out "$TMP/docs" --html "$TMP/all"
-[ "$(grep -c '<li><a href=' "$TMP/all/index.html")" -eq "$(ls results/archive/*.sql.gz | wc -l)" ] ||
+[ "$(grep -c '<section><h2><a href=' "$TMP/all/index.html")" -eq "$(ls results/archive/*.sql.gz | wc -l)" ] ||
     fail "index.html does not link every archived experiment"
+# a dashboard: each experiment's data source, its runs' states, its headline table and a thumbnail
+[ "$(grep -c 'class="thumb"' "$TMP/all/index.html")" -ge 10 ] || fail "index.html lacks the figures' thumbnails"
+grep -q '<b>Runs:</b> [0-9]* complete, [0-9]* collapsed, [0-9]* diverged, 0 failed' "$TMP/all/index.html" ||
+    fail "index.html lacks the demo's run states"
+grep -q 'from <code>results/archive/lars-vs-linear-scaling.sql.gz</code>' "$TMP/all/index.html" || fail "index.html does not name its data"
 for link in $(grep -o 'href="[^"]*"' "$TMP/all/index.html" | sed 's/href="//; s/"//'); do
     [ -f "$TMP/all/$link" ] || fail "index.html links $link, which is not there"
 done
