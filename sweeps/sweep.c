@@ -471,7 +471,7 @@ static void report_running(Sweep *w)
         if (isfinite(p.loss)) snprintf(loss_text, sizeof loss_text, ", loss %.4f", p.loss);
         if (isfinite(p.acc)) snprintf(acc_text, sizeof acc_text, ", test_acc %.4f", p.acc);
         format_duration(so_far, spent, sizeof spent);
-        if (f > 0) {
+        if (f > 0 && f < 1) {
             char d[32];
             format_duration(so_far * (1 - f) / f, d, sizeof d);
             snprintf(left, sizeof left, ", about %s left", d);
