@@ -26,5 +26,8 @@ int checkpoint_save(const char *path, const Net *net, const Optimizer *opt,
 /* Loads into an already built net and optimizer of the same model; every tensor
  * must be present with the right shape (the error names the missing one). */
 int checkpoint_load(const char *path, Net *net, Optimizer *opt, TrainPosition *pos, Error *err);
+/* Refuses (naming path and the tensor) a loaded state holding a NaN or an infinity: a resume
+ * must not go on from it. `compare` loads such checkpoints on purpose, so the load allows them. */
+int checkpoint_check_finite(const char *path, const Net *net, const Optimizer *opt, Error *err);
 
 #endif

@@ -459,7 +459,9 @@ static int check_resumed_position(const Run *r, Error *err)
 static int run_resume(Run *r, Error *err)
 {
     const TrainConfig *cfg = r->cfg;
-    if (checkpoint_load(cfg->resume, r->net, r->opt, &r->pos, err) != 0) return -1;
+    if (checkpoint_load(cfg->resume, r->net, r->opt, &r->pos, err) != 0 ||
+        checkpoint_check_finite(cfg->resume, r->net, r->opt, err) != 0)
+        return -1;
     if (r->pos.seed != cfg->seed) {
         error_set(err, "%s: checkpoint was trained with --seed %llu, not %llu", cfg->resume, r->pos.seed,
                   cfg->seed);
