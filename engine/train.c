@@ -271,6 +271,7 @@ static int load_data(Run *r, const TrainConfig *cfg, const ModelInfo *info, Erro
     dopt.name = cfg->data;
     dopt.root = cfg->data_root;
     dopt.image_size = cfg->image_size;
+    dopt.partial_batches = cfg->partial_batches;
     dopt.seed = cfg->seed;
     dopt.quiet = cfg->quiet;
     dopt.synth_c = info->in_c;
