@@ -564,12 +564,12 @@ int sweep_run(const SweepOptions *given, Error *err)
     const SweepOptions *o = &eff;
     Experiment exp;
     RunSpec *runs = NULL;
-    int n_runs = 0, rc = -1;
+    int n_runs = 0, rc = SWEEP_ERROR;
     /* Everything about the file is checked before the database is touched. */
-    if (experiment_load(o->file, o->scale, &exp, err) != 0) return -1;
+    if (experiment_load(o->file, o->scale, &exp, err) != 0) return SWEEP_USAGE;
     if (experiment_expand(&exp, &runs, &n_runs, err) != 0) {
         experiment_free(&exp);
-        return -1;
+        return SWEEP_USAGE;
     }
     Sweep w;
     memset(&w, 0, sizeof w);
@@ -586,7 +586,10 @@ int sweep_run(const SweepOptions *given, Error *err)
         rc = self_path(w.bin, sizeof w.bin, err) ? -1 : sbatch_write(stdout, o, w.bin, w.db, exp.name, exp.scale, n_runs, err);
         goto out;
     }
-    if (o->slurm && slurm_allocation(&eff, err) != 0) goto out;
+    if (o->slurm && slurm_allocation(&eff, err) != 0) {
+        rc = SWEEP_USAGE;
+        goto out;
+    }
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     w.threads = o->threads > 0 ? o->threads : (int)(cpus / (o->workers * o->ranks));
     if (w.threads < 1) w.threads = 1;
