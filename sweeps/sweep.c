@@ -458,11 +458,14 @@ static void sleep_seconds(double s)
     nanosleep(&ts, NULL); /* a signal cuts it short, which is what we want */
 }
 
-static int dry_run(const Sweep *w)
+/* The runs and their status; a database that is there but does not open (not ours, malformed)
+ * is an error, not "not created yet". */
+static int dry_run(const Sweep *w, Error *err)
 {
     Store s;
-    Error err = {{0}};
-    bool have_db = access(w->db, R_OK) == 0 && store_open(&s, w->db, true, &err) == 0;
+    struct stat st_db; /* an empty file is a database not created yet, as the sweep takes it */
+    bool have_db = stat(w->db, &st_db) == 0 && st_db.st_size > 0;
+    if (have_db && store_open(&s, w->db, true, err) != 0) return -1;
     printf("%s (%s scale): %d runs; database %s%s\n", w->exp->name, w->exp->scale, w->n_runs, w->db,
            have_db ? "" : " (not created yet)");
     printf("%4s  %-16s  %-9s  %s\n", "seq", "run", "status", "cell");
@@ -470,7 +473,7 @@ static int dry_run(const Sweep *w)
         char status[16] = "new";
         if (have_db) {
             sqlite3_stmt *st;
-            if (store_prepare(&s, &st, "SELECT status FROM runs WHERE id=?1", &err) == 0) {
+            if (store_prepare(&s, &st, "SELECT status FROM runs WHERE id=?1", err) == 0) {
                 sqlite3_bind_text(st, 1, w->runs[i].id, -1, SQLITE_STATIC);
                 if (sqlite3_step(st) == SQLITE_ROW) snprintf(status, sizeof status, "%s", sqlite3_column_text(st, 0));
                 sqlite3_finalize(st);
@@ -579,7 +582,7 @@ int sweep_run(const SweepOptions *given, Error *err)
     w.n_runs = n_runs;
     sweep_db_path(o->db, exp.name, w.db, sizeof w.db);
     if (o->dry_run) {
-        rc = dry_run(&w);
+        rc = dry_run(&w, err);
         goto out;
     }
     if (o->print_sbatch) {
