@@ -568,7 +568,9 @@ int sweep_run(const SweepOptions *given, Error *err)
     Experiment exp;
     RunSpec *runs = NULL;
     int n_runs = 0, rc = SWEEP_ERROR;
-    /* Everything about the file is checked before the database is touched. */
+    /* Everything about the file is checked before the database is touched; --dry-run checks
+     * every scale, so that a value only the full scale uses is not first seen on a cluster. */
+    if (o->dry_run && experiment_check_scales(o->file, err) != 0) return SWEEP_USAGE;
     if (experiment_load(o->file, o->scale, &exp, err) != 0) return SWEEP_USAGE;
     if (experiment_expand(&exp, &runs, &n_runs, err) != 0) {
         experiment_free(&exp);
