@@ -192,7 +192,7 @@ int cli_sweep(int argc, char **argv)
     int rc = sweep_run(&o, &err);
     if (rc < 0) {
         fprintf(stderr, "bigbatch sweep: %s\n", err.msg);
-        return 2;
+        return rc == SWEEP_USAGE ? 2 : 1;
     }
     return rc;
 }

@@ -610,6 +610,64 @@ static int read_metadata(const Loader *ld, const Net *net, const Optimizer *opt,
     return 0;
 }
 
+/* Where one header entry's bytes lie in the data. */
+typedef struct {
+    const char *name;
+    uint64_t begin, end;
+} Span;
+
+static int span_cmp(const void *a, const void *b)
+{
+    const Span *x = a, *y = b;
+    if (x->begin != y->begin) return x->begin < y->begin ? -1 : 1;
+    return (x->end > y->end) - (x->end < y->end);
+}
+
+/* The spans, in file order, must cover the data exactly: a gap, an overlap or trailing bytes
+ * mean a header length that is off or offsets edited by hand, whose values would be wrong. */
+static int check_tiling(const char *path, Span *s, int n, uint64_t data_size, Error *err)
+{
+    qsort(s, (size_t)n, sizeof *s, span_cmp);
+    uint64_t at = 0;
+    for (int i = 0; i < n; i++) {
+        if (s[i].begin != at) {
+            error_set(err, "%s: tensor '%s' starts at byte %" PRIu64 " of the data, not at %" PRIu64
+                      " where the previous one ends (%s; tensors must tile the data)",
+                      path, s[i].name, s[i].begin, at, s[i].begin < at ? "overlap" : "gap");
+            return -1;
+        }
+        at = s[i].end;
+    }
+    if (at != data_size) {
+        error_set(err, "%s: %" PRIu64 " bytes after the last tensor (the data is %" PRIu64
+                  " bytes, the tensors %" PRIu64 "; wrong header length or trailing bytes?)",
+                  path, data_size - at, data_size, at);
+        return -1;
+    }
+    return 0;
+}
+
+/* The header's entries (each already checked) tile the data. */
+static int check_layout(const Loader *ld, Error *err)
+{
+    int n = cJSON_GetArraySize(ld->root), k = 0, rc = 0;
+    Span *s = xmalloc(sizeof *s * (size_t)(n > 0 ? n : 1), "checkpoint spans");
+    const cJSON *t;
+    cJSON_ArrayForEach(t, ld->root)
+    {
+        if (!t->string || strcmp(t->string, "__metadata__") == 0) continue;
+        uint64_t count;
+        s[k].name = t->string;
+        rc = check_header_entry(ld->path, t, ld->data_size, &count, &s[k].begin, err);
+        if (rc != 0) break;
+        s[k].end = s[k].begin + 4 * count;
+        k++;
+    }
+    if (rc == 0) rc = check_tiling(ld->path, s, k, ld->data_size, err);
+    free(s);
+    return rc;
+}
+
 /* Every entry of the header must be a valid F32 tensor within the data, and every tensor
  * of the net and optimizer must be present with the right size; notes where each lies. */
 static int check_entries(Loader *ld, const Net *net, const Optimizer *opt, Error *err)
@@ -642,7 +700,7 @@ static int check_entries(Loader *ld, const Net *net, const Optimizer *opt, Error
         }
         e->begin = begin;
     }
-    return 0;
+    return check_layout(ld, err);
 }
 
 /* Every entry's values from the file into its tensor. */
@@ -710,5 +768,35 @@ int checkpoint_describe(const char *path, char *model, size_t model_len, char *o
         }
     }
     loader_free(&ld);
+    return rc;
+}
+
+/* The first non-finite value of e's tensor, or -1; host stages CHUNK values. */
+static long long first_non_finite(const Entry *e, real *host)
+{
+    for (size_t at = 0; at < e->count; at += CHUNK) {
+        size_t n = e->count - at < CHUNK ? e->count - at : CHUNK;
+        bk_download(tensor_backend(e->tensor), host, e->tensor->data + at, n * sizeof *host);
+        for (size_t k = 0; k < n; k++)
+            if (!isfinite(host[k])) return (long long)(at + k);
+    }
+    return -1;
+}
+
+int checkpoint_check_finite(const char *path, const Net *net, const Optimizer *opt, Error *err)
+{
+    EntryList l = {0};
+    int rc = collect_entries(net, opt, &l, err);
+    real *host = xmalloc(sizeof *host * CHUNK, "checkpoint check buffer");
+    for (int i = 0; i < l.n && rc == 0; i++) {
+        long long at = first_non_finite(&l.v[i], host);
+        if (at >= 0) {
+            error_set(err, "%s: tensor '%s' holds a NaN or an infinity (value %lld); a diverged run's "
+                      "checkpoint cannot be resumed", path, l.v[i].name, at);
+            rc = -1;
+        }
+    }
+    free(host);
+    entries_free(&l);
     return rc;
 }

@@ -282,6 +282,7 @@ static int load_data(Run *r, const TrainConfig *cfg, const ModelInfo *info, Erro
     dopt.name = cfg->data;
     dopt.root = cfg->data_root;
     dopt.image_size = cfg->image_size;
+    dopt.partial_batches = cfg->partial_batches;
     dopt.seed = cfg->seed;
     dopt.quiet = cfg->quiet;
     dopt.synth_c = info->in_c;
@@ -475,7 +476,9 @@ static int check_resumed_position(const Run *r, Error *err)
 static int run_resume(Run *r, Error *err)
 {
     const TrainConfig *cfg = r->cfg;
-    if (checkpoint_load(cfg->resume, r->net, r->opt, &r->pos, err) != 0) return -1;
+    if (checkpoint_load(cfg->resume, r->net, r->opt, &r->pos, err) != 0 ||
+        checkpoint_check_finite(cfg->resume, r->net, r->opt, err) != 0)
+        return -1;
     if (r->pos.seed != cfg->seed) {
         error_set(err, "%s: checkpoint was trained with --seed %llu, not %llu", cfg->resume, r->pos.seed,
                   cfg->seed);

@@ -18,6 +18,7 @@ typedef struct {
     const char *data;       /* a name of dataset_list() (data/data.h) */
     const char *data_root;  /* NULL: the dataset's default */
     int image_size;         /* > 0: image folders stored at this square size (then cropped) */
+    bool partial_batches;   /* binary CIFAR-10: batch files of fewer than 10,000 records allowed */
     int epochs;
     long steps;             /* > 0: stop after this many iterations in total */
     int batch;

@@ -217,6 +217,10 @@ static const Flag FLAGS[] = {
      "then cropped from it, at random in training, the centre in evaluation\n"
      "[the images' own size, which must then be one]",
      NULL, INT_TO(CFG(image_size), 8, BB_MAX_IMAGE_SIDE)},
+    {"partial-batches", NULL,
+     "cifar10's binary batches may hold fewer than the official 10,000\n"
+     "records each (small fixtures) [refused: a truncated file]",
+     NULL, SWITCH(CFG(partial_batches))},
     {"augment", "off|on|rrc",
      "on: random crop (pad 4, or within a larger stored image; a packed\n"
      "store: shorter side resized to input/0.875, then cropped) + horizontal\n"

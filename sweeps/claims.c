@@ -200,12 +200,37 @@ static bool owner_lost(sqlite3_stmt *sel, const ClaimOwner *me, double stale_aft
     return true;
 }
 
+/* running -> stale for one run whose owner is lost, and the attempt's end in `attempts` (its
+ * sweep never saw it: killed with it, or silent), as interrupted and retried: one transaction.
+ * *changed: whether the run was still running as found. */
+static int mark_one_stale(Store *s, sqlite3_stmt *upd, sqlite3_stmt *ins, const char *id, int attempt,
+                          const char *why, bool *changed, Error *err)
+{
+    *changed = false;
+    if (store_begin(s, err)) return -1;
+    sqlite3_stmt *sts[2] = {upd, ins};
+    int rc = 0;
+    for (int k = 0; k < 2 && rc == 0; k++) {
+        sqlite3_bind_text(sts[k], 1, id, -1, SQLITE_STATIC);
+        sqlite3_bind_int(sts[k], 2, attempt);
+        sqlite3_bind_text(sts[k], 3, why, -1, SQLITE_STATIC);
+        rc = store_step_done(s, sts[k], "marking a stale run", err);
+        sqlite3_reset(sts[k]);
+        if (k == 0 && rc == 0) *changed = sqlite3_changes(s->db) > 0;
+        if (k == 0 && !*changed) break; /* its owner ended it meanwhile: nothing was lost */
+    }
+    if (rc == 0 && store_commit(s, err) == 0) return 0;
+    store_rollback(s);
+    *changed = false;
+    return -1;
+}
+
 int claims_mark_stale(Store *s, long long exp_id, const ClaimOwner *me, double stale_after, int *n, char *first,
                       size_t len, Error *err)
 {
     *n = 0;
     if (len) first[0] = 0;
-    sqlite3_stmt *sel, *upd;
+    sqlite3_stmt *sel, *upd, *ins = NULL;
     if (store_prepare(s, &sel,
                       "SELECT r.id, r.attempt, r.host, r.pid, r.heartbeat, r.lease, r.owner_ns,"
                       " " STORE_NOW_SQL " - r.heartbeat, " STORE_NOW_SQL " - r.lease, r.claim"
@@ -213,10 +238,17 @@ int claims_mark_stale(Store *s, long long exp_id, const ClaimOwner *me, double s
                       " ON e.run_id = r.id WHERE e.experiment_id=?1 AND r.status='running'",
                       err))
         return -1;
+    /* the lost attempt ended, as far as anyone knows, at its last heartbeat */
     if (store_prepare(s, &upd,
                       "UPDATE runs SET status='stale', error=?3 WHERE id=?1 AND attempt=?2 AND status='running'",
+                      err) ||
+        store_prepare(s, &ins,
+                      "INSERT OR IGNORE INTO attempts(run_id, attempt, finished, host, outcome, reason, retried)"
+                      " SELECT id, attempt, coalesce(heartbeat, " STORE_NOW_SQL "), host, 'interrupted', ?3, 1"
+                      " FROM runs WHERE id=?1 AND attempt=?2",
                       err)) {
         sqlite3_finalize(sel);
+        sqlite3_finalize(upd);
         return -1;
     }
     /* Collect first: the SELECT must be finished before this connection writes. */
@@ -234,15 +266,13 @@ int claims_mark_stale(Store *s, long long exp_id, const ClaimOwner *me, double s
     sqlite3_finalize(sel);
     int rc = 0;
     for (int i = 0; i < n_found && rc == 0; i++) {
-        sqlite3_bind_text(upd, 1, found[i].id, -1, SQLITE_STATIC);
-        sqlite3_bind_int(upd, 2, found[i].attempt);
-        sqlite3_bind_text(upd, 3, found[i].why, -1, SQLITE_STATIC);
-        rc = store_step_done(s, upd, "marking a stale run", err);
-        if (rc == 0 && sqlite3_changes(s->db) && *n == 0 && len) snprintf(first, len, "%s: %s", found[i].id, found[i].why);
-        *n += sqlite3_changes(s->db);
-        sqlite3_reset(upd);
+        bool changed;
+        rc = mark_one_stale(s, upd, ins, found[i].id, found[i].attempt, found[i].why, &changed, err);
+        if (changed && *n == 0 && len) snprintf(first, len, "%s: %s", found[i].id, found[i].why);
+        *n += changed;
     }
     sqlite3_finalize(upd);
+    sqlite3_finalize(ins);
     return rc;
 }
 
@@ -401,6 +431,22 @@ int claims_previous_reason(Store *s, const char *run_id, int attempt, char *reas
     if (sqlite3_step(st) == SQLITE_ROW) snprintf(reason, len, "%s", (const char *)sqlite3_column_text(st, 0));
     sqlite3_finalize(st);
     return 0;
+}
+
+int claims_note_recorded_end(Store *s, const char *run_id, int attempt, Error *err)
+{
+    sqlite3_stmt *st;
+    if (store_prepare(s, &st,
+                      "INSERT OR IGNORE INTO attempts(run_id, attempt, finished, host, outcome, reason, retried)"
+                      " SELECT id, attempt, coalesce(finished, " STORE_NOW_SQL "), host, status, error, 0 FROM runs"
+                      " WHERE id=?1 AND attempt=?2 AND status IN ('complete','diverged','failed')",
+                      err))
+        return -1;
+    sqlite3_bind_text(st, 1, run_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, attempt);
+    int rc = store_step_done(s, st, "recording an attempt's end", err);
+    sqlite3_finalize(st);
+    return rc;
 }
 
 static int record_attempt(Store *s, const AttemptEnd *e, Error *err)

@@ -72,6 +72,10 @@ int claims_attempt_state(Store *s, const char *run_id, int attempt, int *status,
                          Error *err);
 /* The reason the attempt before this one failed or was killed; "" when there is none. */
 int claims_previous_reason(Store *s, const char *run_id, int attempt, char *reason, size_t len, Error *err);
+/* The end the run recorded for its attempt (complete, diverged, failed) into `attempts`, unless a
+ * row is there, inside the caller's transaction: should the sweep die before it reaps the
+ * process (claims_end_attempt replaces the row then), the attempt's end is not lost. */
+int claims_note_recorded_end(Store *s, const char *run_id, int attempt, Error *err);
 /* Records the attempt in the attempts table (retried: a reason and e->next not RUN_FAILED) and, unless
  * the run recorded a complete or diverged end, sets the run to e->next with the reason: one
  * transaction. */

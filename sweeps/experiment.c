@@ -930,6 +930,21 @@ int experiment_load_string(const char *path, const char *text, const char *scale
     return -1;
 }
 
+int experiment_check_scales(const char *path, Error *err)
+{
+    for (int i = 0; SCALES[i]; i++) {
+        Experiment exp;
+        if (experiment_load(path, SCALES[i], &exp, err) != 0) {
+            char scale[32];
+            snprintf(scale, sizeof scale, "at --scale %s", SCALES[i]);
+            error_prefix(err, scale);
+            return -1;
+        }
+        experiment_free(&exp);
+    }
+    return 0;
+}
+
 int experiment_load(const char *path, const char *scale, Experiment *exp, Error *err)
 {
     memset(exp, 0, sizeof *exp);
@@ -1037,16 +1052,48 @@ static int cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Which lines to look at: the keys the message names, else the keys of the cell. */
+typedef struct {
+    const Experiment *exp;
+    bool *seen;
+} InputsCtx;
+
+static void mark_key(const Experiment *exp, int i, bool *seen);
+
+static int mark_input(void *ctx, const char *name, Error *err)
+{
+    (void)err;
+    const InputsCtx *c = ctx;
+    int j = find_key(c->exp, name);
+    if (j >= 0) mark_key(c->exp, j, c->seen);
+    return 0;
+}
+
+/* Key i and, for a [derived] key, the keys its value comes from: the bad value may be theirs
+ * (a scale's override of a variable), on a line of its own. */
+static void mark_key(const Experiment *exp, int i, bool *seen)
+{
+    if (seen[i]) return;
+    seen[i] = true;
+    if (exp->keys[i].role != KEY_DERIVED) return;
+    InputsCtx c = {exp, seen};
+    Error ignored = {{0}}; /* checked when the file was read */
+    expr_names(exp->keys[i].values[0], mark_input, &c, &ignored);
+}
+
+/* Which lines to look at: the keys the message names (with what derived ones come from), else
+ * the keys of the cell. */
 static char *involved_lines(const Experiment *exp, const char *msg)
 {
     int *lines = xcalloc((size_t)exp->n_keys + 1, sizeof *lines, "lines");
+    bool *seen = xcalloc((size_t)exp->n_keys + 1, sizeof *seen, "lines");
     int n = 0;
-    for (int pass = 0; pass < 2 && n == 0; pass++)
-        for (int i = 0; i < exp->n_keys; i++) {
-            const ExpKey *k = &exp->keys[i];
-            if (pass == 0 ? k->is_flag && mentions(msg, k->name) : k->role != KEY_FIXED) lines[n++] = k->line;
-        }
+    for (int i = 0; i < exp->n_keys; i++)
+        if (exp->keys[i].is_flag && mentions(msg, exp->keys[i].name)) mark_key(exp, i, seen);
+    for (int i = 0; i < exp->n_keys; i++)
+        if (seen[i]) lines[n++] = exp->keys[i].line;
+    for (int i = 0; i < exp->n_keys && n == 0; i++)
+        if (exp->keys[i].role != KEY_FIXED) lines[n++] = exp->keys[i].line;
+    free(seen);
     qsort(lines, (size_t)n, sizeof *lines, cmp_int);
     Str b = {0};
     for (int i = 0; i < n; i++)

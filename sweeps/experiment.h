@@ -64,6 +64,9 @@ extern const char *const EXPERIMENT_METRICS[]; /* NULL-terminated: test_acc, tes
 /* Reads, checks and expands (to check every run) the file at one scale: smoke, proxy (NULL)
  * or full. 0, or -1 with err naming FILE:LINE and the key. */
 int experiment_load(const char *path, const char *scale, Experiment *exp, Error *err);
+/* Loads the file at every scale (smoke, proxy, full), as --dry-run checks it: a value only one
+ * scale uses is checked too. 0, or -1 with err "at --scale S: FILE:LINE: ...". */
+int experiment_check_scales(const char *path, Error *err);
 /* The same from text in memory; `path` only names it in errors. */
 int experiment_load_string(const char *path, const char *text, const char *scale, Experiment *exp,
                            Error *err);

@@ -123,6 +123,43 @@ static RunEnd run_end(sqlite3_stmt *st, int first)
     return r;
 }
 
+/* x in the fewest digits (at most 17) that read back as x: two values that differ never print
+ * the same. */
+static void exact_text(char *buf, size_t len, double x)
+{
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(buf, len, "%.*g", digits, x);
+        if (strtod(buf, NULL) == x) return;
+    }
+}
+
+/* One line of a conflict for a real column that differs: OUT's | the input's (difference). */
+static void real_diff(FILE *log, const char *name, double mine, double theirs)
+{
+    if (same_real(mine, theirs)) return;
+    char a[40], b[40];
+    exact_text(a, sizeof a, mine);
+    exact_text(b, sizeof b, theirs);
+    fprintf(log, "    %-10s  %s | %s", name, a, b);
+    if (isfinite(mine) && isfinite(theirs)) fprintf(log, "  (difference %+.3g)", theirs - mine);
+    fputc('\n', log);
+}
+
+/* The columns in which the two results of one run differ, and by how much. */
+static void print_conflict(FILE *log, const char *id, const char *out, const char *input, const RunEnd *mine,
+                           const RunEnd *theirs)
+{
+    fprintf(log, "conflict: run %s differs between %s and %s (%s's kept), column by column, %s | %s:\n", id, out,
+            input, out, out, input);
+    if (strcmp(mine->status, theirs->status)) fprintf(log, "    %-10s  %s | %s\n", "status", mine->status, theirs->status);
+    if (mine->steps != theirs->steps)
+        fprintf(log, "    %-10s  %lld | %lld  (difference %+lld)\n", "steps", mine->steps, theirs->steps,
+                theirs->steps - mine->steps);
+    real_diff(log, "test_acc", mine->acc, theirs->acc);
+    real_diff(log, "test_loss", mine->loss, theirs->loss);
+    real_diff(log, "train_loss", mine->train_loss, theirs->train_loss);
+}
+
 typedef enum { TAKE_ADD, TAKE_REPLACE, TAKE_SAME, TAKE_KEEP, TAKE_CONFLICT } Choice;
 
 static Choice choose(bool in_out, const RunEnd *mine, const RunEnd *theirs)
@@ -157,11 +194,7 @@ static int merge_runs(Store *s, const char *input, FILE *log, MergeCounts *c, Er
         bool in_out = sqlite3_column_int(st, 6);
         if (in_out) mine = run_end(st, 7);
         d[n].choice = choose(in_out, &mine, &theirs);
-        if (d[n].choice == TAKE_CONFLICT)
-            fprintf(log, "conflict: run %s is %s (test_acc %.4f, %lld steps) in %s but %s (test_acc %.4f, %lld steps) "
-                         "in %s: kept %s's\n",
-                    d[n].id, mine.status, mine.acc, mine.steps, s->path, theirs.status, theirs.acc, theirs.steps, input,
-                    s->path);
+        if (d[n].choice == TAKE_CONFLICT) print_conflict(log, d[n].id, s->path, input, &mine, &theirs);
         n++;
     }
     if (step != SQLITE_DONE) {

@@ -59,13 +59,14 @@ static int handle_record(RunOutput *o, const RunClaim *c, const char *line, bool
         return -1;
     }
     o->ended = ended;
-    if (rc == 0) return 0;
+    if (rc == 0) return ended ? claims_note_recorded_end(c->store, c->run_id, c->attempt, err) : 0;
     o->refused = true;
     char reason[700];
     snprintf(reason, sizeof reason, "line %ld of the run's output is not a record this sweep reads: %s", o->lines,
              why.msg);
     FinalRow f = {.status = "failed", .error = reason};
-    return run_rows_final(c->store, c->run_id, &f, err);
+    if (run_rows_final(c->store, c->run_id, &f, err)) return -1;
+    return claims_note_recorded_end(c->store, c->run_id, c->attempt, err);
 }
 
 static int handle_line(RunOutput *o, const RunClaim *c, char *line, size_t n, bool *open, Error *err)

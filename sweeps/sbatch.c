@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "store.h"
@@ -21,21 +22,22 @@ static void sh_quote(FILE *out, const char *s)
 }
 
 /* The mean seconds of the experiment's finished runs in db, and how many; 0 runs when none or
- * no database. */
-static void measured(const char *db, const char *name, const char *scale, double *mean_s, int *finished)
+ * no database (or an empty file); -1 when the file there is not one the sweep could use. */
+static int measured(const char *db, const char *name, const char *scale, double *mean_s, int *finished,
+                    Error *err)
 {
     *mean_s = 0;
     *finished = 0;
-    if (access(db, R_OK) != 0) return;
+    struct stat st_db;
+    if (stat(db, &st_db) != 0 || st_db.st_size == 0) return 0;
     Store s;
-    Error err = {{0}};
-    if (store_open(&s, db, true, &err) != 0) return;
+    if (store_open(&s, db, true, err) != 0) return -1;
     sqlite3_stmt *st;
     if (store_prepare(&s, &st,
                       "SELECT avg(r.finished - r.started), count(*) FROM runs r JOIN experiment_runs x ON x.run_id = r.id"
                       " JOIN experiments e ON e.id = x.experiment_id WHERE e.name=?1 AND e.scale=?2"
                       " AND r.status IN ('complete','diverged','collapsed') AND r.finished > r.started",
-                      &err) == 0) {
+                      err) == 0) {
         sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, scale, -1, SQLITE_STATIC);
         if (sqlite3_step(st) == SQLITE_ROW) {
@@ -45,6 +47,7 @@ static void measured(const char *db, const char *name, const char *scale, double
         sqlite3_finalize(st);
     }
     store_close(&s);
+    return 0;
 }
 
 int sbatch_write(FILE *out, const SweepOptions *o, const char *bin, const char *db, const char *name,
@@ -58,7 +61,7 @@ int sbatch_write(FILE *out, const SweepOptions *o, const char *bin, const char *
     const int threads = o->threads > 0 ? o->threads : 1;
     double mean_s;
     int finished;
-    measured(db, name, scale, &mean_s, &finished);
+    if (measured(db, name, scale, &mean_s, &finished, err) != 0) return -1;
     int left = n_runs - finished > 0 ? n_runs - finished : 0;
     fprintf(out, "#!/bin/sh\n# bigbatch sweep %s (%s scale): %d runs, %d left; %d at once, each %d rank%s x %d "
                  "thread%s.\n# Submit with: sbatch <this file>. Written by bigbatch sweep --print-sbatch.\n",

@@ -218,6 +218,46 @@ static int check_version(Store *s, bool read_only, Error *err)
     return 0;
 }
 
+/* The one integer sql yields into *out; SQLite's code otherwise. */
+static int query_int(Store *s, const char *sql, int *out)
+{
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+            *out = sqlite3_column_int(st, 0);
+            rc = SQLITE_OK;
+        }
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Refuses a file that is someone else's database (tables, but no bigbatch meta with a schema
+ * version) before anything (tables, WAL) would change it; an empty one is new unless read_only.
+ * A bigbatch file always has both: they are created in one transaction. */
+static int check_ours(Store *s, bool read_only, Error *err)
+{
+    int objects = 0, meta = 0, version = 0;
+    int rc = query_int(s, "SELECT count(*) FROM sqlite_master", &objects);
+    if (rc == SQLITE_OK) rc = query_int(s, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'", &meta);
+    if (rc != SQLITE_OK) {
+        error_set(err, "%s: cannot read: %s", s->path, sqlite3_errmsg(s->db));
+        return -1;
+    }
+    if (objects == 0 && !read_only) return 0;
+    /* a foreign `meta` may lack these columns: then it is not ours either */
+    if (meta && query_int(s, "SELECT count(*) FROM meta WHERE key='schema_version'", &version) != SQLITE_OK)
+        version = 0;
+    if (version == 0) {
+        error_set(err, "%s: not a bigbatch results database (%s); left as it is", s->path,
+                  objects ? "it holds other tables and no bigbatch schema_version" : "it is empty");
+        return -1;
+    }
+    return 0;
+}
+
 /* Switching to WAL needs a moment without other connections' transactions; the busy
  * handler does not cover it, so wait and retry (sweeps starting together on a new file). */
 static int enable_wal(Store *s, Error *err)
@@ -254,6 +294,7 @@ int store_open(Store *s, const char *path, bool read_only, Error *err)
     }
     /* Writers wait for each other instead of failing with "database is locked". */
     sqlite3_busy_timeout(s->db, 60000);
+    if (check_ours(s, read_only, err)) goto fail; /* before anything could change the file */
     if (!read_only) {
         /* Foreign keys are enforced once the schema is current: an upgrade rebuilds tables
          * that others refer to (store_upgrade.c), which SQLite allows only with them off. */

@@ -508,11 +508,14 @@ static void sleep_seconds(double s)
     nanosleep(&ts, NULL); /* a signal cuts it short, which is what we want */
 }
 
-static int dry_run(const Sweep *w)
+/* The runs and their status; a database that is there but does not open (not ours, malformed)
+ * is an error, not "not created yet". */
+static int dry_run(const Sweep *w, Error *err)
 {
     Store s;
-    Error err = {{0}};
-    bool have_db = access(w->db, R_OK) == 0 && store_open(&s, w->db, true, &err) == 0;
+    struct stat st_db; /* an empty file is a database not created yet, as the sweep takes it */
+    bool have_db = stat(w->db, &st_db) == 0 && st_db.st_size > 0;
+    if (have_db && store_open(&s, w->db, true, err) != 0) return -1;
     printf("%s (%s scale): %d runs; database %s%s\n", w->exp->name, w->exp->scale, w->n_runs, w->db,
            have_db ? "" : " (not created yet)");
     printf("%4s  %-16s  %-9s  %s\n", "seq", "run", "status", "cell");
@@ -520,7 +523,7 @@ static int dry_run(const Sweep *w)
         char status[16] = "new";
         if (have_db) {
             sqlite3_stmt *st;
-            if (store_prepare(&s, &st, "SELECT status FROM runs WHERE id=?1", &err) == 0) {
+            if (store_prepare(&s, &st, "SELECT status FROM runs WHERE id=?1", err) == 0) {
                 sqlite3_bind_text(st, 1, w->runs[i].id, -1, SQLITE_STATIC);
                 if (sqlite3_step(st) == SQLITE_ROW) snprintf(status, sizeof status, "%s", sqlite3_column_text(st, 0));
                 sqlite3_finalize(st);
@@ -656,16 +659,18 @@ int sweep_run(const SweepOptions *given, Error *err)
     const SweepOptions *o = &eff;
     Experiment exp;
     RunSpec *runs = NULL;
-    int n_runs = 0, rc = -1;
-    /* Everything about the file is checked before the database is touched. */
-    if (experiment_load(o->file, o->scale, &exp, err) != 0) return -1;
+    int n_runs = 0, rc = SWEEP_ERROR;
+    /* Everything about the file is checked before the database is touched; --dry-run checks
+     * every scale, so that a value only the full scale uses is not first seen on a cluster. */
+    if (o->dry_run && experiment_check_scales(o->file, err) != 0) return SWEEP_USAGE;
+    if (experiment_load(o->file, o->scale, &exp, err) != 0) return SWEEP_USAGE;
     if (o->repeats > 0 && override_repeats(&exp, o->repeats, err) != 0) {
         experiment_free(&exp);
-        return -1;
+        return SWEEP_USAGE;
     }
     if (experiment_expand(&exp, &runs, &n_runs, err) != 0) {
         experiment_free(&exp);
-        return -1;
+        return SWEEP_USAGE;
     }
     if (o->n_only_labels > 0 && keep_labels(o, runs, &n_runs, err) != 0) goto out_runs;
     Sweep w;
@@ -676,14 +681,17 @@ int sweep_run(const SweepOptions *given, Error *err)
     w.n_runs = n_runs;
     sweep_db_path(o->db, exp.name, w.db, sizeof w.db);
     if (o->dry_run) {
-        rc = dry_run(&w);
+        rc = dry_run(&w, err);
         goto out;
     }
     if (o->print_sbatch) {
         rc = self_path(w.bin, sizeof w.bin, err) ? -1 : sbatch_write(stdout, o, w.bin, w.db, exp.name, exp.scale, n_runs, err);
         goto out;
     }
-    if (o->slurm && slurm_allocation(&eff, err) != 0) goto out;
+    if (o->slurm && slurm_allocation(&eff, err) != 0) {
+        rc = SWEEP_USAGE;
+        goto out;
+    }
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     w.threads = o->threads > 0 ? o->threads : (int)(cpus / (o->workers * o->ranks));
     if (w.threads < 1) w.threads = 1;

@@ -36,8 +36,11 @@ void sweep_options_defaults(SweepOptions *o);
 /* Seconds between the lines on runs in flight: as given, else 30 on a terminal and 600 when
  * the output goes to a file (a log need not repeat itself). */
 double sweep_progress_every(const SweepOptions *o);
+/* sweep_run's failures: a usage error (a bad experiment file, which leaves no trace; --launcher
+ * slurm outside an allocation) exits 2, a run-time or data error (the store, the disk) 1. */
+enum { SWEEP_ERROR = -1, SWEEP_USAGE = -2 };
 /* The exit status: 0 every run ended complete or diverged, 1 some failed, 130 interrupted;
- * -1 with err (a bad experiment file, which leaves no trace, or a store failure). */
+ * SWEEP_USAGE or SWEEP_ERROR with err. */
 int sweep_run(const SweepOptions *o, Error *err);
 /* results/<name>.db, or o->db. */
 void sweep_db_path(const char *db, const char *experiment_name, char *out, size_t len);

@@ -4,7 +4,8 @@ by name) as CIFAR-10's official binary distribution: cifar-10-batches-bin/data_b
 (the training images split as evenly as they go), test_batch.bin and batches.meta.txt. A record
 is one label byte, then the 1024 red, 1024 green and 1024 blue bytes of the 32x32 image, row by
 row. Decoded by PIL (an independent JPEG reader), in the folder loader's order: classes by name,
-files by name within a class. Used by tests/cli/cifar10_forms.sh.
+files by name within a class. Used by tests/cli/cifar10_forms.sh. The files are smaller than
+the official 10,000 records, so bigbatch reads them with --partial-batches.
 
     make_cifar_bin.py JPEG_ROOT OUT_DIR
 """

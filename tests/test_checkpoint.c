@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <ftw.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -594,6 +595,87 @@ Test(checkpoint, offsets_outside_data_or_shape_are_errors)
     rewrite_header(path, shrink_offsets, "conv1.bias");
     expect_load_error("lenet", 0, path, msg, sizeof msg);
     cr_assert(strstr(msg, "'conv1.bias'"), "%s", msg);
+    drop(&m);
+}
+
+/* name's data_offsets become other's (same size): two tensors on the same bytes, or added
+ * as a new entry when name is not in the header. */
+static void alias_offsets(cJSON *root, const void *names)
+{
+    const char *const *n = names;
+    cJSON *src = cJSON_GetObjectItemCaseSensitive(root, n[1]);
+    cr_assert_not_null(src);
+    cJSON *dst = cJSON_GetObjectItemCaseSensitive(root, n[0]);
+    if (!dst) {
+        cJSON_AddItemToObject(root, n[0], cJSON_Duplicate(src, 1));
+        return;
+    }
+    cJSON_ReplaceItemInObjectCaseSensitive(dst, "data_offsets",
+                                           cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(src, "data_offsets"), 1));
+}
+
+/* Tensors must tile the data exactly: an overlap or the gap it leaves is refused. */
+Test(checkpoint, overlapping_tensors_are_errors)
+{
+    Model m = make("lenet", 0, 1);
+    const char *path = in_dir("a.safetensors");
+    char msg[512];
+    const char *same[2] = {"optimizer.conv1.bias.momentum_buffer", "conv1.bias"}; /* 6 values each */
+    save_model(&m, path);
+    rewrite_header(path, alias_offsets, same);
+    expect_load_error("lenet", 0, path, msg, sizeof msg);
+    cr_assert(strstr(msg, "tile"), "%s", msg);
+    const char *extra[2] = {"extra", "conv1.bias"};
+    save_model(&m, path);
+    rewrite_header(path, alias_offsets, extra);
+    expect_load_error("lenet", 0, path, msg, sizeof msg);
+    cr_assert(strstr(msg, "overlap"), "%s", msg);
+    drop(&m);
+}
+
+/* Bytes after the last tensor, and a header length 1-4 bytes short (the data seen from a few
+ * bytes early: the same values, shifted), are refused. */
+Test(checkpoint, trailing_bytes_and_short_header_length_are_errors)
+{
+    Model m = make("lenet", 0, 1);
+    const char *path = in_dir("t.safetensors");
+    save_model(&m, path);
+    size_t size;
+    unsigned char *buf = slurp(path, &size);
+    unsigned char *longer = calloc(size + 100, 1);
+    memcpy(longer, buf, size);
+    char msg[512];
+    spit(path, longer, size + 100);
+    expect_load_error("lenet", 0, path, msg, sizeof msg);
+    cr_assert(strstr(msg, "100 bytes after the last tensor"), "%s", msg);
+    uint64_t n = header_len(buf);
+    for (uint64_t k = 1; k <= 4; k++) {
+        for (int i = 0; i < 8; i++) longer[i] = (unsigned char)((n - k) >> (8 * i));
+        spit(path, longer, size);
+        expect_load_error("lenet", 0, path, msg, sizeof msg);
+    }
+    free(longer);
+    free(buf);
+    drop(&m);
+}
+
+/* A resume must not go on from NaN or infinite weights; the message names file and tensor. */
+Test(checkpoint, non_finite_values_are_named)
+{
+    Model m = make("lenet", 0, 1);
+    const char *path = in_dir("f.safetensors");
+    Error err = {""};
+    cr_assert_eq(checkpoint_check_finite(path, m.net, m.opt, &err), 0, "%s", err.msg);
+    Tensor *t = optimizer_slot(m.opt, 1, 0);
+    real *v = tensor_to_host(t);
+    v[2] = (real)INFINITY;
+    tensor_upload(t, v);
+    free(v);
+    cr_assert_neq(checkpoint_check_finite(path, m.net, m.opt, &err), 0);
+    char want[400];
+    snprintf(want, sizeof want, "%s: tensor 'optimizer.%s.momentum_buffer' holds a NaN or an infinity (value 2)",
+             path, m.net->params[1].name);
+    cr_assert(strstr(err.msg, want), "%s", err.msg);
     drop(&m);
 }
 

@@ -1383,8 +1383,9 @@ static void write_cifar_batch(const char *dir, const char *name, int records, co
     cr_assert_eq(fclose(f), 0);
 }
 
-/* cifar-10-batches-bin with two records per training batch and three test records; the
- * training labels run 0..9 across the five files. */
+/* cifar-10-batches-bin with two records per training batch and three test records (read
+ * with partial_batches: official files hold 10,000); the training labels run 0..9 across the
+ * five files. */
 static void write_cifar_bin(const char *dir)
 {
     mkdirs(dir);
@@ -1404,7 +1405,7 @@ Test(data, cifar10_binary_batches_read_in_chw_order)
     /* --data-root may name the batches' folder or the one its tarball unpacked into */
     const char *roots[2] = {P("cifar/cifar-10-batches-bin"), P("cifar")};
     for (int k = 0; k < 2; k++) {
-        DataOptions opt = {.name = "cifar10", .root = roots[k], .quiet = true};
+        DataOptions opt = {.name = "cifar10", .root = roots[k], .quiet = true, .partial_batches = true};
         Dataset *ds = malloc(sizeof *ds);
         Error err = {{0}};
         cr_assert_eq(dataset_load(&opt, ds, &err), 0, "%s", err.msg);
@@ -1436,7 +1437,7 @@ Test(data, cifar10_binary_meta_names_the_classes)
     for (int k = 0; k < 10; k++) fprintf(f, "class-%d\n", k);
     fprintf(f, "\n");
     cr_assert_eq(fclose(f), 0);
-    DataOptions opt = {.name = "cifar10", .root = P("bin"), .quiet = true};
+    DataOptions opt = {.name = "cifar10", .root = P("bin"), .quiet = true, .partial_batches = true};
     Dataset *ds = malloc(sizeof *ds);
     Error err = {{0}};
     cr_assert_eq(dataset_load(&opt, ds, &err), 0, "%s", err.msg);
@@ -1445,8 +1446,8 @@ Test(data, cifar10_binary_meta_names_the_classes)
     free(ds);
 }
 
-/* A truncated batch, a label past 9, a missing test batch, --image-size: each refused with
- * the file (or flag) named. */
+/* A truncated batch, a label past 9, a missing test batch, --image-size, and batches of fewer
+ * than 10,000 records without partial_batches: each refused with the file (or flag) named. */
 Test(data, cifar10_binary_errors_name_the_file)
 {
     struct {
@@ -1456,6 +1457,7 @@ Test(data, cifar10_binary_errors_name_the_file)
         {"label", "data_batch_4.bin: record 1 has label 10"},
         {"no-test", "test_batch.bin: No such file"},
         {"image-size", "--image-size 64 applies to JPEG folders"},
+        {"partial", "data_batch_1.bin: 2 records, not the 10000 of an official CIFAR-10 batch file"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const char *dir = P("bad-%s", cases[k].what);
@@ -1471,10 +1473,11 @@ Test(data, cifar10_binary_errors_name_the_file)
         } else if (k == 2) {
             snprintf(batch, sizeof batch, "%s/test_batch.bin", dir);
             cr_assert_eq(unlink(batch), 0);
-        } else {
+        } else if (k == 3) {
             image_size = 64;
         }
-        DataOptions opt = {.name = "cifar10", .root = dir, .quiet = true, .image_size = image_size};
+        DataOptions opt = {.name = "cifar10", .root = dir, .quiet = true, .image_size = image_size,
+                           .partial_batches = k != 4};
         Dataset *ds = malloc(sizeof *ds);
         Error err = {{0}};
         cr_assert_eq(dataset_load(&opt, ds, &err), -1, "%s: loaded", cases[k].what);

@@ -451,6 +451,39 @@ Test(experiment_errors, paper_row_length)
     expect_error(FIX "bad_paper_row.ini", "row = 512", "key 'row' has 1 value but columns", NULL);
 }
 
+/* A derived value's error names the lines of the values it was computed from: here the full
+ * scale's base_lr, the value at fault. */
+Test(experiment_errors, derived_error_names_its_inputs_lines)
+{
+    const char *file = FIX "bad_full_derived_input.ini";
+    Experiment exp;
+    Error err = {{0}};
+    cr_assert_eq(experiment_load(file, "full", &exp, &err), -1);
+    char want[64];
+    snprintf(want, sizeof want, "%d", line_of(file, "base_lr = -0.1"));
+    const char *at = strstr(err.msg, "(keys at lines ");
+    cr_assert(at && strstr(at, want), "'%s' does not name line %s", err.msg, want);
+}
+
+/* Every scale of the file, not only the one chosen: the error says which and names the line. */
+Test(experiment_errors, every_scale_checked)
+{
+    const char *file = FIX "bad_full_batch.ini";
+    Experiment exp;
+    RunSpec *runs;
+    int n;
+    load_ok(file, "proxy", &exp, &runs, &n);
+    done(&exp, runs, n);
+    Error err = {{0}};
+    cr_assert_eq(experiment_check_scales(file, &err), -1);
+    char want[64];
+    snprintf(want, sizeof want, "%d", line_of(file, "batch = 64, 100"));
+    cr_assert(strstr(err.msg, "--scale full"), "%s", err.msg);
+    const char *at = strstr(err.msg, "(keys at lines ");
+    cr_assert(at && strstr(at, want), "'%s' does not name line %s", err.msg, want);
+    cr_assert_eq(experiment_check_scales("experiments/example.ini", &err), 0, "%s", err.msg);
+}
+
 Test(experiment_errors, other_scale_checked)
 {
     expect_error(FIX "bad_smoke_key.ini", "epoch = 1", "unknown key 'epoch'", NULL);

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-enum { SIDE = 32, PIXELS = 3 * SIDE * SIDE, RECORD = 1 + PIXELS, CLASSES = 10 };
+enum { SIDE = 32, PIXELS = 3 * SIDE * SIDE, RECORD = 1 + PIXELS, CLASSES = 10, PER_FILE = 10000 };
 
 static const char *const TRAIN_FILES[] = {"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin",
                                           "data_batch_4.bin", "data_batch_5.bin"};
@@ -31,8 +31,9 @@ bool cifar_bin_present(const char *dir)
     return present;
 }
 
-/* The records in path: its size, which must be a whole number of records. */
-static long records_in(const char *path, Error *err)
+/* The records in path: its size, which must be a whole number of records, and 10,000 of them
+ * unless partial (a file cut at a record boundary would otherwise train on less in silence). */
+static long records_in(const char *path, bool partial, Error *err)
 {
     struct stat st;
     if (stat(path, &st) != 0) {
@@ -44,7 +45,13 @@ static long records_in(const char *path, Error *err)
                   path, (long long)st.st_size, RECORD);
         return -1;
     }
-    return (long)(st.st_size / RECORD);
+    long n = (long)(st.st_size / RECORD);
+    if (!partial && n != PER_FILE) {
+        error_set(err, "%s: %ld records, not the %d of an official CIFAR-10 batch file (truncated? "
+                  "--partial-batches reads smaller files)", path, n, PER_FILE);
+        return -1;
+    }
+    return n;
 }
 
 /* Appends the records of path to set, whose arrays have room for them. */
@@ -74,14 +81,15 @@ static int read_records(const char *path, long count, ImageSet *set, Error *err)
     return rc;
 }
 
-static int read_split(const char *dir, const char *const *files, int n_files, ImageSet *set, Error *err)
+static int read_split(const char *dir, const char *const *files, int n_files, bool partial, ImageSet *set,
+                      Error *err)
 {
     long counts[8], total = 0;
     char *paths[8];
     int rc = 0;
     for (int k = 0; k < n_files; k++) paths[k] = path_join(dir, files[k]);
     for (int k = 0; k < n_files && rc == 0; k++) {
-        counts[k] = records_in(paths[k], err);
+        counts[k] = records_in(paths[k], partial, err);
         if (counts[k] < 0) rc = -1;
         else total += counts[k];
     }
@@ -113,10 +121,10 @@ static void read_class_names(const char *dir, char names[][32])
     fclose(f);
 }
 
-int cifar_bin_read(const char *dir, ImageSet *train, ImageSet *test, char names[][32], Error *err)
+int cifar_bin_read(const char *dir, bool partial, ImageSet *train, ImageSet *test, char names[][32], Error *err)
 {
-    if (read_split(dir, TRAIN_FILES, 5, train, err) != 0) return -1;
-    if (read_split(dir, TEST_FILES, 1, test, err) != 0) {
+    if (read_split(dir, TRAIN_FILES, 5, partial, train, err) != 0) return -1;
+    if (read_split(dir, TEST_FILES, 1, partial, test, err) != 0) {
         imageset_free(train);
         return -1;
     }

@@ -11,7 +11,8 @@
 bool cifar_bin_present(const char *dir);
 /* Reads dir/data_batch_{1..5}.bin into train and dir/test_batch.bin into test, and the class
  * names (batches.meta.txt, else the standard ones); returns the number of classes (10), or -1
- * with err naming the file and the record at fault (both sets left empty). */
-int cifar_bin_read(const char *dir, ImageSet *train, ImageSet *test, char names[][32], Error *err);
+ * with err naming the file and the record at fault (both sets left empty). Each file must hold
+ * the official 10,000 records unless partial. */
+int cifar_bin_read(const char *dir, bool partial, ImageSet *train, ImageSet *test, char names[][32], Error *err);
 
 #endif

@@ -39,6 +39,7 @@ typedef struct {
     const char *name; /* a name of dataset_list() */
     const char *root; /* NULL: the default for the name */
     int image_size;   /* imagefolder/cifar10: > 0 stores images resized to this square */
+    bool partial_batches; /* cifar10 binary: batch files of fewer than 10,000 records allowed */
     int synth_c, synth_h, synth_w, synth_classes, synth_train, synth_test;
     uint64_t seed;
     bool quiet;

@@ -231,7 +231,7 @@ static int load_cifar10_binary(const DataOptions *opt, const char *root, Dataset
         return -1;
     }
     snprintf(ds->root, sizeof ds->root, "%s", root);
-    int classes = cifar_bin_read(root, &ds->train, &ds->test, ds->class_names, err);
+    int classes = cifar_bin_read(root, opt->partial_batches, &ds->train, &ds->test, ds->class_names, err);
     if (classes < 0) return -1;
     ds->classes = classes;
     return 0;

@@ -53,9 +53,19 @@ cp "$TMP/b.db" "$TMP/c.db"
 sqlite3 "$TMP/c.db" "update runs set test_acc=0.123 where id='$id'"
 before=$(sqlite3 "$TMP/out.db" "select test_acc from runs where id='$id'")
 expect_exit 1 "$BB" merge "$TMP/out.db" "$TMP/c.db"
-expect_output "conflict: run $id is $(sqlite3 "$TMP/b.db" "select status from runs where id='$id'")"
-expect_output "test_acc 0.1230"
+expect_output "conflict: run $id differs between $TMP/out.db and $TMP/c.db"
+expect_output "test_acc .* | 0.123  (difference "
 expect_output "1 conflicts"
+# values that differ in the 11th digit print differently, each column with its difference;
+# the columns that agree are not listed
+cp "$TMP/b.db" "$TMP/d.db"
+sqlite3 "$TMP/d.db" "update runs set test_acc=test_acc+1e-11, steps=steps+5 where id='$id'"
+expect_exit 1 "$BB" merge "$TMP/out.db" "$TMP/d.db"
+line=$(grep "^    test_acc " "$TMP/out") || { cat "$TMP/out"; fail "no test_acc line"; }
+case "$line" in *"(difference +1e-11)"*) ;; *) fail "no difference of 1e-11: $line" ;; esac
+[ "$(echo "$line" | awk '{print ($2 != $4)}')" = 1 ] || fail "the two values print the same: $line"
+expect_output "^    steps .*(difference +5)"
+grep -q "^    test_loss\|^    status" "$TMP/out" && { cat "$TMP/out"; fail "a column that agrees is listed"; }
 [ "$(sqlite3 "$TMP/out.db" "select test_acc from runs where id='$id'")" = "$before" ] || fail "a conflict replaced OUT's run"
 # a bad input: named, exit 1, OUT unchanged
 sum=$(sqlite3 "$TMP/out.db" .dump | md5sum)

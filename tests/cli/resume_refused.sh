@@ -18,4 +18,12 @@ cmp -s "$TMP/c.ckpt" "$TMP/edited.ckpt" && fail "the edit did not apply"
 expect_exit 1 $BB train $flags --batch 100 --epochs 2 --resume "$TMP/edited.ckpt"
 expect_output "edited.ckpt: metadata 'step' 97 and 'epoch_step' 3 do not fit epoch 1 of 10 steps"
 expect_exit 0 $BB train $flags --batch 100 --epochs 2 --resume "$TMP/c.ckpt"
+# a NaN in the weights (conv1.weight's first value) is refused, naming file and tensor
+hlen=$(od -An -t u8 -N 8 "$TMP/c.ckpt" | tr -d ' ')
+cp "$TMP/c.ckpt" "$TMP/nan.ckpt"
+printf '\000\000\300\177' | dd of="$TMP/nan.ckpt" bs=1 seek=$((8 + hlen)) conv=notrunc 2>/dev/null || fail "dd"
+cmp -s "$TMP/c.ckpt" "$TMP/nan.ckpt" && fail "the NaN was not written"
+expect_exit 1 $BB train $flags --batch 100 --epochs 2 --resume "$TMP/nan.ckpt" --save "$TMP/out.ckpt"
+expect_output "nan.ckpt: tensor 'conv1.weight' holds a NaN or an infinity"
+[ ! -e "$TMP/out.ckpt" ] || fail "a refused resume wrote a checkpoint"
 exit 0

@@ -1,6 +1,7 @@
 #!/bin/sh
 # kill -9 of the sweep at random moments, then the same command again: every run ends
-# complete exactly once, no step or epoch row is lost or duplicated, integrity_check is ok.
+# complete exactly once, no step or epoch row is lost or duplicated, every attempt's end is in
+# attempts, integrity_check is ok.
 . tests/cli/lib.inc
 cat > "$TMP/exp.ini" <<'INI'
 [experiment]
@@ -36,6 +37,10 @@ bad=$(sqlite3 "$DB" "select r.id, (select count(*) from steps where run_id=r.id)
       (select count(distinct step) from steps where run_id=r.id) from runs r" | grep -v '|48|3|48$')
 [ -z "$bad" ] || fail "runs with lost or extra rows: $bad"
 [ "$(sqlite3 "$DB" "select count(*) from runs where status in $RESULT")" = 6 ] || fail "not all complete"
+# every attempt's end is in attempts, those lost with their sweep too (as interrupted)
+lost=$(sqlite3 "$DB" "select id || ' attempt ' || attempt from runs r
+      where (select count(*) from attempts a where a.run_id = r.id and a.attempt <= r.attempt) != r.attempt")
+[ -z "$lost" ] || fail "attempts without their end: $lost; $(sqlite3 "$DB" 'select * from attempts')"
 # Each kill left at most the 2 running runs to be taken over: re-queued, not duplicated.
 grep -h "re-queued" "$TMP"/sweep*.log "$TMP/out" | head -3
 exit 0
