@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cells.h"
+#include "edges.h"
 #include "fingerprint.h"
 #include "fragile.h"
 #include "html.h"
@@ -306,16 +307,17 @@ static void write_best(FILE *out, const Report *rep, const Markup *m)
     const char *cols[MAX_COLS];
     int n = 0;
     const cJSON *first = rep->cells[0].cell;
-    for (const cJSON *it = first->child; it && n < MAX_COLS - 7; it = it->next)
+    for (const cJSON *it = first->child; it && n < MAX_COLS - 8; it = it->next)
         if (cells_is_group_axis(exp, it->string)) cols[n++] = it->string;
     int n_group = n;
     char names[MAX_COLS][80];
-    for (int t = 0; t < exp->n_tuned && n < MAX_COLS - 6; t++) {
+    for (int t = 0; t < exp->n_tuned && n < MAX_COLS - 7; t++) {
         snprintf(names[n], sizeof names[n], "best %s", exp->tuned[t]);
         cols[n] = names[n];
         n++;
     }
     cols[n++] = exp->metric;
+    cols[n++] = "grid edge";
     cols[n++] = "diverged cells";
     cols[n++] = "collapsed cells";
     cols[n++] = "paper";
@@ -331,7 +333,9 @@ static void write_best(FILE *out, const Report *rep, const Markup *m)
     for (int t = 0; t < exp->n_tuned; t++) fprintf(c, "%s%s", t ? ", " : "", exp->tuned[t]);
     fprintf(c, " for each ");
     for (int g = 0; g < n_group; g++) fprintf(c, "%s%s", g ? ", " : "", cols[g]);
-    fprintf(c, "%s (the papers report the best tuned run):", n_group ? "" : "experiment");
+    fprintf(c, "%s (the papers report the best tuned run; grid edge: the best value of a tuned axis is the "
+               "smallest or largest of its grid, so the optimum may lie outside it):",
+            n_group ? "" : "experiment");
     fclose(c);
     m->table_begin(out, caption, cols, n);
     free(caption);
@@ -360,7 +364,8 @@ static void write_best(FILE *out, const Report *rep, const Markup *m)
             const char *v = best ? cells_value_in(exp, best->cell, exp->tuned[t]) : NULL;
             vals[k++] = v ? v : "-";
         }
-        char result[160], diff[32], div[32], col[32];
+        char result[160], diff[32], div[32], col[32], edge[200] = "";
+        if (best) edges_describe(rep, best, edge, sizeof edge);
         if (best) format_result(best, result, sizeof result);
         else snprintf(result, sizeof result, "%s", diverged == total ? "diverged" : "not run yet");
         snprintf(div, sizeof div, "%d/%d", diverged, total);
@@ -369,6 +374,7 @@ static void write_best(FILE *out, const Report *rep, const Markup *m)
         if (best) format_diff(best, paper, diff, sizeof diff);
         else diff[0] = 0;
         vals[k++] = result;
+        vals[k++] = edge[0] ? edge : "-";
         vals[k++] = div;
         vals[k++] = col;
         vals[k++] = paper ? paper : "";
@@ -406,6 +412,69 @@ static void write_csv(FILE *out, const Report *rep)
         for (size_t j = 0; j < sizeof rest / sizeof rest[0]; j++) vals[k++] = rest[j];
         print_csv_row(out, vals, k);
     }
+}
+
+/* The best cells at an edge of a tuned axis, one line each; how many. */
+static int write_provisional(FILE *out, const Report *rep, const Markup *m)
+{
+    const Experiment *exp = rep->exp;
+    int n = 0;
+    for (int i = 0; i < rep->n_cells; i++) {
+        const Cell *c = &rep->cells[i];
+        if (!c->best) continue;
+        for (int t = 0; t < exp->n_tuned; t++) {
+            EdgeSide s = edges_side(rep, c, exp->tuned[t]);
+            if (s == EDGE_NONE) continue;
+            char group[400], line[800];
+            edges_group_text(rep, c, group, sizeof group);
+            const char *v = cells_value_in(exp, c->cell, exp->tuned[t]);
+            snprintf(line, sizeof line, "the best %s%s%s is at the edge of its grid (%s = %s, the %s); widen the grid "
+                     "before taking it as a result.", exp->tuned[t], group[0] ? " of " : "", group, exp->tuned[t],
+                     v ? v : "?", s == EDGE_TOP ? "top" : "bottom");
+            m->list_item(out, "Provisional:", line, n++ == 0);
+        }
+    }
+    if (n) m->list_end(out);
+    return n;
+}
+
+static int count_edges(const Report *rep)
+{
+    int n = 0;
+    char buf[8];
+    for (int i = 0; i < rep->n_cells; i++)
+        if (rep->cells[i].best) n += edges_describe(rep, &rep->cells[i], buf, sizeof buf);
+    return n;
+}
+
+/* The best of the best cells: the one a finding names the winner. */
+static const Cell *overall_winner(const Report *rep)
+{
+    const Cell *w = NULL;
+    for (int i = 0; i < rep->n_cells; i++)
+        if (rep->cells[i].best && (!w || cells_better(rep, rep->cells[i].mean, w->mean))) w = &rep->cells[i];
+    return w;
+}
+
+/* The file's findings, labelled provisional when a best cell sits at a grid edge, and saying so
+ * first when it is the winner's. */
+static void write_findings(FILE *out, const Report *rep, const Markup *m)
+{
+    const Cell *w = overall_winner(rep);
+    char edge[200] = "", group[400], label[800];
+    if (!count_edges(rep)) {
+        m->para(out, "What it shows.", rep->exp->findings);
+        return;
+    }
+    if (w && edges_describe(rep, w, edge, sizeof edge)) {
+        edges_group_text(rep, w, group, sizeof group);
+        snprintf(label, sizeof label, "What it shows (provisional: the winner, %s, has its best %s of its grid; "
+                 "every best cell at an edge is listed below).", group, edge);
+    } else {
+        snprintf(label, sizeof label, "What it shows (provisional: some best cells sit at an edge of their grid, "
+                 "listed below).");
+    }
+    m->para(out, label, rep->exp->findings);
 }
 
 /* At a scale the paper's numbers do not apply to, they are shown on their own. */
@@ -485,7 +554,8 @@ static void write_marked(FILE *out, const ReportRequest *r, const CellsData *d, 
     if (!experiment_paper_applies(exp) && exp->n_paper_rows) write_paper(out, exp, m);
     for (int i = 0; i < exp->n_paper_notes; i++) m->list_item(out, "Paper notes:", exp->paper_notes[i], i == 0);
     if (exp->n_paper_notes) m->list_end(out);
-    if (exp->findings[0]) m->para(out, "What it shows.", exp->findings);
+    if (exp->findings[0]) write_findings(out, rep, m);
+    if (count_edges(rep)) write_provisional(out, rep, m);
 }
 
 /* The one table a dashboard shows: the best per group when the file tunes, else every cell;
