@@ -10,10 +10,12 @@
 #include <string.h>
 
 #include "cells.h"
+#include "critical_batch.h"
 #include "edges.h"
 #include "fingerprint.h"
 #include "fragile.h"
 #include "html.h"
+#include "steps_target.h"
 #include "experiment.h"
 
 typedef CellSet Report;
@@ -447,6 +449,62 @@ static int count_edges(const Report *rep)
     return n;
 }
 
+#define DEPARTURE_FACTOR 2.0
+
+/* One row of the critical-batch table: a series' fit, noise scale and departure. */
+static int critical_row(FILE *out, const CellsData *d, const StepsSeries *s, const Markup *m, Error *err)
+{
+    double *b = xcalloc((size_t)s->n, sizeof *b, "fit points"), *st = xcalloc((size_t)s->n, sizeof *st, "fit points");
+    for (int i = 0; i < s->n; i++) b[i] = s->pts[i].batch, st[i] = (double)s->pts[i].steps;
+    CriticalFit f = critical_batch_fit(b, st, s->n);
+    double leaves = critical_batch_departure(b, st, s->n, DEPARTURE_FACTOR), noise;
+    int rc = steps_target_noise_scale(d, s->pts[0].run_id, &noise, err);
+    char batches[256] = "", smin[32] = "-", bcrit[64], rms[32] = "-", ns[64] = "not measured", dep[64];
+    size_t used = 0;
+    for (int i = 0; i < s->n && used < sizeof batches; i++)
+        used += (size_t)snprintf(batches + used, sizeof batches - used, "%s%.10g", i ? ", " : "", b[i]);
+    if (f.ok) snprintf(smin, sizeof smin, "%.4g", f.s_min), snprintf(rms, sizeof rms, "%.1f%%", 100 * f.rms_rel);
+    if (f.ok) snprintf(bcrit, sizeof bcrit, "%.4g", f.b_crit);
+    else snprintf(bcrit, sizeof bcrit, "%s", s->n < 2 ? "- (one batch)" : "- (no bend: S_min <= 0)");
+    if (!isnan(noise)) snprintf(ns, sizeof ns, "%.4g (batch %.10g)", noise, b[0]);
+    if (isnan(leaves)) snprintf(dep, sizeof dep, "not up to %.10g", b[s->n - 1]);
+    else snprintf(dep, sizeof dep, "%.10g", leaves);
+    const char *vals[] = {s->name[0] ? s->name : "ours", batches, smin, bcrit, rms, ns, dep};
+    m->row(out, vals, 7);
+    free(b);
+    free(st);
+    return rc;
+}
+
+/* McCandlish et al.'s S = S_min (1 + B_crit / B) fitted to the measured steps to the target,
+ * beside the noise scale that predicts B_crit and where the curve leaves perfect scaling. */
+static int write_critical_batch(FILE *out, const CellsData *d, const Markup *m, Error *err)
+{
+    StepsSeries *series;
+    int n;
+    if (steps_target_collect(d, &series, &n, err)) return -1;
+    if (n == 0) {
+        steps_target_free(series, n);
+        return 0;
+    }
+    char caption[900];
+    snprintf(caption, sizeof caption,
+             "Critical batch: S = S_min (1 + B_crit / B) (McCandlish et al. 2018, eq. 2.11) fitted by least squares "
+             "in 1/B, relative residuals, to the fewest steps to the target per batch; noise scale: B_simple "
+             "(--noise-scale, last epoch) of the smallest batch's counted run, which McCandlish et al. find close to "
+             "B_crit; leaves perfect scaling: the first batch whose steps exceed %.0fx perfect scaling from the "
+             "smallest batch (on the fitted curve, about B_crit):",
+             DEPARTURE_FACTOR);
+    const char *cols[] = {"series", "batches", "S_min (steps)", "B_crit", "fit rms", "noise scale B_simple",
+                          "leaves perfect scaling at"};
+    m->table_begin(out, caption, cols, 7);
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) rc = critical_row(out, d, &series[i], m, err);
+    m->table_end(out);
+    steps_target_free(series, n);
+    return rc;
+}
+
 /* The best of the best cells: the one a finding names the winner. */
 static const Cell *overall_winner(const Report *rep)
 {
@@ -531,7 +589,7 @@ static void write_provenance(FILE *out, const ReportRequest *r, const CellsData 
 }
 
 /* The report in one markup: title, what and where, the tables, the paper's notes, findings. */
-static void write_marked(FILE *out, const ReportRequest *r, const CellsData *d, const Markup *m)
+static int write_marked(FILE *out, const ReportRequest *r, const CellsData *d, const Markup *m, Error *err)
 {
     const Experiment *exp = &d->exp;
     const Report *rep = &d->set;
@@ -551,11 +609,13 @@ static void write_marked(FILE *out, const ReportRequest *r, const CellsData *d, 
     write_provenance(out, r, d, m);
     write_cells(out, rep, m, r->seed_spread);
     if (exp->n_tuned) write_best(out, rep, m);
+    if (!isnan(exp->target) && write_critical_batch(out, d, m, err)) return -1;
     if (!experiment_paper_applies(exp) && exp->n_paper_rows) write_paper(out, exp, m);
     for (int i = 0; i < exp->n_paper_notes; i++) m->list_item(out, "Paper notes:", exp->paper_notes[i], i == 0);
     if (exp->n_paper_notes) m->list_end(out);
     if (exp->findings[0]) write_findings(out, rep, m);
     if (count_edges(rep)) write_provisional(out, rep, m);
+    return 0;
 }
 
 /* The one table a dashboard shows: the best per group when the file tunes, else every cell;
@@ -578,9 +638,10 @@ int report_write(FILE *out, const ReportRequest *r, Error *err)
 {
     CellsData d;
     if (cells_open(&d, r->file, r->scale, r->db, err) != 0) return -1;
+    int rc = 0;
     if (r->headline_only) write_headline_table(out, &d, r->format == REPORT_HTML ? &HTML : &MARKDOWN, r->seed_spread);
     else if (r->format == REPORT_CSV) write_csv(out, &d.set);
-    else write_marked(out, r, &d, r->format == REPORT_HTML ? &HTML : &MARKDOWN);
+    else if (write_marked(out, r, &d, r->format == REPORT_HTML ? &HTML : &MARKDOWN, err)) rc = -1;
     cells_close(&d);
-    return 0;
+    return rc;
 }
