@@ -15,6 +15,7 @@
 #include "fingerprint.h"
 #include "fragile.h"
 #include "html.h"
+#include "rcp.h"
 #include "steps_target.h"
 #include "experiment.h"
 
@@ -505,6 +506,88 @@ static int write_critical_batch(FILE *out, const CellsData *d, const Markup *m, 
     return rc;
 }
 
+/* Each run's epochs to the target: the (1-based) epoch of its first evaluation that reached it;
+ * INFINITY for a run that never did (diverged, or ended below it). How many runs. */
+static int cell_epochs(const CellsData *d, const Cell *c, double *out, Error *err)
+{
+    int n = 0;
+    for (int r = 0; r < c->runs; r++) {
+        const CellRun *run = &c->run_list[r];
+        if (!strcmp(run->status, "pending") || !strcmp(run->status, "running") || !strcmp(run->status, "stale"))
+            continue;
+        long step;
+        int epoch, found = run->complete ? steps_target_run(d, run->id, &step, &epoch, err) : 1;
+        if (found < 0) return -1;
+        out[n++] = found ? INFINITY : epoch;
+    }
+    return n;
+}
+
+/* The reference batch a cell stands for: its batch, or at a proxy that keeps the batch-to-dataset
+ * ratio (fixed keys train_images and imagenet_images), its batch scaled back, taken as the nearest
+ * reference point's when within 3% (the proxy's batch is rounded to whole images). */
+static double reference_batch(const CellsData *d, const RcpSet *rs, const Cell *c)
+{
+    const char *bv = cells_value_in(&d->exp, c->cell, "batch");
+    const char *ti = cells_value_in(&d->exp, c->cell, "train_images");
+    const char *ii = cells_value_in(&d->exp, c->cell, "imagenet_images");
+    double b = bv ? atof(bv) : 0;
+    if (!ti || !ii || !(atof(ti) > 0)) return b;
+    b *= atof(ii) / atof(ti);
+    for (int i = 0; i < rs->n; i++)
+        if (fabs(b / rs->points[i].batch - 1) < 0.03) return rs->points[i].batch;
+    return b;
+}
+
+static int rcp_row(FILE *out, const CellsData *d, const RcpSet *rs, const Cell *c, const Markup *m, Error *err)
+{
+    const char *bv = cells_value_in(&d->exp, c->cell, "batch");
+    double *ep = xcalloc((size_t)(c->runs ? c->runs : 1), sizeof *ep, "epochs to target");
+    int n = cell_epochs(d, c, ep, err);
+    if (n < 0) {
+        free(ep);
+        return -1;
+    }
+    double ref_batch = reference_batch(d, rs, c);
+    RcpVerdict v = rcp_check(rs, ref_batch, ep, n);
+    char seeds[64], refb[32], mean[32] = "-", ref[32] = "-", min[32] = "-";
+    snprintf(refb, sizeof refb, "%.10g", ref_batch);
+    snprintf(seeds, sizeof seeds, "%d", n);
+    if (!isnan(v.mean)) snprintf(mean, sizeof mean, isfinite(v.mean) ? "%.2f" : "never", v.mean);
+    if (!isnan(v.ref_mean)) snprintf(ref, sizeof ref, "%.2f", v.ref_mean);
+    if (!isnan(v.min_epochs)) snprintf(min, sizeof min, "%.2f", v.min_epochs);
+    const char *vals[] = {bv ? bv : "?", refb, seeds, mean, v.how, ref, min, v.pass ? "pass" : "fail"};
+    m->row(out, vals, 8);
+    free(ep);
+    return 0;
+}
+
+/* Epochs to the target per cell against the reference convergence points, by MLPerf's rule. */
+static int write_rcp(FILE *out, const CellsData *d, const Markup *m, Error *err)
+{
+    RcpSet rs;
+    if (rcp_load(d->exp.reference_points, &rs, err)) return -1;
+    char caption[2400];
+    snprintf(caption, sizeof caption,
+             "Against the reference convergence points (%s; %s): per cell, its seeds' epochs to the target (the "
+             "epoch of the first evaluation that reached it; never: counted as infinitely slow, more than one such "
+             "run fails), MLPerf's rule: %d seeds, the fastest and slowest dropped (olympic mean); the reference's "
+             "olympic mean, and the fastest mean a one-sided pooled t-test at alpha %.2g accepts; points slower than "
+             "their neighbours' interpolation are pruned, batches between kept points interpolated linearly, below "
+             "them held to the smallest, above them no reference (fail). Pass: mean >= fastest acceptable%s:",
+             d->exp.reference_points, rs.source, rs.runs, rs.alpha,
+             d->exp.target != rs.target ? "; NB: this scale's target is not the points' own, so the verdicts are "
+                                          "only a check of the machinery" : "");
+    const char *cols[] = {"batch", "stands for", "seeds", "mean epochs (olympic)", "reference", "reference mean",
+                          "fastest acceptable", "verdict"};
+    m->table_begin(out, caption, cols, 8);
+    int rc = 0;
+    for (int i = 0; i < d->set.n_cells && rc == 0; i++) rc = rcp_row(out, d, &rs, &d->set.cells[i], m, err);
+    m->table_end(out);
+    rcp_free(&rs);
+    return rc;
+}
+
 /* The best of the best cells: the one a finding names the winner. */
 static const Cell *overall_winner(const Report *rep)
 {
@@ -610,6 +693,7 @@ static int write_marked(FILE *out, const ReportRequest *r, const CellsData *d, c
     write_cells(out, rep, m, r->seed_spread);
     if (exp->n_tuned) write_best(out, rep, m);
     if (!isnan(exp->target) && write_critical_batch(out, d, m, err)) return -1;
+    if (exp->reference_points[0] && !isnan(exp->target) && write_rcp(out, d, m, err)) return -1;
     if (!experiment_paper_applies(exp) && exp->n_paper_rows) write_paper(out, exp, m);
     for (int i = 0; i < exp->n_paper_notes; i++) m->list_item(out, "Paper notes:", exp->paper_notes[i], i == 0);
     if (exp->n_paper_notes) m->list_end(out);
