@@ -2,6 +2,7 @@
 # (checked at the end of each epoch), against the batch size on log-log axes, one line per
 # value of the other untuned axes (e.g. opt), each point the fewest steps over the tuned axes.
 # Dashed: perfect scaling from the smallest batch (the steps halve when the batch doubles).
+# Dotted: S = S_min (1 + B_crit / B) fitted to each line (McCandlish et al.; B_crit in its title).
 # Batch sizes where no cell reached the target are left out and named in the note.
 #
 # Reads DIR/steps-to-target.dat and DIR/steps-to-target.vars.gp, written by `bigbatch plot`:
@@ -43,4 +44,6 @@ set ytics yfactor   # on a log axis: a factor between tics
 datafile = dir.'/'.kind.'.dat'
 plot for [i=1:nseries] datafile index (i-1) using 1:2 with linespoints lc i lw 2.5 pt 7 ps 1.6 title stitle[i], \
      for [i=1:nseries] datafile index (i-1) using 1:3 with lines lc i lw 1.5 dt 2 notitle, \
-     keyentry with lines lc rgb 'black' lw 1.5 dt 2 title 'perfect scaling (steps halve when the batch doubles)'
+     for [i=1:nseries] datafile index (i-1) using 1:5 with lines lc i lw 1.5 dt 3 notitle, \
+     keyentry with lines lc rgb 'black' lw 1.5 dt 2 title 'perfect scaling (steps halve when the batch doubles)', \
+     keyentry with lines lc rgb 'black' lw 1.5 dt 3 title 'fit S = S_min (1 + B_crit / B) (McCandlish et al.)'

@@ -272,7 +272,7 @@ static const struct {
 } EXPERIMENT_TEXT[] = {
     {"title", offsetof(Experiment, title)},       {"source", offsetof(Experiment, source)},
     {"description", offsetof(Experiment, description)}, {"scaled", offsetof(Experiment, scaled)},
-    {"findings", offsetof(Experiment, findings)},
+    {"findings", offsetof(Experiment, findings)}, {"reference_points", offsetof(Experiment, reference_points)},
 };
 enum { N_EXPERIMENT_TEXT = (int)(sizeof EXPERIMENT_TEXT / sizeof EXPERIMENT_TEXT[0]) };
 
@@ -522,7 +522,7 @@ static int do_experiment(Loader *L, const Entry *en)
         exp->metric = xstrdup(v);
     } else {
         return fail_at(L, en->line, "unknown key '%s' in [experiment] (known: name, title, source, description, "
-                                    "scaled, findings, repeats, tuned, metric, figures, target)", en->name);
+                                    "scaled, findings, reference_points, repeats, tuned, metric, figures, target)", en->name);
     }
     return 0;
 }

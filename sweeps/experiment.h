@@ -26,6 +26,8 @@ typedef struct {
 typedef struct {
     char *path, *name, *title, *source, *description, *scaled, *scale, *metric; /* "" when absent */
     char *findings;              /* what the results show and what they do not (docs/results.md) */
+    char *reference_points;      /* a reference-convergence-points file (results/mlperf-rcps.ini) the
+                                    report checks epochs to the target against; "" when absent */
     int repeats;
     int n_tuned;
     char **tuned;

@@ -5,40 +5,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "critical_batch.h"
+#include "steps_target.h"
+
 /* ---- steps-to-target -------------------------------------------------------------------- */
 
-/* The step count of the first evaluation whose metric reaches the target (at an epoch's end,
- * or within an epoch with --eval-every): 0 and *step set, 1 when never, -1 with err. */
-static int steps_to_target(Plot *p, const char *run_id, long *step, int *epoch, Error *err)
+/* S = S_min (1 + B_crit / B) fitted to one series' points (sorted by series, then batch). */
+static CriticalFit series_fit(const Point *pts, int n, int series)
 {
-    const char *col = metric_epoch_column(p->exp->metric);
-    char from[256], sql[512];
-    /* evals hold test metrics only; a train metric is known at epoch ends alone */
-    if (!strcmp(col, "test_acc") || !strcmp(col, "test_loss"))
-        snprintf(from, sizeof from,
-                 "SELECT step, epoch, %s AS v FROM epochs WHERE run_id = ?1"
-                 " UNION ALL SELECT step, epoch, %s FROM evals WHERE run_id = ?1",
-                 col, col);
-    else
-        snprintf(from, sizeof from, "SELECT step, epoch, %s AS v FROM epochs WHERE run_id = ?1", col);
-    snprintf(sql, sizeof sql, "SELECT step, epoch FROM (%s) WHERE v %s ?2 ORDER BY step LIMIT 1", from,
-             p->set->higher_is_better ? ">=" : "<=");
-    sqlite3_stmt *st;
-    if (store_prepare(&p->d.store, &st, sql, err)) return -1;
-    sqlite3_bind_text(st, 1, run_id, -1, SQLITE_STATIC);
-    sqlite3_bind_double(st, 2, p->exp->target);
-    int rc = sqlite3_step(st), found = 1;
-    if (rc == SQLITE_ROW) {
-        *step = sqlite3_column_int64(st, 0);
-        *epoch = sqlite3_column_int(st, 1);
-        found = 0;
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        error_set(err, "%s: reading epochs: %s", p->d.path, sqlite3_errstr(rc));
-        return -1;
-    }
-    return found;
+    double *b = xcalloc((size_t)n, sizeof *b, "fit points"), *st = xcalloc((size_t)n, sizeof *st, "fit points");
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (pts[i].series == series) b[k] = pts[i].batch, st[k++] = pts[i].value;
+    CriticalFit f = critical_batch_fit(b, st, k);
+    free(b);
+    free(st);
+    return f;
+}
+
+static void series_title(const char *name, const CriticalFit *f, char *out, size_t len)
+{
+    const char *shown = name[0] ? name : "ours";
+    if (f->ok) snprintf(out, len, "%s (fit: B_crit %.4g, S_min %.4g)", shown, f->b_crit, f->s_min);
+    else snprintf(out, len, "%s", shown);
 }
 
 int fig_steps(Plot *p, Error *err)
@@ -66,7 +55,7 @@ int fig_steps(Plot *p, Error *err)
         const char *id = first_complete(c);
         long step = 0;
         int epoch = 0, found = 1;
-        if (id && (found = steps_to_target(p, id, &step, &epoch, err)) < 0) goto fail;
+        if (id && (found = steps_target_run(&p->d, id, &step, &epoch, err)) < 0) goto fail;
         if (!id && c->diverged == 0) continue; /* not run yet */
         int s = strlist_add(&series, key);
         Point *q = NULL;
@@ -117,22 +106,28 @@ int fig_steps(Plot *p, Error *err)
     qsort(pts, (size_t)n, sizeof *pts, cmp_point);
     if (!(dat = open_out(p, kind, ".dat", dat_path, sizeof dat_path, err))) goto fail;
     data_header(p, dat, kind,
-                "batch, steps to the target, perfect scaling from the smallest batch, epoch, the cell's tuned values");
+                "batch, steps to the target, perfect scaling from the smallest batch, epoch, the fit S_min (1 + B_crit / B) "
+                "(McCandlish et al.; NaN: the curve does not bend), the cell's tuned values");
     if (missed.n) fprintf(dat, "# never reached the target (left out): %s\n", all_missed);
     int block = 0;
     StrList shown = {0};
     for (int s = 0; s < series.n; s++) {
         const Point *first = NULL;
+        CriticalFit fit = series_fit(pts, n, s);
         for (int i = 0; i < n; i++) {
             if (pts[i].series != s) continue;
             if (!first) {
                 first = &pts[i];
                 fprintf(dat, "%s# series %d: %s\n", block ? "\n\n" : "", block + 1, series.v[s][0] ? series.v[s] : "ours");
                 block++;
-                strlist_add(&shown, series.v[s][0] ? series.v[s] : "ours");
+                char title[400];
+                series_title(series.v[s], &fit, title, sizeof title);
+                strlist_add(&shown, title);
             }
             fprintf(dat, "%.10g %.10g %.6g %d ", pts[i].batch, pts[i].value, first->value * first->batch / pts[i].batch,
                     pts[i].extra);
+            if (fit.ok) fprintf(dat, "%.6g ", critical_batch_steps(&fit, pts[i].batch));
+            else fprintf(dat, "NaN ");
             data_label(dat, pts[i].note[0] ? pts[i].note : "-");
             fputc('\n', dat);
         }

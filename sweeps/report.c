@@ -10,9 +10,13 @@
 #include <string.h>
 
 #include "cells.h"
+#include "critical_batch.h"
+#include "edges.h"
 #include "fingerprint.h"
 #include "fragile.h"
 #include "html.h"
+#include "rcp.h"
+#include "steps_target.h"
 #include "experiment.h"
 
 typedef CellSet Report;
@@ -306,16 +310,17 @@ static void write_best(FILE *out, const Report *rep, const Markup *m)
     const char *cols[MAX_COLS];
     int n = 0;
     const cJSON *first = rep->cells[0].cell;
-    for (const cJSON *it = first->child; it && n < MAX_COLS - 7; it = it->next)
+    for (const cJSON *it = first->child; it && n < MAX_COLS - 8; it = it->next)
         if (cells_is_group_axis(exp, it->string)) cols[n++] = it->string;
     int n_group = n;
     char names[MAX_COLS][80];
-    for (int t = 0; t < exp->n_tuned && n < MAX_COLS - 6; t++) {
+    for (int t = 0; t < exp->n_tuned && n < MAX_COLS - 7; t++) {
         snprintf(names[n], sizeof names[n], "best %s", exp->tuned[t]);
         cols[n] = names[n];
         n++;
     }
     cols[n++] = exp->metric;
+    cols[n++] = "grid edge";
     cols[n++] = "diverged cells";
     cols[n++] = "collapsed cells";
     cols[n++] = "paper";
@@ -331,7 +336,9 @@ static void write_best(FILE *out, const Report *rep, const Markup *m)
     for (int t = 0; t < exp->n_tuned; t++) fprintf(c, "%s%s", t ? ", " : "", exp->tuned[t]);
     fprintf(c, " for each ");
     for (int g = 0; g < n_group; g++) fprintf(c, "%s%s", g ? ", " : "", cols[g]);
-    fprintf(c, "%s (the papers report the best tuned run):", n_group ? "" : "experiment");
+    fprintf(c, "%s (the papers report the best tuned run; grid edge: the best value of a tuned axis is the "
+               "smallest or largest of its grid, so the optimum may lie outside it):",
+            n_group ? "" : "experiment");
     fclose(c);
     m->table_begin(out, caption, cols, n);
     free(caption);
@@ -360,7 +367,8 @@ static void write_best(FILE *out, const Report *rep, const Markup *m)
             const char *v = best ? cells_value_in(exp, best->cell, exp->tuned[t]) : NULL;
             vals[k++] = v ? v : "-";
         }
-        char result[160], diff[32], div[32], col[32];
+        char result[160], diff[32], div[32], col[32], edge[200] = "";
+        if (best) edges_describe(rep, best, edge, sizeof edge);
         if (best) format_result(best, result, sizeof result);
         else snprintf(result, sizeof result, "%s", diverged == total ? "diverged" : "not run yet");
         snprintf(div, sizeof div, "%d/%d", diverged, total);
@@ -369,6 +377,7 @@ static void write_best(FILE *out, const Report *rep, const Markup *m)
         if (best) format_diff(best, paper, diff, sizeof diff);
         else diff[0] = 0;
         vals[k++] = result;
+        vals[k++] = edge[0] ? edge : "-";
         vals[k++] = div;
         vals[k++] = col;
         vals[k++] = paper ? paper : "";
@@ -406,6 +415,207 @@ static void write_csv(FILE *out, const Report *rep)
         for (size_t j = 0; j < sizeof rest / sizeof rest[0]; j++) vals[k++] = rest[j];
         print_csv_row(out, vals, k);
     }
+}
+
+/* The best cells at an edge of a tuned axis, one line each; how many. */
+static int write_provisional(FILE *out, const Report *rep, const Markup *m)
+{
+    const Experiment *exp = rep->exp;
+    int n = 0;
+    for (int i = 0; i < rep->n_cells; i++) {
+        const Cell *c = &rep->cells[i];
+        if (!c->best) continue;
+        for (int t = 0; t < exp->n_tuned; t++) {
+            EdgeSide s = edges_side(rep, c, exp->tuned[t]);
+            if (s == EDGE_NONE) continue;
+            char group[400], line[800];
+            edges_group_text(rep, c, group, sizeof group);
+            const char *v = cells_value_in(exp, c->cell, exp->tuned[t]);
+            snprintf(line, sizeof line, "the best %s%s%s is at the edge of its grid (%s = %s, the %s); widen the grid "
+                     "before taking it as a result.", exp->tuned[t], group[0] ? " of " : "", group, exp->tuned[t],
+                     v ? v : "?", s == EDGE_TOP ? "top" : "bottom");
+            m->list_item(out, "Provisional:", line, n++ == 0);
+        }
+    }
+    if (n) m->list_end(out);
+    return n;
+}
+
+static int count_edges(const Report *rep)
+{
+    int n = 0;
+    char buf[8];
+    for (int i = 0; i < rep->n_cells; i++)
+        if (rep->cells[i].best) n += edges_describe(rep, &rep->cells[i], buf, sizeof buf);
+    return n;
+}
+
+#define DEPARTURE_FACTOR 2.0
+
+/* One row of the critical-batch table: a series' fit, noise scale and departure. */
+static int critical_row(FILE *out, const CellsData *d, const StepsSeries *s, const Markup *m, Error *err)
+{
+    double *b = xcalloc((size_t)s->n, sizeof *b, "fit points"), *st = xcalloc((size_t)s->n, sizeof *st, "fit points");
+    for (int i = 0; i < s->n; i++) b[i] = s->pts[i].batch, st[i] = (double)s->pts[i].steps;
+    CriticalFit f = critical_batch_fit(b, st, s->n);
+    double leaves = critical_batch_departure(b, st, s->n, DEPARTURE_FACTOR), noise;
+    int rc = steps_target_noise_scale(d, s->pts[0].run_id, &noise, err);
+    char batches[256] = "", smin[32] = "-", bcrit[64], rms[32] = "-", ns[64] = "not measured", dep[64];
+    size_t used = 0;
+    for (int i = 0; i < s->n && used < sizeof batches; i++)
+        used += (size_t)snprintf(batches + used, sizeof batches - used, "%s%.10g", i ? ", " : "", b[i]);
+    if (f.ok) snprintf(smin, sizeof smin, "%.4g", f.s_min), snprintf(rms, sizeof rms, "%.1f%%", 100 * f.rms_rel);
+    if (f.ok) snprintf(bcrit, sizeof bcrit, "%.4g", f.b_crit);
+    else snprintf(bcrit, sizeof bcrit, "%s", s->n < 2 ? "- (one batch)" : "- (no bend: S_min <= 0)");
+    if (!isnan(noise)) snprintf(ns, sizeof ns, "%.4g (batch %.10g)", noise, b[0]);
+    if (isnan(leaves)) snprintf(dep, sizeof dep, "not up to %.10g", b[s->n - 1]);
+    else snprintf(dep, sizeof dep, "%.10g", leaves);
+    const char *vals[] = {s->name[0] ? s->name : "ours", batches, smin, bcrit, rms, ns, dep};
+    m->row(out, vals, 7);
+    free(b);
+    free(st);
+    return rc;
+}
+
+/* McCandlish et al.'s S = S_min (1 + B_crit / B) fitted to the measured steps to the target,
+ * beside the noise scale that predicts B_crit and where the curve leaves perfect scaling. */
+static int write_critical_batch(FILE *out, const CellsData *d, const Markup *m, Error *err)
+{
+    StepsSeries *series;
+    int n;
+    if (steps_target_collect(d, &series, &n, err)) return -1;
+    if (n == 0) {
+        steps_target_free(series, n);
+        return 0;
+    }
+    char caption[900];
+    snprintf(caption, sizeof caption,
+             "Critical batch: S = S_min (1 + B_crit / B) (McCandlish et al. 2018, eq. 2.11) fitted by least squares "
+             "in 1/B, relative residuals, to the fewest steps to the target per batch; noise scale: B_simple "
+             "(--noise-scale, last epoch) of the smallest batch's counted run, which McCandlish et al. find close to "
+             "B_crit; leaves perfect scaling: the first batch whose steps exceed %.0fx perfect scaling from the "
+             "smallest batch (on the fitted curve, about B_crit):",
+             DEPARTURE_FACTOR);
+    const char *cols[] = {"series", "batches", "S_min (steps)", "B_crit", "fit rms", "noise scale B_simple",
+                          "leaves perfect scaling at"};
+    m->table_begin(out, caption, cols, 7);
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) rc = critical_row(out, d, &series[i], m, err);
+    m->table_end(out);
+    steps_target_free(series, n);
+    return rc;
+}
+
+/* Each run's epochs to the target: the (1-based) epoch of its first evaluation that reached it;
+ * INFINITY for a run that never did (diverged, or ended below it). How many runs. */
+static int cell_epochs(const CellsData *d, const Cell *c, double *out, Error *err)
+{
+    int n = 0;
+    for (int r = 0; r < c->runs; r++) {
+        const CellRun *run = &c->run_list[r];
+        if (!strcmp(run->status, "pending") || !strcmp(run->status, "running") || !strcmp(run->status, "stale"))
+            continue;
+        long step;
+        int epoch, found = run->complete ? steps_target_run(d, run->id, &step, &epoch, err) : 1;
+        if (found < 0) return -1;
+        out[n++] = found ? INFINITY : epoch;
+    }
+    return n;
+}
+
+/* The reference batch a cell stands for: its batch, or at a proxy that keeps the batch-to-dataset
+ * ratio (fixed keys train_images and imagenet_images), its batch scaled back, taken as the nearest
+ * reference point's when within 3% (the proxy's batch is rounded to whole images). */
+static double reference_batch(const CellsData *d, const RcpSet *rs, const Cell *c)
+{
+    const char *bv = cells_value_in(&d->exp, c->cell, "batch");
+    const char *ti = cells_value_in(&d->exp, c->cell, "train_images");
+    const char *ii = cells_value_in(&d->exp, c->cell, "imagenet_images");
+    double b = bv ? atof(bv) : 0;
+    if (!ti || !ii || !(atof(ti) > 0)) return b;
+    b *= atof(ii) / atof(ti);
+    for (int i = 0; i < rs->n; i++)
+        if (fabs(b / rs->points[i].batch - 1) < 0.03) return rs->points[i].batch;
+    return b;
+}
+
+static int rcp_row(FILE *out, const CellsData *d, const RcpSet *rs, const Cell *c, const Markup *m, Error *err)
+{
+    const char *bv = cells_value_in(&d->exp, c->cell, "batch");
+    double *ep = xcalloc((size_t)(c->runs ? c->runs : 1), sizeof *ep, "epochs to target");
+    int n = cell_epochs(d, c, ep, err);
+    if (n < 0) {
+        free(ep);
+        return -1;
+    }
+    double ref_batch = reference_batch(d, rs, c);
+    RcpVerdict v = rcp_check(rs, ref_batch, ep, n);
+    char seeds[64], refb[32], mean[32] = "-", ref[32] = "-", min[32] = "-";
+    snprintf(refb, sizeof refb, "%.10g", ref_batch);
+    snprintf(seeds, sizeof seeds, "%d", n);
+    if (!isnan(v.mean)) snprintf(mean, sizeof mean, isfinite(v.mean) ? "%.2f" : "never", v.mean);
+    if (!isnan(v.ref_mean)) snprintf(ref, sizeof ref, "%.2f", v.ref_mean);
+    if (!isnan(v.min_epochs)) snprintf(min, sizeof min, "%.2f", v.min_epochs);
+    const char *vals[] = {bv ? bv : "?", refb, seeds, mean, v.how, ref, min, v.pass ? "pass" : "fail"};
+    m->row(out, vals, 8);
+    free(ep);
+    return 0;
+}
+
+/* Epochs to the target per cell against the reference convergence points, by MLPerf's rule. */
+static int write_rcp(FILE *out, const CellsData *d, const Markup *m, Error *err)
+{
+    RcpSet rs;
+    if (rcp_load(d->exp.reference_points, &rs, err)) return -1;
+    char caption[2400];
+    snprintf(caption, sizeof caption,
+             "Against the reference convergence points (%s; %s): per cell, its seeds' epochs to the target (the "
+             "epoch of the first evaluation that reached it; never: counted as infinitely slow, more than one such "
+             "run fails), MLPerf's rule: %d seeds, the fastest and slowest dropped (olympic mean); the reference's "
+             "olympic mean, and the fastest mean a one-sided pooled t-test at alpha %.2g accepts; points slower than "
+             "their neighbours' interpolation are pruned, batches between kept points interpolated linearly, below "
+             "them held to the smallest, above them no reference (fail). Pass: mean >= fastest acceptable%s:",
+             d->exp.reference_points, rs.source, rs.runs, rs.alpha,
+             d->exp.target != rs.target ? "; NB: this scale's target is not the points' own, so the verdicts are "
+                                          "only a check of the machinery" : "");
+    const char *cols[] = {"batch", "stands for", "seeds", "mean epochs (olympic)", "reference", "reference mean",
+                          "fastest acceptable", "verdict"};
+    m->table_begin(out, caption, cols, 8);
+    int rc = 0;
+    for (int i = 0; i < d->set.n_cells && rc == 0; i++) rc = rcp_row(out, d, &rs, &d->set.cells[i], m, err);
+    m->table_end(out);
+    rcp_free(&rs);
+    return rc;
+}
+
+/* The best of the best cells: the one a finding names the winner. */
+static const Cell *overall_winner(const Report *rep)
+{
+    const Cell *w = NULL;
+    for (int i = 0; i < rep->n_cells; i++)
+        if (rep->cells[i].best && (!w || cells_better(rep, rep->cells[i].mean, w->mean))) w = &rep->cells[i];
+    return w;
+}
+
+/* The file's findings, labelled provisional when a best cell sits at a grid edge, and saying so
+ * first when it is the winner's. */
+static void write_findings(FILE *out, const Report *rep, const Markup *m)
+{
+    const Cell *w = overall_winner(rep);
+    char edge[200] = "", group[400], label[800];
+    if (!count_edges(rep)) {
+        m->para(out, "What it shows.", rep->exp->findings);
+        return;
+    }
+    if (w && edges_describe(rep, w, edge, sizeof edge)) {
+        edges_group_text(rep, w, group, sizeof group);
+        snprintf(label, sizeof label, "What it shows (provisional: the winner, %s, has its best %s of its grid; "
+                 "every best cell at an edge is listed below).", group, edge);
+    } else {
+        snprintf(label, sizeof label, "What it shows (provisional: some best cells sit at an edge of their grid, "
+                 "listed below).");
+    }
+    m->para(out, label, rep->exp->findings);
 }
 
 /* At a scale the paper's numbers do not apply to, they are shown on their own. */
@@ -462,7 +672,7 @@ static void write_provenance(FILE *out, const ReportRequest *r, const CellsData 
 }
 
 /* The report in one markup: title, what and where, the tables, the paper's notes, findings. */
-static void write_marked(FILE *out, const ReportRequest *r, const CellsData *d, const Markup *m)
+static int write_marked(FILE *out, const ReportRequest *r, const CellsData *d, const Markup *m, Error *err)
 {
     const Experiment *exp = &d->exp;
     const Report *rep = &d->set;
@@ -482,10 +692,14 @@ static void write_marked(FILE *out, const ReportRequest *r, const CellsData *d, 
     write_provenance(out, r, d, m);
     write_cells(out, rep, m, r->seed_spread);
     if (exp->n_tuned) write_best(out, rep, m);
+    if (!isnan(exp->target) && write_critical_batch(out, d, m, err)) return -1;
+    if (exp->reference_points[0] && !isnan(exp->target) && write_rcp(out, d, m, err)) return -1;
     if (!experiment_paper_applies(exp) && exp->n_paper_rows) write_paper(out, exp, m);
     for (int i = 0; i < exp->n_paper_notes; i++) m->list_item(out, "Paper notes:", exp->paper_notes[i], i == 0);
     if (exp->n_paper_notes) m->list_end(out);
-    if (exp->findings[0]) m->para(out, "What it shows.", exp->findings);
+    if (exp->findings[0]) write_findings(out, rep, m);
+    if (count_edges(rep)) write_provisional(out, rep, m);
+    return 0;
 }
 
 /* The one table a dashboard shows: the best per group when the file tunes, else every cell;
@@ -508,9 +722,10 @@ int report_write(FILE *out, const ReportRequest *r, Error *err)
 {
     CellsData d;
     if (cells_open(&d, r->file, r->scale, r->db, err) != 0) return -1;
+    int rc = 0;
     if (r->headline_only) write_headline_table(out, &d, r->format == REPORT_HTML ? &HTML : &MARKDOWN, r->seed_spread);
     else if (r->format == REPORT_CSV) write_csv(out, &d.set);
-    else write_marked(out, r, &d, r->format == REPORT_HTML ? &HTML : &MARKDOWN);
+    else if (write_marked(out, r, &d, r->format == REPORT_HTML ? &HTML : &MARKDOWN, err)) rc = -1;
     cells_close(&d);
-    return 0;
+    return rc;
 }
