@@ -145,7 +145,13 @@ static void trajectory_free(Trajectory *t)
 Test(loss_scale, power_of_two_scales_leave_every_trust_ratio_and_update_unchanged, .timeout = 300)
 {
     static const char *const precisions[] = {"fp32", "bf16"};
+#ifdef BB_GUARDED
+    /* the guarded build tests the device boundary, not the numbers (the plain build runs every
+     * scale): the extremes keep it to a minute */
+    static const double scales[] = {0x1p-6, 0x1p24};
+#else
     static const double scales[] = {0x1p-6, 2, 0x1p10, 0x1p16, 0x1p24};
+#endif
     for (int p = 0; p < 2; p++) {
         for (int i = 0; optimizer_preset_at(i); i++) {
             const char *preset = optimizer_preset_at(i);
