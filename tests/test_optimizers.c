@@ -2,7 +2,7 @@
  * steps the six parameters of a tiny net (conv+bias, BN affine, linear+bias: every
  * ParamKind) for 10 updates with fixed gradients and a warm-up-then-decay LR, using
  * torch.optim (SGD, Nesterov SGD, AdamW) or the update rules of
- * ../shared/papers.md written out in numpy (LARS/LARC presets, LAMB), including
+ * docs/papers.md written out in numpy (LARS/LARC presets, LAMB), including
  * the zero-norm guards and excluded parameters. Here the engine's optimizer is
  * configured from the case's metadata (name, preset, momentum, weight decay, ...)
  * and must reproduce the parameters after every update:
