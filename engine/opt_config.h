@@ -53,7 +53,7 @@ typedef struct {
     bool nesterov;
     double weight_decay;  /* sgd/lars: coupled (wd*w added to the gradient) unless decoupled_wd */
     bool decoupled_wd;    /* sgd/lars: w -= lr*wd*w beside the step; adamw/lamb: always decoupled */
-    /* LARS / LARC switches (see lars.c) */
+    /* LARS / LARC switches (see cpu/optim_lars.c; presets in optimizer.c) */
     char lars_variant[16]; /* preset that filled them ("" = set by hand / defaults = paper) */
     int lars_denom;        /* LarsDenom */
     bool lars_wd_in_update;/* add wd*w to the update direction (false: TF contrib) */

@@ -25,7 +25,7 @@ void opt_config_defaults(OptConfig *cfg)
     cfg->adam_eps = 1e-8;
 }
 
-/* One row per preset; see ../shared/papers.md section 2h. */
+/* One row per preset; see docs/papers.md section 2h. */
 typedef struct {
     const char *variant, *name;
     int denom;

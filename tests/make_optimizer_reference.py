@@ -18,9 +18,9 @@ Metadata: opt, variant (LARS preset, "" if none), momentum, weight_decay, nester
 exclude ("", "bias,bn"), beta1, beta2, adam_eps.
 
 SGD, Nesterov SGD and AdamW come from torch.optim (float64). LARS, LARC and LAMB
-are the update rules of ../shared/papers.md (sections 2a-2g, 4) written out in
+are the update rules of docs/papers.md (sections 2a-2g, 4) written out in
 numpy (float64), one function per implementation, deliberately NOT a port of
-engine/lars.c. Gradient data put the zero-norm guards to work in every case
+engine/cpu/optim_lars.c. Gradient data put the zero-norm guards to work in every case
 (bn.bias starts at zero: ||w|| = 0 on the first update; conv.bias has an all-zero
 gradient for the first 4 updates, fc.bias at update 6); the "-guard" cases add an
 all-zero fc.weight and an update where every gradient is zero.

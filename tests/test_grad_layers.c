@@ -83,14 +83,26 @@ static Net *random_net(Backend *bk, int c, int h, int w, int n, BuildFn build, u
     return net;
 }
 
-static void run_check(int c, int h, int w, int n, BuildFn build)
+/* Checks every derivative of a net from `build`; `bn_writes`: the net's batch norm (layer
+ * "bn") must have written its input's gradient, not added to it. Two backward passes: the
+ * second starts from memory the first left holding gradients, where a layer that should write
+ * but adds shows. */
+static void check_net(int c, int h, int w, int n, BuildFn build, bool bn_writes)
 {
     Backend *bk = backend_create(2);
     Net *net = random_net(bk, c, h, w, n, build, 42);
 
-    net_zero_grad(net);
-    loss_at(net, n);
-    net_backward(net, n);
+    for (int pass = 0; pass < 2; pass++) {
+        net_zero_grad(net);
+        loss_at(net, n);
+        net_backward(net, n);
+    }
+    if (bn_writes) {
+        const Layer *bn = NULL;
+        for (int i = 0; i < net->n_layers; i++)
+            if (!strcmp(net->layers[i].name, "bn")) bn = &net->layers[i];
+        cr_assert(bn && bn->fresh_dx[0], "the batch norm did not write its input's gradient");
+    }
 
     tensor_set_batch(&net->input_grad, n);
     int bad = check_tensor(net, n, &net->input, &net->input_grad, "input", 60);
@@ -102,6 +114,9 @@ static void run_check(int c, int h, int w, int n, BuildFn build)
     net_destroy(net);
     backend_destroy(bk);
 }
+
+static void run_check(int c, int h, int w, int n, BuildFn build) { check_net(c, h, w, n, build, false); }
+static void run_check_bn_writes(int c, int h, int w, int n, BuildFn build) { check_net(c, h, w, n, build, true); }
 
 static int head(Net *net, int x)
 {
@@ -192,6 +207,14 @@ static void b_fresh_gradients_add_relu(Net *net)
     int c = nb_add_relu(net, a, a);
     head(net, nb_add_relu(net, nb_batchnorm(net, "bn", c, true, 1e-5, 0.1), c));
 }
+/* Batch norm on a layer's output that only it reads, so its backward writes the input's
+ * gradient (fresh_dx) rather than adding to it as on the net's input: x + x (whose own backward
+ * is exact) feeds the BN, so the input's gradient is the BN's written one, doubled. */
+static void b_bn_writes(Net *net) { head(net, nb_batchnorm(net, "bn", nb_add(net, NET_INPUT, NET_INPUT), true, 1e-5, 0.1)); }
+static void b_bn_relu_writes(Net *net)
+{
+    head(net, nb_batchnorm_relu(net, "bn", nb_add(net, NET_INPUT, NET_INPUT), true, 1e-5, 0.1));
+}
 static void b_add_relu(Net *net)
 {
     int a = nb_conv(net, "a", NET_INPUT, 3, 3, 1, 1, 1, false, GAUSS, GAUSS);
@@ -222,6 +245,8 @@ Test(gradcheck, batchnorm_train_affine) { run_check(3, 3, 3, 4, b_bn_affine); }
 Test(gradcheck, batchnorm_train_no_affine) { run_check(3, 3, 3, 4, b_bn_plain); }
 Test(gradcheck, batchnorm_relu_train) { run_check(3, 3, 3, 4, b_bn_relu); }
 Test(gradcheck, batchnorm_relu_train_no_affine) { run_check(3, 3, 3, 4, b_bn_relu_plain); }
+Test(gradcheck, batchnorm_writes_input_gradient) { run_check_bn_writes(3, 3, 3, 4, b_bn_writes); }
+Test(gradcheck, batchnorm_relu_writes_input_gradient) { run_check_bn_writes(3, 3, 3, 4, b_bn_relu_writes); }
 Test(gradcheck, lrn) { run_check(7, 3, 3, 2, b_lrn); }
 Test(gradcheck, lrn_even_size) { run_check(6, 2, 2, 2, b_lrn_even); }
 Test(gradcheck, dropout) { run_check(3, 3, 3, 3, b_dropout); }

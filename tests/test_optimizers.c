@@ -2,7 +2,7 @@
  * steps the six parameters of a tiny net (conv+bias, BN affine, linear+bias: every
  * ParamKind) for 10 updates with fixed gradients and a warm-up-then-decay LR, using
  * torch.optim (SGD, Nesterov SGD, AdamW) or the update rules of
- * ../shared/papers.md written out in numpy (LARS/LARC presets, LAMB), including
+ * docs/papers.md written out in numpy (LARS/LARC presets, LAMB), including
  * the zero-norm guards and excluded parameters. Here the engine's optimizer is
  * configured from the case's metadata (name, preset, momentum, weight decay, ...)
  * and must reproduce the parameters after every update:
@@ -234,23 +234,39 @@ Test(optimizer_config, adam_slots_have_torch_names)
     backend_destroy(bk);
 }
 
-/* Decoupled weight decay for SGD: w *= 1 - lr*wd beside a plain gradient step. */
+/* Decoupled weight decay for SGD with momentum, several steps: w *= 1 - lr*wd beside
+ * v = m*v + g, w -= lr*v. The first step without momentum history agrees with the coupled
+ * form (g += wd*w), so only later steps tell the two apart; both are followed here in double
+ * and the test checks that they have parted before it trusts the comparison. */
 Test(optimizer_config, sgd_decoupled_weight_decay)
 {
+    enum { WD_STEPS = 4 };
+    const double lr = 0.5, wd = 0.1, m = 0.9, g = 1;
     Backend *bk = backend_create(1);
     Net *net = build_tiny(bk);
     OptConfig c;
     opt_config_defaults(&c);
-    c.weight_decay = 0.1;
+    c.weight_decay = wd;
+    c.momentum = m;
     c.decoupled_wd = true;
     Error err = {0};
     Optimizer *o = optimizer_create(&c, net, &err);
     cr_assert_not_null(o, "%s", err.msg);
     Param *pr = &net->params[0];
     tensor_set(&pr->value, 0, 2);
-    tensor_set(&pr->grad, 0, 1);
-    optimizer_step(o, net, 0.5);
-    cr_expect_float_eq(tensor_get(&pr->value, 0), 2 * (1 - 0.05) - 0.5, 1e-6);
+    double w = 2, v = 0, cw = 2, cv = 0; /* decoupled and coupled, as the formulas say */
+    for (int k = 0; k < WD_STEPS; k++) {
+        tensor_set(&pr->grad, 0, (real)g);
+        optimizer_step(o, net, lr);
+        v = k ? m * v + g : g;
+        w = w * (1 - lr * wd) - lr * v;
+        const double cg = g + wd * cw;
+        cv = k ? m * cv + cg : cg;
+        cw -= lr * cv;
+        cr_expect_float_eq(tensor_get(&pr->value, 0), w, 1e-5, "step %d: %g, decoupled gives %g (coupled %g)", k + 1,
+                           (double)tensor_get(&pr->value, 0), w, cw);
+    }
+    cr_assert_gt(fabs(w - cw), 0.05, "the two forms should have parted after %d steps (%g, %g)", WD_STEPS, w, cw);
     optimizer_destroy(o);
     net_destroy(net);
     backend_destroy(bk);

@@ -1,4 +1,4 @@
-/* LAMB (You et al., arXiv 1904.00962; the variant of ../shared/papers.md section 4,
+/* LAMB (You et al., arXiv 1904.00962; the variant of docs/papers.md section 4,
  * as tensorflow_addons LAMB): per parameter tensor, t = update number from 1,
  *   m = b1*m + (1-b1)*g ; v = b2*v + (1-b2)*g^2
  *   u = (m/(1-b1^t)) / (sqrt(v/(1-b2^t)) + eps) + wd*w     (wd = 0 for excluded kinds)

@@ -1,5 +1,5 @@
 /* LARS / LARC: one implementation whose behaviour is the set of switches in
- * OptConfig (see optimizer.h and ../shared/papers.md section 2h); the presets of
+ * OptConfig (see optimizer.h and docs/papers.md section 2h); the presets of
  * optimizer_apply_preset select the paper, NVCaffe, apex, TF contrib, timm,
  * MLPerf and TF Model Garden forms. Per parameter tensor (layer) with weights w,
  * data-loss gradient g, weight decay wd (0 for excluded kinds), momentum m:

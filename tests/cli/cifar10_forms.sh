@@ -3,12 +3,10 @@
 # a slice of the real CIFAR-10 fixture (50 training and 10 test images per class), written as
 # cifar-10-batches-bin by tests/make_cifar_bin.py (PIL decodes the JPEGs, with the same
 # libjpeg-turbo as ours), trains to the same losses and accuracy, digit for digit, from either
-# form: labels, the channel planes and the image order all agree. The fixture's place is given
-# here (BIGBATCH_CIFAR10_TAR, default ../shared/data): the binary knows no path outside the
-# checkout.
+# form: labels, the channel planes and the image order all agree. The fixture's place comes
+# from need_cifar10 (tests/cli/lib.inc); skipped without it.
 . tests/cli/lib.inc
-TAR=${BIGBATCH_CIFAR10_TAR:-../shared/data/cifar10-jpeg.tar.gz}
-[ -f "$TAR" ] || { echo "skipped: no CIFAR-10 fixture at $TAR (set BIGBATCH_CIFAR10_TAR)"; exit 77; }
+need_cifar10
 PY=${PYTHON:-/usr/bin/python3}
 "$PY" -c 'import PIL' 2>/dev/null || { echo "skipped: $PY has no PIL (python3-pil)"; exit 77; }
 tar xzf "$TAR" -C "$TMP" --wildcards 'cifar10-jpeg/train/*/00[0-4]?.jpg' 'cifar10-jpeg/test/*/000?.jpg' ||

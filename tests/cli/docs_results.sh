@@ -17,7 +17,11 @@ for page in results.md benchmarks.md performance.md headline.md; do
     cmp -s "$TMP/docs/$page" "docs/$page" ||
         { diff "docs/$page" "$TMP/docs/$page" | head -20; fail "docs/$page is not what report --all makes (regenerate it: bigbatch report --all)"; }
 done
-grep -q '^## 2026-12-03-winograd.txt$' "$TMP/docs/benchmarks.md" || fail "benchmarks.md lacks a bench/results file"
+# benchmarks.md: an index linking every dated output, none inlined
+for f in bench/results/*.txt; do
+    grep -q "^- \[${f##*/}\](\.\./$f) ([0-9]* lines): ." "$TMP/docs/benchmarks.md" || fail "benchmarks.md does not link $f"
+done
+! grep -q '^```' "$TMP/docs/benchmarks.md" || fail "benchmarks.md inlines a bench output (link it)"
 grep -q '^| lenet | 32 | 8656.7 | 3079.8 | 2.81x |' "$TMP/docs/performance.md" || fail "performance.md lacks the throughput table"
 ! grep -q '{{' "$TMP/docs/performance.md" || fail "performance.md kept a directive of its template"
 for f in "$TMP"/docs/figures/*; do

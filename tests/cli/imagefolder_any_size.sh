@@ -4,7 +4,7 @@
 # evaluation uses the centre crop, and sizes below the model's input or --image-size
 # on a dataset without image folders are clear errors.
 . tests/cli/lib.inc
-TAR=${BIGBATCH_CIFAR10_TAR:-../shared/data/cifar10-jpeg.tar.gz}
+need_cifar10
 tar xzf "$TAR" -C "$TMP" --wildcards 'cifar10-jpeg/test/cat/00[0-2]?.jpg' 'cifar10-jpeg/test/dog/00[0-2]?.jpg' ||
     fail "cannot unpack from $TAR"
 for c in cat dog; do
