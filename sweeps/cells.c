@@ -78,7 +78,8 @@ static int load_cells(CellSet *set, Store *s, long long exp_id, Error *err)
 {
     char sql[1024];
     snprintf(sql, sizeof sql,
-             "SELECT e.cell, e.label, r.status, %s, r.id FROM experiment_runs e JOIN runs r ON r.id = e.run_id"
+             "SELECT e.cell, e.label, r.status, %s, r.id, coalesce(r.device, '') FROM experiment_runs e"
+             " JOIN runs r ON r.id = e.run_id"
              " WHERE e.experiment_id = ?1 ORDER BY e.seq",
              cells_metric_sql(set->exp->metric));
     sqlite3_stmt *st;
@@ -118,6 +119,7 @@ static int load_cells(CellSet *set, Store *s, long long exp_id, Error *err)
         memset(run, 0, sizeof *run);
         snprintf(run->id, sizeof run->id, "%s", run_id);
         snprintf(run->status, sizeof run->status, "%s", status);
+        snprintf(run->device, sizeof run->device, "%s", (const char *)sqlite3_column_text(st, 5));
         run->value = sqlite3_column_type(st, 3) != SQLITE_NULL ? sqlite3_column_double(st, 3) : NAN;
         c->runs++;
         bool collapsed = !strcmp(status, "collapsed");

@@ -15,6 +15,7 @@ typedef struct {
     char id[17];
     bool complete;      /* status complete or collapsed, with a value of the metric */
     char status[12];    /* runs.status */
+    char device[64];    /* runs.device: "cpu", "cuda:0 NVIDIA H200"; "" when not recorded */
     double value;       /* the metric (NAN without one) */
 } CellRun;
 

@@ -245,6 +245,21 @@ static int cell_values(const Experiment *exp, const cJSON *first, const Cell *c,
     return k;
 }
 
+static bool on_gpu(const Cell *c)
+{
+    for (int r = 0; r < c->runs; r++)
+        if (!strncmp(c->run_list[r].device, "cuda", 4)) return true;
+    return false;
+}
+
+/* Some cell ran on a GPU and some on the CPU: then each cell says where (Provenance counts). */
+static bool mixes_devices(const Report *rep)
+{
+    int gpu = 0;
+    for (int i = 0; i < rep->n_cells; i++) gpu += on_gpu(&rep->cells[i]);
+    return gpu > 0 && gpu < rep->n_cells;
+}
+
 static bool single_seed(const Report *rep)
 {
     for (int i = 0; i < rep->n_cells; i++)
@@ -282,7 +297,7 @@ static void write_cells(FILE *out, const Report *rep, const Markup *m, double sp
     cols[n++] = "ours - paper";
     char caption[400];
     cells_caption(rep, spread, caption, sizeof caption);
-    bool mark_fragile = single_seed(rep);
+    bool mark_fragile = single_seed(rep), mixed = mixes_devices(rep);
     m->table_begin(out, caption, cols, n);
     for (int i = 0; i < rep->n_cells; i++) {
         const Cell *c = &rep->cells[i];
@@ -290,8 +305,8 @@ static void write_cells(FILE *out, const Report *rep, const Markup *m, double sp
         const char *vals[MAX_COLS];
         int k = cell_values(exp, first, c, vals, MAX_COLS - 4, false);
         format_result(c, result, sizeof result);
-        snprintf(marked, sizeof marked, "%s%s%s", result, c->best ? " *" : "",
-                 mark_fragile && fragile_cell(rep, c, spread) ? " ~" : "");
+        snprintf(marked, sizeof marked, "%s%s%s%s", result, c->best ? " *" : "",
+                 mark_fragile && fragile_cell(rep, c, spread) ? " ~" : "", mixed && on_gpu(c) ? " [gpu]" : "");
         const char *paper = cells_paper_value(exp, c->cell, false);
         format_diff(c, paper, diff, sizeof diff);
         snprintf(runs, sizeof runs, "%d", c->runs);
@@ -629,34 +644,47 @@ static void write_paper(FILE *out, const Experiment *exp, const Markup *m)
     m->table_end(out);
 }
 
-/* "a (24), b (3)": the engine versions that ran the experiment's runs, most runs first. */
-static void engines_of(const CellsData *d, char *out, size_t len)
+/* What the provenance line counts the runs by: one SQL expression over `runs r` each. */
+static const char *const RUN_FACETS[] = {
+    "coalesce(r.engine_version, 'unrecorded')",             /* the engine */
+    "coalesce(r.device, 'unrecorded')",                     /* where it ran */
+    "coalesce(json_extract(r.config, '$.precision'), 'fp32')", /* its arithmetic */
+};
+enum { FACET_ENGINE, FACET_DEVICE, FACET_PRECISION };
+
+/* "a (24 runs), b (3 runs)": the experiment's runs counted by one facet, most runs first;
+ * returns how many distinct values there were. */
+static int runs_by(const CellsData *d, int facet, char *out, size_t len)
 {
     sqlite3_stmt *st;
     Error err = {{0}};
+    char sql[512];
     snprintf(out, len, "unknown");
-    if (store_prepare((Store *)&d->store, &st,
-                      "SELECT coalesce(r.engine_version, 'unrecorded'), count(*) FROM experiment_runs e JOIN runs r"
-                      " ON r.id = e.run_id WHERE e.experiment_id = ?1 AND r.status NOT IN ('pending', 'stale')"
-                      " GROUP BY 1 ORDER BY 2 DESC, 1",
-                      &err))
-        return;
+    snprintf(sql, sizeof sql,
+             "SELECT %s, count(*) FROM experiment_runs e JOIN runs r ON r.id = e.run_id WHERE e.experiment_id = ?1"
+             " AND r.status NOT IN ('pending', 'stale') GROUP BY 1 ORDER BY 2 DESC, 1",
+             RUN_FACETS[facet]);
+    if (store_prepare((Store *)&d->store, &st, sql, &err)) return 0;
     sqlite3_bind_int64(st, 1, d->exp_id);
     size_t used = 0;
-    for (int k = 0; sqlite3_step(st) == SQLITE_ROW && used < len; k++)
+    int k = 0;
+    for (; sqlite3_step(st) == SQLITE_ROW && used < len; k++)
         used += (size_t)snprintf(out + used, len - used, "%s%s (%d run%s)", k ? ", " : "", sqlite3_column_text(st, 0),
                                  sqlite3_column_int(st, 1), sqlite3_column_int(st, 1) == 1 ? "" : "s");
     sqlite3_finalize(st);
+    return k;
 }
 
 /* Which engine made the runs, and whether today's would make the same (its fingerprint). */
 static void write_provenance(FILE *out, const ReportRequest *r, const CellsData *d, const Markup *m)
 {
-    char engines[512], recorded[96] = "", text[1200];
+    char engines[512], devices[512], precisions[256], recorded[96] = "", text[2000];
     Fingerprint fp;
     char stamped_by[96];
     Error err = {{0}};
-    engines_of(d, engines, sizeof engines);
+    runs_by(d, FACET_ENGINE, engines, sizeof engines);
+    int n_devices = runs_by(d, FACET_DEVICE, devices, sizeof devices);
+    runs_by(d, FACET_PRECISION, precisions, sizeof precisions);
     if (fingerprint_read(d->path, &fp, stamped_by, sizeof stamped_by, &err) == 0 && fp.hex[0])
         snprintf(recorded, sizeof recorded, "%s (%s)", fp.hex, fp.platform);
     const char *verdict = !recorded[0] ? "not recorded (archived before fingerprints): `bigbatch verify` re-runs "
@@ -666,7 +694,8 @@ static void write_provenance(FILE *out, const ReportRequest *r, const CellsData 
                               ? "the same as the demo archive's, which tests/cli/fingerprint.sh requires of today's "
                                 "engine: today's engine makes these runs"
                               : "differs from today's engine's: `bigbatch verify` says whether its cells still hold";
-    snprintf(text, sizeof text, "runs by engine %s; numerics fingerprint %s%s%s.", engines,
+    snprintf(text, sizeof text, "runs by engine %s; on %s%s; in %s; numerics fingerprint %s%s%s.", engines, devices,
+             n_devices > 1 ? " (the tables mix devices: [gpu] marks a cell with a run on a GPU)" : "", precisions,
              recorded[0] ? recorded : "", recorded[0] ? ": " : "", verdict);
     m->para(out, "Provenance:", text);
 }

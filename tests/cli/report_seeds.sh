@@ -2,7 +2,8 @@
 # The report of single-seed cells: the caption says each cell is one seed, and a cell whose
 # neighbour along the tuned axis ended otherwise (here made diverged and collapsed by hand) is
 # marked fragile (~), while a cell whose neighbours ended as it did is not. With two seeds a
-# cell, the caption gives the spread and each cell its seeds and outcomes.
+# cell, the caption gives the spread and each cell its seeds and outcomes; the provenance line
+# counts the runs per engine, device and precision, and a table mixing devices marks GPU cells.
 . tests/cli/lib.inc
 cat > "$TMP/exp.ini" <<'INI'
 [experiment]
@@ -37,4 +38,11 @@ expect_output "mean ± sample standard deviation over its seeds"
 expect_output "| 0.16 | 2 | 0\.[0-9]* (2 seeds, 1 of 2 diverged) |"
 expect_output "| 0.04 | 2 | 0\.[0-9]* ± 0\.[0-9]* (2 seeds)"
 expect_exit 2 "$BB" sweep "$TMP/exp.ini" --db "$TMP/s.db" --repeats 0
+# a table whose runs ran on two devices says so, and marks the cells that ran on a GPU
+sqlite3 "$TMP/s.db" "update runs set device='cuda:0 NVIDIA H200' where json_extract(config, '$.lr') = '0.02'"
+expect_exit 0 "$BB" report "$TMP/exp.ini" --db "$TMP/s.db"
+expect_output "on cpu (8 runs), cuda:0 NVIDIA H200 (2 runs) (the tables mix devices"
+expect_output "in fp32 (10 runs)"
+expect_output "| 0.02 | 2 | 0\.[0-9]* ± 0\.[0-9]* (2 seeds)[ *]* \[gpu\] |"
+grep "| 0.04 | 2 |" "$TMP/out" | grep -q "gpu" && fail "a CPU cell marked as run on a GPU"
 exit 0
