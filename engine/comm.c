@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef BB_NO_MPI
 #include <mpi.h>
@@ -112,6 +113,29 @@ void comm_bcast_bytes(const Comm *c, void *buf, size_t n, int root)
 
 static void bcast_from_root(void *ctx, void *bytes, size_t n) { comm_bcast_bytes(ctx, bytes, n, 0); }
 
+/* "host|device": what two ranks share when they compute on one GPU. */
+#define DEVICE_KEY 192
+
+bool comm_ranks_share_gpu(const Comm *c, Backend *bk)
+{
+    if (!c || c->size < 2) return false;
+    const char *device = backend_device_name(bk);
+    int on_gpu = strncmp(device, "cuda", 4) == 0, shared = 0;
+#ifndef BB_NO_MPI
+    char key[DEVICE_KEY], host[64];
+    if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown");
+    host[sizeof host - 1] = 0;
+    snprintf(key, sizeof key, "%s|%s", host, device);
+    char *all = xcalloc((size_t)c->size, DEVICE_KEY, "device keys");
+    MPI_Allgather(key, DEVICE_KEY, MPI_CHAR, all, DEVICE_KEY, MPI_CHAR, MPI_COMM_WORLD);
+    for (int r = 0; r < c->size && on_gpu; r++)
+        if (r != c->rank && !strncmp(all + (size_t)r * DEVICE_KEY, key, DEVICE_KEY)) shared = 1;
+    free(all);
+    MPI_Allreduce(MPI_IN_PLACE, &shared, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD); /* all ranks take one path */
+#endif
+    return on_gpu && shared;
+}
+
 BkCollective *comm_device_collective(const Comm *c, Backend *bk, Error *err)
 {
     err->msg[0] = 0;
@@ -151,7 +175,7 @@ void grad_reducer_free(GradReducer *g)
     g->thread = NULL;
     free(g->req);
     g->req = NULL;
-    free(g->staging);
+    bk_host_free(g->bk, g->staging);
     g->staging = NULL;
     g->buf = NULL;
     if (g->written) bk_event_destroy(g->written);
@@ -169,9 +193,9 @@ void grad_reducer_begin(GradReducer *g, real *dev, size_t n)
     if (g->device) return; /* summed in place on the devices: no host buffer */
     g->buf = bk_host_address(g->bk, dev);
     g->staged = g->buf == NULL;
-    if (g->staged && n > g->cap) {
-        free(g->staging);
-        g->staging = xmalloc(n * sizeof *g->staging, "allreduce staging");
+    if (g->staged && n > g->cap) { /* page-locked on a GPU: the copies out run at full speed */
+        bk_host_free(g->bk, g->staging);
+        g->staging = bk_host_alloc(g->bk, n * sizeof *g->staging);
         g->cap = n;
     }
     if (g->staged) g->buf = g->staging;

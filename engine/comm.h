@@ -44,6 +44,10 @@ void comm_bcast_bytes(const Comm *c, void *buf, size_t n, int root);
  * NULL with err->msg empty at one rank or where the backend has none; NULL with err set when
  * it failed. */
 BkCollective *comm_device_collective(const Comm *c, Backend *bk, Error *err);
+/* True on every rank when two ranks of the job compute on one GPU (the same host and device):
+ * NCCL refuses that, so their gradient sums go through MPI from page-locked host memory, as on
+ * the CPU. False at one rank and on the CPU backend. Collective: every rank calls it. */
+bool comm_ranks_share_gpu(const Comm *c, Backend *bk);
 void comm_barrier(const Comm *c);
 
 /* Bucketed, overlapped allreduce (sum) of one buffer whose tail becomes final first. */

@@ -62,6 +62,7 @@ typedef struct {
     const Comm *comm;
     GradReducer reducer;
     BkCollective *device_sum; /* the ranks' sums on their devices (NCCL), or NULL: MPI on the host */
+    bool shared_gpu;          /* ranks share a GPU: MPI sums from page-locked host memory */
     size_t *ready_from;  /* per layer: the gradients from here to the end are final after it */
     Loader *loader;      /* batches into the net's input, cropped a batch ahead */
     uint32_t *eval_idx;  /* 0, 1, ... for every test image: evaluate's batches are ranges of it */
@@ -510,7 +511,9 @@ static int run_setup(Run *r, const TrainConfig *cfg, Observer *obs, Error *err)
     if (!r->replicas && err->msg[0]) return -1;
     r->loader = loader_create(r->net, r->ds.mean, r->ds.std, err);
     if (!r->loader) return -1;
-    r->device_sum = comm_device_collective(r->comm, r->bk, err);
+    /* two ranks on one GPU: NCCL refuses them, MPI on the host sums for them */
+    r->shared_gpu = comm_ranks_share_gpu(r->comm, r->bk);
+    r->device_sum = r->shared_gpu ? NULL : comm_device_collective(r->comm, r->bk, err);
     if (!r->device_sum && err->msg[0]) return -1;
     grad_reducer_use(&r->reducer, r->device_sum);
     if (r->net->bn_allreduce) r->net->bn_device_sum = r->device_sum;
@@ -528,11 +531,12 @@ static int run_setup(Run *r, const TrainConfig *cfg, Observer *obs, Error *err)
 static void run_announce(Run *r)
 {
     const TrainConfig *cfg = r->cfg;
-    char summary[256];
-    char ranks[96] = "";
+    char summary[384];
+    char ranks[160] = "";
     if (r->comm->size > 1)
         snprintf(ranks, sizeof ranks, " x %d ranks of %d images%s", r->comm->size, cfg->batch / r->comm->size,
-                 r->device_sum ? " (sums on the devices)" : "");
+                 r->device_sum ? " (sums on the devices)"
+                 : r->shared_gpu ? " (ranks share a GPU: sums through MPI from page-locked host memory)" : "");
     snprintf(summary, sizeof summary, "%s on %s: %d train / %d test images, %zu parameters, %s, %d threads%s%s",
              cfg->model, cfg->data, r->ds.train.count, r->ds.test.count, r->net->n_weights, REAL_NAME,
              cfg->threads, ranks,
