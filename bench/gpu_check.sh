@@ -43,6 +43,7 @@ BB=$bundle/bin/bigbatch
 models=${GPU_CHECK_MODELS:-resnet50:256 alexnet:512}
 failed=0
 step() { echo; echo "== $*"; }
+. bench/gpu_env.inc
 # run LIMIT NAME CMD...: one step under a time limit; a failure is noted and the rest go on
 run() {
     local limit=$1 name=$2; shift 2
@@ -53,37 +54,7 @@ run() {
 }
 
 check() {
-step "node"
-date -u
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || failed=$((failed + 1))
-echo "bundle commit: $(cat $bundle/COMMIT 2>/dev/null || echo 'none: run make gpu-bundle first')"
-[ -x "$BB" ] || { echo "no $BB: carry build/gpu-bundle.tar.xz (make gpu-bundle)"; return 1; }
-# CUDA's libraries: the toolkit's folder, then PyTorch's nvidia-* wheels, after the bundle's own
-libs=$PWD/$bundle/lib
-# the C++ runtime of the build machine only where the node has none
-ldconfig -p 2>/dev/null | grep -q 'libstdc++\.so\.6 ' || libs=$libs:$PWD/$bundle/lib/fallback
-cuda=${CUDA_HOME:-/usr/local/cuda}
-[ -d "$cuda/lib64" ] && libs=$libs:$cuda/lib64
-py=$(command -v python3 || true)
-if [ -n "$py" ]; then
-    wheels=$("$py" - <<'PY' 2>/dev/null
-import glob, os, site
-dirs = []
-for base in site.getsitepackages() + [site.getusersitepackages()]:
-    dirs += sorted(glob.glob(os.path.join(base, "nvidia", "*", "lib")))
-print(":".join(dirs))
-PY
-)
-    [ -n "$wheels" ] && libs=$libs:$wheels
-fi
-export LD_LIBRARY_PATH=$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
-ldd "$BB"
-if ldd "$BB" | grep -q "not found"; then
-    echo "missing libraries (above): stopping"
-    return 1
-fi
-"$BB" version
+gpu_node || return 1
 
 step "every backend operation against the CPU (tests/test_backend_ops)"
 # BIGBATCH_CUDNN_VERBOSE: each convolution's algorithms, in case a layer differs

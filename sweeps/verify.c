@@ -84,6 +84,7 @@ static int run_today(const VerifyRequest *r, const char *const *labels, int n, E
     o.workers = r->workers;
     o.workers_given = true;
     o.threads = r->threads;
+    if (r->device) o.device = r->device;
     o.only_labels = labels;
     o.n_only_labels = n;
     int rc = sweep_run(&o, err);

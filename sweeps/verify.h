@@ -17,6 +17,7 @@ typedef struct {
     int n_labels;
     int repeats;                     /* seeds per cell today: 1..N, the archive's first N */
     int workers, threads;            /* as sweep's; threads 0: the sweep's default */
+    const char *device;              /* the runs' --device (NULL: cpu) */
     const char *scratch;             /* the database today's runs go to */
 } VerifyRequest;
 

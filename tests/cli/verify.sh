@@ -24,6 +24,10 @@ expect_exit 0 "$BB" verify "$TMP/exp.ini" --db "$TMP/a.db" --cell "lr=0.05" --th
 expect_output "| lr=0.05 | .* | within |"
 expect_output "REPRODUCED: 0 runs outside"
 [ "$(sqlite3 "$TMP/today.db" "select count(*) from runs")" = 1 ] || fail "verify ran more than the one cell's first seed"
+# the archive as committed (a .sql.gz dump) is restored into the scratch folder first
+sqlite3 "$TMP/a.db" .dump | gzip > "$TMP/a.sql.gz"
+expect_exit 0 "$BB" verify "$TMP/exp.ini" --db "$TMP/a.sql.gz" --cell "lr=0.05" --threads 1
+expect_output "REPRODUCED: 0 runs outside"
 # the archive says 0.2 more than any seed can reach today
 sqlite3 "$TMP/a.db" "update runs set test_acc = test_acc + 0.2 where json_extract(config, '$.lr') = '0.05'"
 expect_exit 1 "$BB" verify "$TMP/exp.ini" --db "$TMP/a.db" --cell "lr=0.05" --threads 1

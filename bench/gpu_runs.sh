@@ -1,0 +1,83 @@
+#!/bin/bash
+# The second prepared GPU check (issue 60): whole runs on one GPU node, from a copy of the
+# working tree that carries build/gpu-bundle.tar.xz (make gpu-bundle) and shared/data's CIFAR-10
+# JPEGs, in at most 6 minutes:
+#
+#   bench/gpu_runs.sh OUTDIR
+#
+# Steps, each under its own time limit:
+#   1. the node and the bundle's libraries (bench/gpu_env.inc, as gpu_check.sh)
+#   2. a paper table as a sweep on the GPU: the proxy scale of experiments/alexnet-bn-lars.ini
+#      (Table 3, AlexNet-BN-CIFAR with LARS at batch 20 to 320; one seed a cell, 4 runs side by
+#      side on the one GPU) through `bigbatch verify --device cuda` against the CPU's archive:
+#      each cell's GPU run beside the archived seeds, within their spread or not, and its time
+#   3. the sweep's throughput at --workers 1, 2 and 4 on the one GPU: the smoke scale of the
+#      same file, 4 seeds a cell (8 runs), runs per minute at each W
+#   4. batch 32K on one GPU: ResNet-50 at global batch 32,768 in micro-batches of 256 (the
+#      K-worker emulation: per-micro-batch BN, gradients accumulated), 3 steps of LARS on
+#      synthetic images, seconds per step, peak GPU memory (nvidia-smi), and what `bigbatch
+#      scale` predicts for 90 epochs of ImageNet at that rate
+# Everything goes to OUTDIR/gpu_runs.txt; the exit status is 0 only when every step passed.
+# Limits: 20 + 210 + 3 x 25 + 55 s = 6 minutes.
+set -u
+out=${1:?usage: bench/gpu_runs.sh OUTDIR}
+cd "$(dirname "$0")/.."
+mkdir -p "$out"
+report=$out/gpu_runs.txt
+bundle=build/gpu-bundle
+if [ ! -d "$bundle" ] && [ -f "$bundle.tar.xz" ]; then tar -C build -xJf "$bundle.tar.xz" || exit 1; fi
+BB=$bundle/bin/bigbatch
+failed=0
+step() { echo; echo "== $*"; }
+run() {
+    local limit=$1 name=$2; shift 2
+    local t0=$(date +%s)
+    timeout "$limit" "$@"; local rc=$?
+    echo "-- $name: exit $rc after $(( $(date +%s) - t0 )) s"
+    [ "$rc" -eq 0 ] || failed=$((failed + 1))
+}
+. bench/gpu_env.inc
+# CIFAR-10 for the proxy scale: the JPEG fixture the tests use (docs/papers.md 9)
+export BIGBATCH_CIFAR10_TAR=${BIGBATCH_CIFAR10_TAR:-$PWD/../shared/data/cifar10-jpeg.tar.gz}
+cpus=$(nproc)
+
+runs() {
+gpu_node || return 1
+
+step "Table 3 on the GPU: alexnet-bn-lars (proxy) against the CPU archive's seeds"
+run 210 "paper table" "$BB" verify experiments/alexnet-bn-lars.ini --db results/archive/alexnet-bn-lars.sql.gz \
+    --device cuda --workers 4 --threads $((cpus / 4 > 0 ? cpus / 4 : 1)) --keep "$out/table.db"
+"$BB" runs --db "$out/table.db" 2>/dev/null | sed 's/^/  /'
+
+step "the sweep's throughput on one GPU at --workers 1, 2, 4 (smoke scale, 8 runs)"
+for w in 1 2 4; do
+    t0=$(date +%s.%N)
+    run 25 "workers $w" "$BB" sweep experiments/alexnet-bn-lars.ini --scale smoke --repeats 4 --device cuda \
+        --workers "$w" --threads $((cpus / w)) --db "$out/w$w.db" --quiet
+    awk -v t0="$t0" -v t1="$(date +%s.%N)" -v w="$w" 'BEGIN { printf "workers %d: 8 runs in %.1f s, %.1f runs/min\n", w, t1 - t0, 8 * 60 / (t1 - t0) }'
+done
+
+step "batch 32,768 on one GPU: ResNet-50, micro-batches of 256, LARS, 3 steps"
+nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 200 >"$out/mem.txt" 2>/dev/null &
+sampler=$!
+run 55 "resnet50 32K" "$BB" train --device cuda --model resnet50 --data synthetic --train-subset 32768 \
+    --test-subset 256 --batch 32768 --micro-batch 256 --epochs 3 --opt lars --lars-variant mlperf --lr 10 \
+    --momentum 0.9 --weight-decay 5e-5 --threads "$cpus" | tee "$out/r50.txt"
+kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
+echo "peak GPU memory: $(sort -n "$out/mem.txt" | tail -n 1) MiB (nvidia-smi, every 200 ms)"
+# the last epoch's img/s: one step of 32,768 images each
+rate=$(awk '$1 ~ /^[0-9]+$/ && NF >= 9 { r = $9 } END { print r }' "$out/r50.txt")
+if [ -n "$rate" ]; then
+    awk -v r="$rate" 'BEGIN { printf "%.0f img/s: %.1f s a step of 32,768 images\n", r, 32768 / r }'
+    "$BB" scale --model resnet50 --throughput "$rate" --nodes 1 --batch 32768 --epochs 90
+else
+    failed=$((failed + 1))
+fi
+step "summary"
+echo "$failed step(s) failed"
+[ "$failed" -eq 0 ]
+}
+
+# a pipe, not a process substitution: the script ends only after tee has written every line
+runs 2>&1 | tee "$report"
+exit "${PIPESTATUS[0]}"
