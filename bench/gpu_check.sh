@@ -42,16 +42,7 @@ if [ ! -d "$bundle" ] && [ -f "$bundle.tar.xz" ]; then tar -C build -xJf "$bundl
 BB=$bundle/bin/bigbatch
 models=${GPU_CHECK_MODELS:-resnet50:256 alexnet:512}
 failed=0
-step() { echo; echo "== $*"; }
 . bench/gpu_env.inc
-# run LIMIT NAME CMD...: one step under a time limit; a failure is noted and the rest go on
-run() {
-    local limit=$1 name=$2; shift 2
-    local t0=$(date +%s)
-    timeout "$limit" "$@"; local rc=$?
-    echo "-- $name: exit $rc after $(( $(date +%s) - t0 )) s"
-    [ "$rc" -eq 0 ] || failed=$((failed + 1))
-}
 
 check() {
 gpu_node || return 1

@@ -28,14 +28,6 @@ bundle=build/gpu-bundle
 if [ ! -d "$bundle" ] && [ -f "$bundle.tar.xz" ]; then tar -C build -xJf "$bundle.tar.xz" || exit 1; fi
 BB=$bundle/bin/bigbatch
 failed=0
-step() { echo; echo "== $*"; }
-run() {
-    local limit=$1 name=$2; shift 2
-    local t0=$(date +%s)
-    timeout "$limit" "$@"; local rc=$?
-    echo "-- $name: exit $rc after $(( $(date +%s) - t0 )) s"
-    [ "$rc" -eq 0 ] || failed=$((failed + 1))
-}
 . bench/gpu_env.inc
 # CIFAR-10 for the proxy scale: the JPEG fixture the tests use (docs/papers.md 9)
 export BIGBATCH_CIFAR10_TAR=${BIGBATCH_CIFAR10_TAR:-$PWD/../shared/data/cifar10-jpeg.tar.gz}

@@ -439,7 +439,7 @@ int claims_note_recorded_end(Store *s, const char *run_id, int attempt, Error *e
     if (store_prepare(s, &st,
                       "INSERT OR IGNORE INTO attempts(run_id, attempt, finished, host, outcome, reason, retried)"
                       " SELECT id, attempt, coalesce(finished, " STORE_NOW_SQL "), host, status, error, 0 FROM runs"
-                      " WHERE id=?1 AND attempt=?2 AND status IN ('complete','diverged','failed')",
+                      " WHERE id=?1 AND attempt=?2 AND status IN ('complete','collapsed','diverged','failed')",
                       err))
         return -1;
     sqlite3_bind_text(st, 1, run_id, -1, SQLITE_STATIC);
