@@ -86,7 +86,7 @@ DEB_PACKAGES := build-essential pkg-config libopenblas-dev libopenblas0-openmp l
 	dataset-fashion-mnist libcriterion-dev libcjson-dev sqlite3 clang libclang-rt-14-dev libomp-14-dev \
 	chromium python3-pil slurmctld slurmd slurm-client munge
 
-.PHONY: all deps test test-gpu gpu-bundle bench fuzz fuzz-build clean data demo demo-archive figures results-save results-load
+.PHONY: all deps test test-gpu gpu-bundle bench fuzz fuzz-build clean data demo demo-archive figures results-save results-load docs
 all: $(BIN)
 
 # bin/bigbatch is linked from build/release (MPI) or build/release-nompi: relink when the
@@ -253,6 +253,11 @@ results-save:
 	@sweeps/archive.sh save
 results-load:
 	@sweeps/archive.sh load
+
+# Rewrites the tables of docs/*.md that the binary prints (the commands, train's flags, the
+# LARS/LARC presets) between their generated markers; tests/cli/docs_cli.sh checks them.
+docs: $(BIN)
+	@BB=$(BIN) sh docs/regenerate.sh
 
 # Redraws every figure from the databases present (after loading the archived ones this clone
 # lacks): results/<experiment>.db -> results/figures/<experiment>/

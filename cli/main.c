@@ -4,6 +4,8 @@
 
 #include "../engine/backend.h"
 #include "../engine/blas_core.h"
+#include "../engine/optimizer.h"
+#include "../engine/train_flags.h"
 #include "../engine/version.h"
 #include "cli.h"
 
@@ -30,7 +32,7 @@ static const struct {
     {"data", cli_data, "pack an image folder into JPEG stores, check or benchmark them (bigbatch data --help)"},
     {"models", cli_models, "list the models with parameter counts and GFLOPs per image"},
     {"sweep", cli_sweep, "run an experiment file's grid into a results database (bigbatch sweep --help)"},
-    {"report", cli_report, "the paper-style table of an experiment from its database; --all: docs/results.md"},
+    {"report", cli_report, "the paper-style table of an experiment from its database; --all: the docs/ pages"},
     {"plot", cli_plot, "draw an experiment's figures from its database with gnuplot (bigbatch plot --help)"},
     {"runs", cli_runs, "list the runs in a results database and their status"},
     {"merge", cli_merge, "combine results databases of separate sweeps into one"},
@@ -51,9 +53,40 @@ static void usage(FILE *f)
     for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-11s %s\n", COMMANDS[i].name, COMMANDS[i].help);
 }
 
+static void commands_markdown(FILE *f)
+{
+    fputs("| command | what it does |\n|---|---|\n", f);
+    for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "| `%s` | %s |\n", COMMANDS[i].name, COMMANDS[i].help);
+}
+
+/* `bigbatch help --markdown TOPIC`: the tables the docs hold between generated markers,
+ * printed from the tables the program runs on, so the docs cannot drift (docs/regenerate.sh). */
+static const struct {
+    const char *topic;
+    void (*print)(FILE *f);
+} MARKDOWN[] = {
+    {"commands", commands_markdown},
+    {"train", train_flags_markdown},
+    {"presets", optimizer_presets_markdown},
+};
+
+static int help_markdown(const char *topic)
+{
+    for (size_t i = 0; i < sizeof MARKDOWN / sizeof MARKDOWN[0]; i++)
+        if (topic && !strcmp(topic, MARKDOWN[i].topic)) {
+            MARKDOWN[i].print(stdout);
+            return 0;
+        }
+    fprintf(stderr, "bigbatch help --markdown: '%s' is not one of", topic ? topic : "");
+    for (size_t i = 0; i < sizeof MARKDOWN / sizeof MARKDOWN[0]; i++) fprintf(stderr, " %s", MARKDOWN[i].topic);
+    fputc('\n', stderr);
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
     blas_core_ensure(argv); /* before any work: it may re-execute the program */
+    if (argc >= 3 && !strcmp(argv[1], "help") && !strcmp(argv[2], "--markdown")) return help_markdown(argv[3]);
     if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;

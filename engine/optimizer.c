@@ -93,6 +93,40 @@ static const char *policy_name(int p)
     return "?";
 }
 
+static const char *guard_name(int g) { return g == LARS_GUARD_APEX ? "r=1,grad untouched,no wd" : "r=1"; }
+static const char *exclude_name(unsigned x) { return x ? "bias,bn (no ratio, no wd)" : "none"; }
+static const char *yes_no(bool b) { return b ? "yes" : "no"; }
+
+/* A table cell: text with '|' escaped, so the ratio's norms stay in their column. */
+static void md_cell(FILE *out, const char *text)
+{
+    fputs(" ", out);
+    for (const char *c = text; *c; c++) {
+        if (*c == '|') fputc('\\', out);
+        fputc(*c, out);
+    }
+    fputs(" |", out);
+}
+
+void optimizer_presets_markdown(FILE *out)
+{
+    fputs("| preset | opt | ratio eta\\|w\\|/(...) | wd in update | LR and momentum | clip | zero-norm guard "
+          "| adapt only if wd | excluded | eta | eps | after |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+          out);
+    for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++) {
+        const LarsPreset *p = &presets[i];
+        char eta[32], eps[32];
+        snprintf(eta, sizeof eta, "%g", p->eta);
+        snprintf(eps, sizeof eps, "%g", p->eps);
+        const char *cells[] = {p->variant, p->name, denom_name(p->denom), yes_no(p->wd_in_update),
+                               momentum_name(p->momentum), policy_name(p->policy), guard_name(p->guard),
+                               yes_no(p->adapt_if_wd), exclude_name(p->exclude), eta, eps, p->source};
+        fputs("|", out);
+        for (size_t c = 0; c < sizeof cells / sizeof cells[0]; c++) md_cell(out, cells[c]);
+        fputs("\n", out);
+    }
+}
+
 const char *optimizer_preset_at(int i)
 {
     return i >= 0 && i < (int)(sizeof presets / sizeof presets[0]) ? presets[i].variant : NULL;
@@ -136,9 +170,8 @@ int optimizer_apply_preset(OptConfig *cfg, const char *variant, char *what_it_se
                  "%s [%s]: opt=%s eta=%g eps=%g ratio=eta|w|/(%s) wd-in-update=%s momentum=%s "
                  "policy=%s zero-guard=%s adapt-only-if-wd=%s exclude=%s",
                  ps->variant, ps->source, ps->name, ps->eta, ps->eps, denom_name(ps->denom),
-                 ps->wd_in_update ? "yes" : "no", momentum_name(ps->momentum), policy_name(ps->policy),
-                 ps->guard == LARS_GUARD_APEX ? "r=1,grad untouched,no wd" : "r=1",
-                 ps->adapt_if_wd ? "yes" : "no", ps->exclude ? "bias,bn (no ratio, no wd)" : "none");
+                 yes_no(ps->wd_in_update), momentum_name(ps->momentum), policy_name(ps->policy),
+                 guard_name(ps->guard), yes_no(ps->adapt_if_wd), exclude_name(ps->exclude));
     return 0;
 }
 

@@ -7,6 +7,7 @@
 #define BB_OPTIMIZER_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "net.h"
 #include "opt_config.h"
@@ -37,6 +38,9 @@ void opt_config_defaults(OptConfig *cfg);
  * what_it_set. Leaves momentum, weight_decay and the LR alone. 0 or -1 (err). */
 int optimizer_apply_preset(OptConfig *cfg, const char *variant, char *what_it_set, size_t len,
                            Error *err);
+/* Every preset's switches as one Markdown table (docs/engine.md's, by `bigbatch help
+ * --markdown presets`), in the words the run prints when a preset sets them. */
+void optimizer_presets_markdown(FILE *out);
 /* The i-th preset's name (0, 1, ...), NULL past the last: for tests and help texts. */
 const char *optimizer_preset_at(int i);
 /* The preset a bare --opt NAME implies: "paper" for lars, "nvcaffe" for larc, else NULL. */

@@ -7,6 +7,7 @@
  * train_flag_takes_value are all generated from it. */
 #include "train_flags.h"
 
+#include <ctype.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
@@ -66,6 +67,7 @@ struct Flag {
     const char *help;     /* lines separated by '\n'; NULL: not in the help (--help) */
     const char *dflt;     /* printf format of the default value at `at`, printed as " [...]"
                              after the help; NULL: none (the help may say it in words) */
+    const char *dflt_doc; /* the default in the docs' words, where `dflt` prints this machine's */
     FlagType type;
     size_t at;            /* offsetof(FlagParse, ...) */
     long min, max;        /* T_INT, T_LONG, T_ULL: the values accepted */
@@ -264,7 +266,7 @@ static const Flag FLAGS[] = {
      "after-warmup (MLPerf: decay starts after warmup) [total]",
      NULL, .set = set_poly_horizon, .expected = "total, after-warmup"},
     {"warmup-epochs", "X", "ramp from --warmup-start-lr to the base LR", "%g", DBL(CFG(sched.warmup_epochs))},
-    {"warmup-start-lr", "X", "", "%g", DBL(CFG(sched.warmup_start_lr)), RANGE(0, HUGE_VAL, false, false, "is negative")},
+    {"warmup-start-lr", "X", "the LR the warmup starts from", "%g", DBL(CFG(sched.warmup_start_lr)), RANGE(0, HUGE_VAL, false, false, "is negative")},
     {"warmup-shape", "S", "linear | quadratic (NVCaffe rampup) [linear]", NULL, .set = set_warmup_shape,
      .expected = "linear, quadratic"},
 
@@ -331,7 +333,7 @@ static const Flag FLAGS[] = {
 
     HEADING("run:"),
     {"seed", "N", "seed of initialization, shuffling, augmentation, dropout", "%llu", ULL(CFG(seed), 0)},
-    {"threads", "N", "threads", "%d: the number of CPUs", INT_TO(CFG(threads), 1, BB_MAX_THREADS)},
+    {"threads", "N", "threads", "%d: the number of CPUs", .dflt_doc = "the number of CPUs", INT_TO(CFG(threads), 1, BB_MAX_THREADS)},
     {"device", "NAME",
      "what to compute on: cpu, or cuda / cuda:N (the N-th GPU; cuda alone: the\n"
      "GPU of the process's slot: its sweep worker and local MPI or SLURM rank)\n"
@@ -624,21 +626,36 @@ static const char *default_text(const Flag *f, FlagParse *defaults, char *buf, s
     return buf;
 }
 
-/* One flag: "  --name ARG" in 25 columns, then its help, continued lines indented as
- * far; the choices first and the default last. */
-static void flag_usage(FILE *out, const Flag *f, FlagParse *defaults)
+/* f's accepted values, as " (lo to hi)" or " (in [lo, hi))", into buf ("" when any). */
+static const char *range_text(const Flag *f, char *buf, size_t len)
 {
-    char head[64], text[1024] = "", buf[256];
-    snprintf(head, sizeof head, "--%s%s%s", f->name, f->arg ? " " : "", f->arg ? f->arg : "");
-    Said s = {text, sizeof text, 0, ""};
+    buf[0] = 0;
+    bool capped = (f->type == T_INT && f->max != INT_MAX) || (f->type == T_LONG && f->max != LONG_MAX);
+    const Range *r = f->type == T_DOUBLE ? f->range : NULL;
+    if (capped) snprintf(buf, len, " (%ld to %ld)", f->min, f->max);
+    else if (r && isinf(r->hi)) snprintf(buf, len, " (%s %g)", r->lo_open ? ">" : ">=", r->lo);
+    else if (r) snprintf(buf, len, " (in %s%g, %g%s)", r->lo_open ? "(" : "[", r->lo, r->hi, r->hi_open ? ")" : "]");
+    return buf;
+}
+
+/* f's text in the help: the choices first, then its help, the default and the range. */
+static void flag_text(const Flag *f, FlagParse *defaults, char *text, size_t len)
+{
+    char buf[256];
+    text[0] = 0;
+    Said s = {text, len, 0, ""};
     if (f->choices) said(&s, "%s", f->choices(buf, sizeof buf));
     if (f->help[0]) said(&s, "%s%s", s.used ? " " : "", f->help);
     if (f->dflt) said(&s, "%s[%s]", s.used ? " " : "", default_text(f, defaults, buf, sizeof buf));
-    bool capped = (f->type == T_INT && f->max != INT_MAX) || (f->type == T_LONG && f->max != LONG_MAX);
-    if (capped) said(&s, " (%ld to %ld)", f->min, f->max);
-    const Range *r = f->type == T_DOUBLE ? f->range : NULL;
-    if (r && isinf(r->hi)) said(&s, " (%s %g)", r->lo_open ? ">" : ">=", r->lo);
-    else if (r) said(&s, " (in %s%g, %g%s)", r->lo_open ? "(" : "[", r->lo, r->hi, r->hi_open ? ")" : "]");
+    said(&s, "%s", range_text(f, buf, sizeof buf));
+}
+
+/* One flag: "  --name ARG" in 25 columns, then its text, continued lines indented as far. */
+static void flag_usage(FILE *out, const Flag *f, FlagParse *defaults)
+{
+    char head[64], text[1024];
+    snprintf(head, sizeof head, "--%s%s%s", f->name, f->arg ? " " : "", f->arg ? f->arg : "");
+    flag_text(f, defaults, text, sizeof text);
     const char *line = text;
     for (const char *nl; (nl = strchr(line, '\n')); line = nl + 1) {
         fprintf(out, "  %-22s %.*s\n", head, (int)(nl - line), line);
@@ -647,14 +664,65 @@ static void flag_usage(FILE *out, const Flag *f, FlagParse *defaults)
     fprintf(out, "  %-22s %s\n", head, line);
 }
 
-void train_flags_usage(FILE *out)
+/* text into a table cell: lines joined, '|' escaped. */
+static void md_cell(FILE *out, const char *text)
+{
+    for (int i = 0; text[i]; i++) {
+        if (text[i] == '|') fputc('\\', out);
+        fputc(text[i] == '\n' ? ' ' : text[i], out);
+    }
+}
+
+/* One flag as a Markdown table row: its default (the docs' words, the format's, or the
+ * help's closing "[words]") in a column of its own, the choices, help and range in another. */
+static void flag_markdown(FILE *out, const Flag *f, FlagParse *defaults)
+{
+    char head[64], meaning[1024] = "", dflt[256] = "", buf[256];
+    snprintf(head, sizeof head, "--%s%s%s", f->name, f->arg ? " " : "", f->arg ? f->arg : "");
+    int n = (int)strlen(f->help);
+    const char *open = n && f->help[n - 1] == ']' ? strrchr(f->help, '[') : NULL;
+    if (f->dflt_doc) snprintf(dflt, sizeof dflt, "%s", f->dflt_doc);
+    else if (f->dflt) default_text(f, defaults, dflt, sizeof dflt);
+    else if (open) snprintf(dflt, sizeof dflt, "%.*s", (int)(f->help + n - 2 - open), open + 1);
+    if (open && !f->dflt)
+        for (n = (int)(open - f->help); n > 0 && isspace((unsigned char)f->help[n - 1]); n--) {}
+    Said s = {meaning, sizeof meaning, 0, ""};
+    if (f->choices) said(&s, "%s", f->choices(buf, sizeof buf));
+    if (n) said(&s, "%s%.*s", s.used ? " " : "", n, f->help);
+    said(&s, "%s", range_text(f, buf, sizeof buf) + !s.used);
+    fputs("| `", out);
+    md_cell(out, head);
+    fputs("` | ", out);
+    md_cell(out, meaning);
+    fputs(" | ", out);
+    md_cell(out, dflt);
+    fputs(" |\n", out);
+}
+
+/* Calls print for every flag of the help, and heading for every heading. */
+static void each_flag(FILE *out, void (*heading)(FILE *, const char *),
+                      void (*print)(FILE *, const Flag *, FlagParse *))
 {
     FlagParse defaults;
     memset(&defaults, 0, sizeof defaults);
     train_config_defaults(&defaults.flags.cfg);
     for (int i = 0; i < N_FLAGS; i++) {
         if (!FLAGS[i].help) continue;
-        if (!FLAGS[i].name) fprintf(out, "%s\n", FLAGS[i].help);
-        else flag_usage(out, &FLAGS[i], &defaults);
+        if (!FLAGS[i].name) heading(out, FLAGS[i].help);
+        else print(out, &FLAGS[i], &defaults);
     }
 }
+
+static void heading_usage(FILE *out, const char *text) { fprintf(out, "%s\n", text); }
+
+void train_flags_usage(FILE *out) { each_flag(out, heading_usage, flag_usage); }
+
+/* A heading ends the table before it (a blank line) and opens one of its own. */
+static void heading_markdown(FILE *out, const char *text)
+{
+    int n = (int)strlen(text);
+    if (n && text[n - 1] == ':') n--;
+    fprintf(out, "\n**%.*s**\n\n| flag | meaning | default |\n|---|---|---|\n", n, text);
+}
+
+void train_flags_markdown(FILE *out) { each_flag(out, heading_markdown, flag_markdown); }

@@ -19,6 +19,8 @@ typedef struct {
 int train_flags_parse(int argc, char **argv, TrainFlags *out, Error *err);
 /* The flags, their help and their defaults, under group headings (for train --help). */
 void train_flags_usage(FILE *out);
+/* The same as Markdown tables, one per heading (docs/cli.md's, by `bigbatch help --markdown train`). */
+void train_flags_markdown(FILE *out);
 /* 1: `--name VALUE`, 0: a switch without a value, -1: not a train flag. */
 int train_flag_takes_value(const char *name);
 
