@@ -13,6 +13,7 @@
 #include "../sweeps/report.h"
 #include "../sweeps/report_html.h"
 #include "../sweeps/results_docs.h"
+#include "../sweeps/run_checkpoint.h"
 #include "../sweeps/store.h"
 #include "../sweeps/sweep.h"
 #include "cli.h"
@@ -52,6 +53,11 @@ static void sweep_usage(FILE *f, const SweepOptions *d)
             "                     once as the allocation's tasks hold unless --workers says [local]\n"
             "  --print-sbatch     with --launcher slurm: write an sbatch script for the whole sweep\n"
             "                     (tasks, CPUs, a time limit from the runs measured so far) and exit\n"
+            "  --checkpoint-every T  every run saves a checkpoint beside its log (<run>.ckpt) every\n"
+            "                     T: a duration (90s, 30m, 2h; a bare number is seconds, checked\n"
+            "                     after each step) or epochs (2e); a run interrupted (a signal,\n"
+            "                     a time limit, a lost node, kill -9 of the sweep) resumes from it\n"
+            "                     on its next attempt, its rows kept up to it [off]\n"
             "  --dry-run          list the runs (and their status in the database) and exit\n"
             "  --quiet            no progress lines\n",
             d->scale, d->workers, d->ranks, d->device, d->mpirun, d->max_attempts, d->stale_after);
@@ -59,7 +65,7 @@ static void sweep_usage(FILE *f, const SweepOptions *d)
 
 enum {
     S_SCALE = 256, S_DB, S_WORKERS, S_THREADS, S_RANKS, S_DEVICE, S_MPIRUN, S_ATTEMPTS, S_RETRY, S_STALE, S_PROGRESS,
-    S_DRY, S_QUIET, S_LAUNCHER, S_SBATCH, S_REPEATS, S_HELP
+    S_DRY, S_QUIET, S_LAUNCHER, S_SBATCH, S_REPEATS, S_CKPT, S_HELP
 };
 
 static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
@@ -75,6 +81,7 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
         {"dry-run", no_argument, 0, S_DRY},           {"quiet", no_argument, 0, S_QUIET},
         {"launcher", required_argument, 0, S_LAUNCHER}, {"print-sbatch", no_argument, 0, S_SBATCH},
         {"repeats", required_argument, 0, S_REPEATS}, {"help", no_argument, 0, S_HELP},
+        {"checkpoint-every", required_argument, 0, S_CKPT},
         {0, 0, 0, 0},
     };
     optind = 1;
@@ -152,6 +159,11 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
             o->slurm = !strcmp(optarg, "slurm");
             break;
         case S_SBATCH: o->print_sbatch = true; break;
+        case S_CKPT:
+            if (checkpoint_every_parse("--checkpoint-every", optarg, &o->checkpoint_seconds, &o->checkpoint_epochs,
+                                       err))
+                return -1;
+            break;
         case S_QUIET: o->quiet = true; break;
         case S_HELP: return 1;
         case ':': error_set(err, "%s needs a value", flag); return -1;

@@ -25,6 +25,7 @@
 #include "claims.h"
 #include "experiment.h"
 #include "launcher.h"
+#include "run_checkpoint.h"
 #include "run_output.h"
 #include "run_rows.h"
 #include "sbatch.h"
@@ -72,6 +73,8 @@ typedef struct {
     int spec;          /* index into the expanded runs */
     double started;
     RunOutput out;     /* its standard output: records and log lines */
+    char checkpoint[1100]; /* --checkpoint-every: the run's checkpoint; "" without */
+    bool resume;       /* this attempt goes on from it */
 } Child;
 
 typedef struct {
@@ -124,11 +127,27 @@ static void format_duration(double s, char *out, size_t len)
     else snprintf(out, len, "%.0fh%02.0fm", floor(s / 3600), fmod(floor(s / 60), 60));
 }
 
-static char **child_argv(const Sweep *w, const Child *c)
+/* The run's train command: its spec's flags, then how the sweep runs it; with checkpoints,
+ * where to save them (handed off, run_checkpoint.h), how often, and what to resume from. */
+static char **child_argv(const Sweep *w, const Child *c, char *every, size_t every_len)
 {
-    const char *extra[] = {"--record-stream", "--run-id", c->run_id,    "--threads",
-                           w->threads_arg,    "--device", w->o->device, "--quiet"};
-    return runspec_train_argv(&w->runs[c->spec], w->bin, extra, (int)(sizeof extra / sizeof extra[0]));
+    const char *extra[16] = {"--record-stream", "--run-id", c->run_id,    "--threads",
+                             w->threads_arg,    "--device", w->o->device, "--quiet"};
+    int n = 8;
+    if (c->checkpoint[0]) {
+        if (w->o->checkpoint_epochs > 0) snprintf(every, every_len, "%d", w->o->checkpoint_epochs);
+        else snprintf(every, every_len, "%.17g", w->o->checkpoint_seconds);
+        extra[n++] = "--save";
+        extra[n++] = c->checkpoint;
+        extra[n++] = "--save-handoff";
+        extra[n++] = w->o->checkpoint_epochs > 0 ? "--save-every" : "--save-seconds";
+        extra[n++] = every;
+        if (c->resume) {
+            extra[n++] = "--resume";
+            extra[n++] = c->checkpoint;
+        }
+    }
+    return runspec_train_argv(&w->runs[c->spec], w->bin, extra, n);
 }
 
 /* The run's ends of its stdout pipe and its log: pipe[0] for the sweep (non-blocking),
@@ -156,7 +175,8 @@ static int spawn(Sweep *w, Child *c, Error *err)
     snprintf(log, sizeof log, "%s/%s.log", w->log_dir, c->run_id);
     int pipe_fds[2], log_fd;
     if (open_output(log, pipe_fds, &log_fd, err)) return -1;
-    char **argv = child_argv(w, c);
+    char every[32];
+    char **argv = child_argv(w, c, every, sizeof every);
     /* srun ... <bin> train ... (a job step), or mpirun -np K <bin> train ...: an argument
      * vector, no shell (launcher.h) */
     char **exec_argv = w->o->slurm      ? slurm_step_argv(w->o->ranks, w->threads, c->run_id, argv, err)
@@ -215,20 +235,30 @@ static int spawn(Sweep *w, Child *c, Error *err)
     if (exec_argv != argv) free(exec_argv);
     free(argv);
     close(pipe_fds[1]);
-    run_output_init(&c->out, pipe_fds[0], log_fd);
+    run_output_init(&c->out, pipe_fds[0], log_fd, c->checkpoint[0] ? c->checkpoint : NULL);
     c->pid = pid;
     c->started = now_seconds();
     return 0;
 }
 
-/* The rows of the run's earlier attempts go before this one sends any. */
-static int clear_earlier_attempts(Sweep *w, const Child *c, Error *err)
+/* The rows of the run's earlier attempts go before this one sends any; with checkpoints, only
+ * those after its last one (run_checkpoint.h), and the attempt resumes from it. */
+static int clear_earlier_attempts(Sweep *w, Child *c, Error *err)
 {
-    if (store_begin(&w->store, err)) return -1;
-    if (run_rows_clear(&w->store, c->run_id, bigbatch_version(), err) || store_commit(&w->store, err)) {
-        store_rollback(&w->store);
-        return -1;
+    if (!w->o->checkpoint_seconds && !w->o->checkpoint_epochs) {
+        if (store_begin(&w->store, err)) return -1;
+        if (run_rows_clear(&w->store, c->run_id, bigbatch_version(), err) || store_commit(&w->store, err)) {
+            store_rollback(&w->store);
+            return -1;
+        }
+        return 0;
     }
+    char said[800];
+    run_checkpoint_path(w->log_dir, c->run_id, c->checkpoint, sizeof c->checkpoint);
+    if (run_checkpoint_prepare(&w->store, c->checkpoint, c->run_id, bigbatch_version(), &c->resume, said,
+                               sizeof said, err))
+        return -1;
+    if (said[0]) say(w, "run   %s  %s", c->run_id, said);
     return 0;
 }
 

@@ -30,6 +30,8 @@ typedef struct {
     int repeats;            /* > 0: seeds per cell instead of the file's repeats */
     const char *const *only_labels; /* n_only_labels > 0: run only the cells with these labels */
     int n_only_labels;
+    double checkpoint_seconds; /* --checkpoint-every: each run saves this often (seconds) */
+    int checkpoint_epochs;     /* or every this many epochs; both 0: no checkpoints */
 } SweepOptions;
 
 void sweep_options_defaults(SweepOptions *o);
