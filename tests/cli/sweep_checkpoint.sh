@@ -71,4 +71,25 @@ for id in $(sqlite3 "$DB" "select id from runs"); do
 done
 left=$(ls "$TMP/kill.logs" | grep '\.step' || true)
 [ -z "$left" ] || fail "hand-off files left behind: $left"
+
+# SIGTERM (or SLURM's SIGUSR2) to the sweep: its runs save a checkpoint where they are (a
+# 1 h period never comes), stop, stay queued, and the next sweep resumes them there.
+for sig in TERM USR2; do
+    DB="$TMP/sig$sig.db"
+    "$BB" sweep "$TMP/exp.ini" --db "$DB" --threads 1 --checkpoint-every 1h --workers 2 > "$TMP/sig.log" 2>&1 &
+    pid=$!
+    sleep 1.2
+    kill -$sig $pid
+    wait $pid; rc=$?
+    [ $rc = 130 ] || { cat "$TMP/sig.log"; fail "SIG$sig: exit $rc, not 130"; }
+    grep -q "checkpointing and stopping" "$TMP/sig.log" || { cat "$TMP/sig.log"; fail "SIG$sig: runs not asked to checkpoint"; }
+    [ "$(sqlite3 "$DB" "select count(*) from attempts where outcome='interrupted'")" -ge 1 ] || fail "SIG$sig: no interrupted attempt"
+    expect_exit 0 "$BB" sweep "$TMP/exp.ini" --db "$DB" --threads 1 --checkpoint-every 1h --workers 2
+    expect_done 2 0 0 0
+    grep -q "resumed from its checkpoint after step [1-9]" "$TMP/out" || { cat "$TMP/sig.log" "$TMP/out"; fail "SIG$sig: not resumed"; }
+    q="select id, test_acc, train_loss, test_loss, steps from runs order by id"
+    [ "$(sqlite3 "$DB" "$q")" = "$(sqlite3 "$TMP/ref.db" "$q")" ] || fail "SIG$sig: final metrics differ"
+    q="select run_id, step, loss from steps order by 1, 2"
+    [ "$(sqlite3 "$DB" "$q")" = "$(sqlite3 "$TMP/ref.db" "$q")" ] || fail "SIG$sig: step rows differ"
+done
 exit 0
