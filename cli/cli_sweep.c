@@ -13,6 +13,7 @@
 #include "../sweeps/report.h"
 #include "../sweeps/report_html.h"
 #include "../sweeps/results_docs.h"
+#include "../sweeps/run_checkpoint.h"
 #include "../sweeps/store.h"
 #include "../sweeps/sweep.h"
 #include "cli.h"
@@ -52,6 +53,21 @@ static void sweep_usage(FILE *f, const SweepOptions *d)
             "                     once as the allocation's tasks hold unless --workers says [local]\n"
             "  --print-sbatch     with --launcher slurm: write an sbatch script for the whole sweep\n"
             "                     (tasks, CPUs, a time limit from the runs measured so far) and exit\n"
+            "  --checkpoint-every T  every run saves a checkpoint beside its log (<run>.ckpt) every\n"
+            "                     T: a duration (90s, 30m, 2h; a bare number is seconds, checked\n"
+            "                     after each step) or epochs (2e); a run interrupted (a signal,\n"
+            "                     a time limit, a lost node, kill -9 of the sweep) resumes from it\n"
+            "                     on its next attempt, its rows kept up to it [off]\n"
+            "  --gpus-per-run N   --device cuda: GPUs of each run (srun --gpus; the script asks\n"
+            "                     for workers x N) [one per rank]\n"
+            "  --mem M, --partition P, --account A, --time T, --chdir DIR\n"
+            "                     --print-sbatch: the script's #SBATCH lines of those names\n"
+            "                     (--chdir: absolute, default the current folder; --output is\n"
+            "                     relative to it; --time: else from the runs measured so far)\n"
+            "  --sbatch-line TEXT --print-sbatch: a line `#SBATCH TEXT` of your own (repeatable)\n"
+            "  --requeue          in a SLURM job, on SIGUSR2 (the script's --signal=B:USR2@90),\n"
+            "                     SIGUSR1 or SIGTERM: checkpoint the runs, stop, and requeue the\n"
+            "                     job (scontrol requeue); --print-sbatch's script passes it\n"
             "  --dry-run          list the runs (and their status in the database) and exit\n"
             "  --quiet            no progress lines\n",
             d->scale, d->workers, d->ranks, d->device, d->mpirun, d->max_attempts, d->stale_after);
@@ -59,10 +75,54 @@ static void sweep_usage(FILE *f, const SweepOptions *d)
 
 enum {
     S_SCALE = 256, S_DB, S_WORKERS, S_THREADS, S_RANKS, S_DEVICE, S_MPIRUN, S_ATTEMPTS, S_RETRY, S_STALE, S_PROGRESS,
-    S_DRY, S_QUIET, S_LAUNCHER, S_SBATCH, S_REPEATS, S_HELP
+    S_DRY, S_QUIET, S_LAUNCHER, S_SBATCH, S_REPEATS, S_CKPT, S_GPUS, S_MEM, S_PARTITION, S_ACCOUNT, S_TIME, S_CHDIR,
+    S_LINE, S_REQUEUE, S_HELP
 };
 
-static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
+/* A value for a #SBATCH line: one line of printable text (a newline would start a line of its
+ * own in the script). */
+static int sbatch_value(const char *flag, const char *v, const char **slot, Error *err)
+{
+    for (const char *p = v; *p; p++)
+        if ((unsigned char)*p < 32 || *p == 127) {
+            error_set(err, "%s: '%s' holds a control character (a newline would be a line of the script)", flag, v);
+            return -1;
+        }
+    if (!*v) {
+        error_set(err, "%s: the value is empty", flag);
+        return -1;
+    }
+    *slot = v;
+    return 0;
+}
+
+/* The options only --print-sbatch reads, each checked as it comes; lines: room for argc. */
+static int parse_sbatch_option(int c, const char *flag, SweepOptions *o, const char **lines, Error *err)
+{
+    long v;
+    switch (c) {
+    case S_GPUS:
+        if (cli_parse_long("--gpus-per-run", optarg, 1, 1024, &v, err)) return -1;
+        o->gpus_per_run = (int)v;
+        return 0;
+    case S_MEM: return sbatch_value(flag, optarg, &o->mem, err);
+    case S_PARTITION: return sbatch_value(flag, optarg, &o->partition, err);
+    case S_ACCOUNT: return sbatch_value(flag, optarg, &o->account, err);
+    case S_TIME: return sbatch_value(flag, optarg, &o->time_limit, err);
+    case S_CHDIR:
+        if (optarg[0] != '/') {
+            error_set(err, "--chdir: '%s' is not an absolute path", optarg);
+            return -1;
+        }
+        return sbatch_value(flag, optarg, &o->chdir, err);
+    default:
+        if (sbatch_value(flag, optarg, &lines[o->n_sbatch_lines], err)) return -1;
+        o->n_sbatch_lines++;
+        return 0;
+    }
+}
+
+static int parse_sweep(int argc, char **argv, SweepOptions *o, const char **lines, Error *err)
 {
     static const struct option opts[] = {
         {"scale", required_argument, 0, S_SCALE},     {"db", required_argument, 0, S_DB},
@@ -75,6 +135,11 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
         {"dry-run", no_argument, 0, S_DRY},           {"quiet", no_argument, 0, S_QUIET},
         {"launcher", required_argument, 0, S_LAUNCHER}, {"print-sbatch", no_argument, 0, S_SBATCH},
         {"repeats", required_argument, 0, S_REPEATS}, {"help", no_argument, 0, S_HELP},
+        {"checkpoint-every", required_argument, 0, S_CKPT},
+        {"gpus-per-run", required_argument, 0, S_GPUS}, {"mem", required_argument, 0, S_MEM},
+        {"partition", required_argument, 0, S_PARTITION}, {"account", required_argument, 0, S_ACCOUNT},
+        {"time", required_argument, 0, S_TIME}, {"chdir", required_argument, 0, S_CHDIR},
+        {"sbatch-line", required_argument, 0, S_LINE}, {"requeue", no_argument, 0, S_REQUEUE},
         {0, 0, 0, 0},
     };
     optind = 1;
@@ -152,6 +217,21 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
             o->slurm = !strcmp(optarg, "slurm");
             break;
         case S_SBATCH: o->print_sbatch = true; break;
+        case S_REQUEUE: o->requeue = true; break;
+        case S_GPUS:
+        case S_MEM:
+        case S_PARTITION:
+        case S_ACCOUNT:
+        case S_TIME:
+        case S_CHDIR:
+        case S_LINE:
+            if (parse_sbatch_option(c, flag, o, lines, err)) return -1;
+            break;
+        case S_CKPT:
+            if (checkpoint_every_parse("--checkpoint-every", optarg, &o->checkpoint_seconds, &o->checkpoint_epochs,
+                                       err))
+                return -1;
+            break;
         case S_QUIET: o->quiet = true; break;
         case S_HELP: return 1;
         case ':': error_set(err, "%s needs a value", flag); return -1;
@@ -164,6 +244,11 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, Error *err)
         return -1;
     }
     o->file = argv[optind];
+    bool sbatch_only = o->mem || o->partition || o->account || o->time_limit || o->chdir || o->n_sbatch_lines;
+    if (sbatch_only && !o->print_sbatch) {
+        error_set(err, "--mem, --partition, --account, --time, --chdir and --sbatch-line are for --print-sbatch");
+        return -1;
+    }
     if (o->print_sbatch && !o->slurm) {
         error_set(err, "--print-sbatch: give --launcher slurm too (the script runs the sweep with it)");
         return -1;
@@ -180,16 +265,21 @@ int cli_sweep(int argc, char **argv)
     SweepOptions o;
     sweep_options_defaults(&o);
     Error err = {{0}};
-    int parsed = parse_sweep(argc, argv, &o, &err);
+    const char **lines = xcalloc((size_t)argc + 1, sizeof *lines, "--sbatch-line");
+    o.sbatch_lines = lines;
+    int parsed = parse_sweep(argc, argv, &o, lines, &err);
     if (parsed == 1) {
         sweep_usage(stdout, &o);
+        free(lines);
         return 0;
     }
     if (parsed < 0) {
         fprintf(stderr, "bigbatch sweep: %s\n", err.msg);
+        free(lines);
         return 2;
     }
     int rc = sweep_run(&o, &err);
+    free(lines);
     if (rc < 0) {
         fprintf(stderr, "bigbatch sweep: %s\n", err.msg);
         return rc == SWEEP_USAGE ? 2 : 1;

@@ -1,5 +1,6 @@
 /* `bigbatch train`: one run from flags, printed as a table of epochs. */
 #include <errno.h>
+#include <signal.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -133,6 +134,21 @@ static void print_diverged(Observer *o, long step, double loss)
     fflush(stdout);
 }
 
+static void record_checkpoint(Observer *o, const char *path, long step, int epoch)
+{
+    Printer *p = o->ctx;
+    if (p->record) run_record_on_checkpoint(p->record, path, step, epoch);
+}
+
+/* Set by SIGUSR1 when the run saves checkpoints: save after this step and stop (how a sweep
+ * stops its runs for a preemption). The one flag a handler can reach. */
+static volatile sig_atomic_t checkpoint_asked;
+
+static void on_checkpoint_signal(int sig)
+{
+    checkpoint_asked = sig;
+}
+
 static void record_step(Observer *o, int epoch, long step, double loss, double lr, bool skipped)
 {
     Printer *p = o->ctx;
@@ -195,7 +211,17 @@ static int train_rank(int argc, char **argv, const Comm *comm)
     Printer printer = {!cfg.quiet && isatty(STDERR_FILENO), 0, 0, 0, NULL, NULL, NULL, recorded ? &record : NULL};
     Observer obs = {.on_start = print_start, .on_progress = print_progress, .on_epoch = print_epoch,
                     .on_step = record_step, .on_diverged = print_diverged, .on_eval = print_eval,
-                    .on_layer_stats = keep_layer_stats, .ctx = &printer};
+                    .on_layer_stats = keep_layer_stats, .on_checkpoint = record_checkpoint, .ctx = &printer};
+    if (cfg.save) {
+        struct sigaction sa = {0};
+        sa.sa_handler = on_checkpoint_signal;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(SIGUSR1, &sa, NULL) != 0) {
+            fprintf(stderr, "bigbatch train: cannot catch SIGUSR1: %s\n", strerror(errno));
+            return 1;
+        }
+        cfg.checkpoint_now = &checkpoint_asked;
+    }
     TrainResult res;
     int status = 0;
     if (train_run(&cfg, &obs, &res, &err) != 0) {
@@ -205,6 +231,10 @@ static int train_rank(int argc, char **argv, const Comm *comm)
         status = 1;
         Error ferr = {{0}};
         if (recorded) run_record_finish(&record, NULL, err.msg, &ferr);
+    } else if (res.stopped) { /* no end record: the run goes on from its checkpoint */
+        fprintf(stderr, "bigbatch train: stopped by signal %d after step %ld, its checkpoint saved\n",
+                (int)checkpoint_asked, res.steps);
+        status = TRAIN_EXIT_CHECKPOINTED;
     } else {
         Error ferr = {{0}};
         if (recorded && run_record_finish(&record, &res, NULL, &ferr) != 0) {

@@ -771,6 +771,29 @@ int checkpoint_describe(const char *path, char *model, size_t model_len, char *o
     return rc;
 }
 
+int checkpoint_position(const char *path, TrainPosition *pos, Error *err)
+{
+    Loader ld = {.path = path};
+    int rc = -1;
+    long long step, epoch, epoch_step;
+    if (read_header(&ld, err) == 0 && parse_header(&ld, err) == 0 && check_layout(&ld, err) == 0) {
+        const cJSON *meta = cJSON_GetObjectItemCaseSensitive(ld.root, "__metadata__");
+        if (!cJSON_IsObject(meta))
+            error_set(err, "%s: not a bigbatch checkpoint (no __metadata__)", path);
+        else if (parse_meta_long(path, meta, "step", 0, LONG_MAX, &step, err) == 0 &&
+                 parse_meta_long(path, meta, "epoch", 0, INT_MAX, &epoch, err) == 0 &&
+                 parse_meta_long(path, meta, "epoch_step", 0, LONG_MAX, &epoch_step, err) == 0) {
+            memset(pos, 0, sizeof *pos);
+            pos->step = (long)step;
+            pos->epoch = (int)epoch;
+            pos->epoch_step = (long)epoch_step;
+            rc = 0;
+        }
+    }
+    loader_free(&ld);
+    return rc;
+}
+
 /* The first non-finite value of e's tensor, or -1; host stages CHUNK values. */
 static long long first_non_finite(const Entry *e, real *host)
 {

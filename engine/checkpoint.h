@@ -28,6 +28,10 @@ int checkpoint_save(const char *path, const Net *net, const Optimizer *opt,
 int checkpoint_load(const char *path, Net *net, Optimizer *opt, TrainPosition *pos, Error *err);
 /* The model and optimizer a checkpoint was saved with (its __metadata__), without loading it. */
 int checkpoint_describe(const char *path, char *model, size_t model_len, char *optname, size_t opt_len, Error *err);
+/* Where a checkpoint stands (step, epoch, epoch_step; the rest zero), from its metadata, once
+ * its header and its size agree (the tensors tile the data): a sweep decides from it which
+ * rows of an interrupted run to keep. */
+int checkpoint_position(const char *path, TrainPosition *pos, Error *err);
 /* Refuses (naming path and the tensor) a loaded state holding a NaN or an infinity: a resume
  * must not go on from it. `compare` loads such checkpoints on purpose, so the load allows them. */
 int checkpoint_check_finite(const char *path, const Net *net, const Optimizer *opt, Error *err);

@@ -78,6 +78,7 @@ typedef struct {
     double last_train_loss; /* of the last epoch (or of the step that diverged) */
     double last_lr;         /* at the last iteration */
     int chance_epochs;      /* epochs in a row that ended at the chance level */
+    double last_save;       /* the clock at the last checkpoint (or the start): --save-seconds */
 } Run;
 
 static void run_free(Run *r)
@@ -543,6 +544,7 @@ static void run_announce(Run *r)
              !r->use_aug ? "" : r->aug.rrc ? ", augmentation: random-resized crop+flip" : ", augmentation: crop+flip");
     if (r->obs && r->obs->on_start) r->obs->on_start(r->obs, cfg, backend_device_name(r->bk), summary);
     r->t0 = now_seconds();
+    r->last_save = r->t0;
 }
 
 /* ---- one epoch ---- */
@@ -584,6 +586,37 @@ static bool eval_within_epoch(Run *r, Epoch *ep)
     }
     if (r->obs && r->obs->on_eval) r->obs->on_eval(r->obs, ep->epoch + 1, r->pos.step, eval_loss, eval_acc);
     return false;
+}
+
+/* Saves where the run stands (rank 0 only). --save-handoff: to <save>.step<N>, then tells the
+ * observer, whose sweep renames it to <save> once the rows before it are in its database. */
+static int save_checkpoint(Run *r, Error *err)
+{
+    const TrainConfig *cfg = r->cfg;
+    r->last_save = now_seconds();
+    if (r->comm->rank != 0) return 0;
+    size_t len = strlen(cfg->save) + 32;
+    char *path = xmalloc(len, "checkpoint path");
+    if (cfg->save_handoff) snprintf(path, len, "%s.step%ld", cfg->save, r->pos.step);
+    else snprintf(path, len, "%s", cfg->save);
+    int rc = checkpoint_save(path, r->net, r->opt, &r->pos, err);
+    if (rc == 0 && cfg->save_handoff && r->obs && r->obs->on_checkpoint)
+        r->obs->on_checkpoint(r->obs, path, r->pos.step, r->pos.epoch);
+    free(path);
+    return rc;
+}
+
+static bool stop_asked(const Run *r)
+{
+    return r->cfg->checkpoint_now && *r->cfg->checkpoint_now;
+}
+
+/* A checkpoint is due: --save-seconds have passed, or a signal asked for one. */
+static bool save_due(const Run *r)
+{
+    const TrainConfig *cfg = r->cfg;
+    if (!cfg->save) return false;
+    return stop_asked(r) || (cfg->save_seconds > 0 && now_seconds() - r->last_save >= cfg->save_seconds);
 }
 
 /* The epoch's iterations from the position on, until its end, --steps, divergence
@@ -633,6 +666,12 @@ static int run_steps(Run *r, Epoch *ep, TrainResult *res, Error *err)
             obs->on_progress(obs, ep->epoch + 1, s + 1, r->steps_per_epoch, ep->loss_sum / (s + 1),
                              dt > 0 ? ep->done * cfg->batch / dt : 0);
         }
+        /* mid-epoch only: an epoch's end saves after its record (epoch_done_save) */
+        if (s + 1 < r->steps_per_epoch && save_due(r)) {
+            if (save_checkpoint(r, err) != 0) return -1;
+            res->stopped = stop_asked(r);
+            if (res->stopped) return 0;
+        }
     }
     return 0;
 }
@@ -670,9 +709,8 @@ static int epoch_done_save(Run *r, int epoch, Error *err)
     pos->epoch_step = 0;
     pos->epoch_loss_sum = 0;
     pos->epoch_hits = 0;
-    if (r->comm->rank == 0 && cfg->save && cfg->save_every > 0 && pos->epoch % cfg->save_every == 0 &&
-        checkpoint_save(cfg->save, r->net, r->opt, pos, err) != 0)
-        return -1;
+    bool every = cfg->save && cfg->save_every > 0 && pos->epoch % cfg->save_every == 0;
+    if ((every || save_due(r)) && epoch < cfg->epochs - 1 && save_checkpoint(r, err) != 0) return -1;
     return 0;
 }
 
@@ -699,7 +737,7 @@ static EpochEnd run_epoch(Run *r, int epoch, TrainResult *res, Error *err)
     Epoch ep = {.epoch = epoch, .loss_sum = r->pos.epoch_loss_sum, .hits = r->pos.epoch_hits,
                 .t0 = now_seconds(), .target_loss = NAN, .target_acc = NAN};
     if (run_steps(r, &ep, res, err) != 0) return EPOCH_FAILED;
-    if (res->diverged) return EPOCH_LAST;
+    if (res->diverged || res->stopped) return EPOCH_LAST;
     bool epoch_done = r->pos.epoch_step >= r->steps_per_epoch;
     if (ep.done == 0 && !epoch_done) return EPOCH_LAST; /* --steps reached exactly at an epoch boundary */
     EpochMetrics m;
@@ -720,6 +758,8 @@ static EpochEnd run_epoch(Run *r, int epoch, TrainResult *res, Error *err)
     }
     if (epoch_done && epoch_done_save(r, epoch, err) != 0) return EPOCH_FAILED;
     if (cfg->steps > 0 && r->pos.step >= cfg->steps) return EPOCH_LAST;
+    res->stopped = stop_asked(r) && epoch + 1 < cfg->epochs; /* saved above (save_due) */
+    if (res->stopped) return EPOCH_LAST;
     if (target_reached(cfg, m.test_acc)) {
         res->reached_target = true;
         return EPOCH_LAST;
@@ -751,10 +791,9 @@ static int run_finish(Run *r, int status, TrainResult *res, Error *err)
     } else if (status == 0 && judges_collapse(r)) {
         res->collapsed = res->collapsed || collapse_at_chance(r->ds.classes, res->train_loss, res->test_acc);
     }
-    if (status != 0 || !cfg->save || res->diverged) return status;
+    if (status != 0 || !cfg->save || res->diverged || res->stopped) return status;
     share_buffers(r);
-    if (r->comm->rank == 0 && checkpoint_save(cfg->save, r->net, r->opt, &r->pos, err) != 0) return -1;
-    return 0;
+    return save_checkpoint(r, err);
 }
 
 int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *err)

@@ -3,6 +3,7 @@
  * is stored or printed (the CLI prints; `train --db` will store in SQLite). */
 #ifndef BB_TRAIN_H
 #define BB_TRAIN_H
+#include <signal.h>
 #include <stdbool.h>
 
 #include "comm.h"
@@ -44,6 +45,12 @@ typedef struct {
     bool quiet;             /* no progress line */
     const char *save;       /* checkpoint written at the end (and every save_every epochs) */
     int save_every;
+    double save_seconds;    /* > 0: also after the step that ends this many seconds since the
+                             * last save (or the start), mid-epoch too */
+    bool save_handoff;      /* each checkpoint goes to <save>.step<N> and is announced to the
+                             * observer, whose sweep renames it to <save> (docs/cluster.md) */
+    volatile sig_atomic_t *checkpoint_now; /* non-zero (set by a signal handler): save after
+                             * this step and stop, res->stopped (NULL: never) */
     const char *resume;
     int micro_batch;        /* > 0: accumulate gradients over micro-batches of this size
                              * (BN statistics per micro-batch: ghost BN, NVCaffe's iter_size) */
@@ -85,6 +92,9 @@ struct Observer {
     void (*on_eval)(Observer *o, int epoch, long step, double test_loss, double test_acc);
     /* Per-parameter statistics of the update at `step` (0-based), in network order. */
     void (*on_layer_stats)(Observer *o, long step, const Net *net, const OptStats *stats);
+    /* A checkpoint of the position after `step` iterations (`epoch` epochs done) is at path,
+     * written in full (--save-handoff). */
+    void (*on_checkpoint)(Observer *o, const char *path, long step, int epoch);
     void *ctx;
     bool stop;              /* set by a callback: the run ends after this step with an error */
 };
@@ -99,11 +109,16 @@ typedef struct {
     bool collapsed;         /* ended at the chance level (collapse.h), or stopped there early
                                by collapse_patience; never set with diverged */
     bool reached_target;    /* ended early: test accuracy reached stop_at_acc */
+    bool stopped;           /* checkpoint_now: saved and stopped before the end; no result */
     double allreduce_s;     /* ranks > 1: seconds gradient sums were in flight on this rank,
                                waits for the peers included (0: not measured) */
     double allreduce_exposed_s; /* of the steps' time, waiting for them: the rest was hidden
                                    behind backward */
 } TrainResult;
+
+/* The exit status of a `train` stopped by SIGUSR1 after saving its checkpoint (EX_TEMPFAIL):
+ * not a result, not a failure; the next attempt resumes. */
+enum { TRAIN_EXIT_CHECKPOINTED = 75 };
 
 void train_config_defaults(TrainConfig *cfg);
 /* The checks that need no data: names exist, sizes divide, the schedule is consistent. */

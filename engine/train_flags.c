@@ -352,6 +352,12 @@ static const Flag FLAGS[] = {
      "65536 for fp16, else 1", DBL(CFG(loss_scale)), RANGE(0, HUGE_VAL, true, false, "is not positive")},
     {"save", "PATH", "write a safetensors checkpoint at the end", NULL, STR(CFG(save))},
     {"save-every", "N", "also every N epochs [0: only at the end]", NULL, INT(CFG(save_every), 0)},
+    {"save-seconds", "S", "also after the step that ends S seconds since the last save,\nmid-epoch too [0: off]",
+     NULL, DBL(CFG(save_seconds)), RANGE(0, HUGE_VAL, false, false, "is negative")},
+    {"save-handoff", NULL,
+     "with --record-stream: each checkpoint goes to PATH.step<N> and a\nrecord names it; the sweep renames it "
+     "to PATH once the rows before it\nare in its database (how a sweep checkpoints its runs)",
+     NULL, SWITCH(CFG(save_handoff))},
     {"resume", "PATH", "continue from a checkpoint (same flags)", NULL, STR(CFG(resume))},
     {"quiet", NULL, "no progress line on stderr", NULL, SWITCH(CFG(quiet))},
     {"diverge-factor", "X",
@@ -464,6 +470,14 @@ static int check_flags(FlagParse *ps, Error *err)
             return -1;
         }
         cfg->micro_batch = cfg->batch / (int)ps->workers;
+    }
+    if ((cfg->save_every > 0 || cfg->save_seconds > 0 || cfg->save_handoff) && !cfg->save) {
+        error_set(err, "--save-every, --save-seconds and --save-handoff need --save PATH");
+        return -1;
+    }
+    if (cfg->save_handoff && !ps->flags.record_stream) {
+        error_set(err, "--save-handoff needs --record-stream: a sweep renames the checkpoints it hands off");
+        return -1;
     }
     if (cfg->lr < 0 || cfg->opt.momentum < 0 || cfg->opt.momentum >= 1 || cfg->opt.weight_decay < 0) {
         error_set(err, "--lr and --weight-decay must be >= 0 and --momentum in [0, 1)");

@@ -50,11 +50,11 @@ char **launcher_argv(const char *launcher, int ranks, char *const *run_argv, Err
     return argv;
 }
 
-char **slurm_step_argv(int ranks, int threads, const char *run_id, char *const *run_argv, Error *err)
+char **slurm_step_argv(int ranks, int threads, int gpus, const char *run_id, char *const *run_argv, Error *err)
 {
     int run_args = 0;
     while (run_argv[run_args]) run_args++;
-    enum { WORDS = 7, WORD_LEN = 96 };
+    enum { WORDS = 8, WORD_LEN = 96 };
     char **argv = malloc((size_t)(WORDS + run_args + 1) * sizeof *argv + WORDS * WORD_LEN);
     if (!argv) {
         error_set(err, "out of memory for srun's arguments");
@@ -69,7 +69,9 @@ char **slurm_step_argv(int ranks, int threads, const char *run_id, char *const *
     snprintf(argv[4], WORD_LEN, "--kill-on-bad-exit=1");
     snprintf(argv[5], WORD_LEN, "--mpi=%s", ranks > 1 ? "pmix" : "none");
     snprintf(argv[6], WORD_LEN, "--job-name=bigbatch-%.64s", run_id);
-    for (int i = 0; i < run_args; i++) argv[WORDS + i] = run_argv[i];
-    argv[WORDS + run_args] = NULL;
+    int k = 7;
+    if (gpus > 0) snprintf(argv[k++], WORD_LEN, "--gpus=%d", gpus);
+    for (int i = 0; i < run_args; i++) argv[k++] = run_argv[i];
+    argv[k] = NULL;
     return argv;
 }

@@ -14,7 +14,7 @@ char **launcher_argv(const char *launcher, int ranks, char *const *run_argv, Err
 /* A run as a job step of the SLURM allocation this process is in: {"srun", "--ntasks=K",
  * "--cpus-per-task=T", "--exclusive" (CPUs of its own among the steps running at once),
  * "--kill-on-bad-exit=1", "--mpi=pmix" (K > 1: Open MPI wires up through PMIx; "none" for
- * one rank), "--job-name=bigbatch-<run>", run_argv..., NULL}, one allocation (free() it). */
-char **slurm_step_argv(int ranks, int threads, const char *run_id, char *const *run_argv, Error *err);
+ * one rank), "--job-name=bigbatch-<run>", "--gpus=G" (G > 0), run_argv..., NULL}, one allocation (free() it). */
+char **slurm_step_argv(int ranks, int threads, int gpus, const char *run_id, char *const *run_argv, Error *err);
 
 #endif

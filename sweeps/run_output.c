@@ -2,6 +2,7 @@
 #include "run_output.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,11 +10,12 @@
 
 #include "run_stream.h"
 
-void run_output_init(RunOutput *o, int fd, int log_fd)
+void run_output_init(RunOutput *o, int fd, int log_fd, const char *checkpoint)
 {
     memset(o, 0, sizeof *o);
     o->fd = fd;
     o->log_fd = log_fd;
+    snprintf(o->checkpoint, sizeof o->checkpoint, "%s", checkpoint ? checkpoint : "");
 }
 
 static int log_line(RunOutput *o, const char *line, size_t n, Error *err)
@@ -36,6 +38,50 @@ static int log_line(RunOutput *o, const char *line, size_t n, Error *err)
     return 0;
 }
 
+/* A checkpoint record: its file must be <checkpoint>.step<step>, nothing a run could name
+ * elsewhere; it waits for the commit. The one it supersedes in the same read is not needed. */
+static int note_checkpoint(RunOutput *o, const RecordEffect *fx, Error *why)
+{
+    char want[1200];
+    int n = o->checkpoint[0] ? snprintf(want, sizeof want, "%s.step%ld", o->checkpoint, fx->checkpoint_step) : -1;
+    if (n < 0 || (size_t)n >= sizeof want || strcmp(want, fx->checkpoint) != 0) {
+        error_set(why, "a checkpoint record names %s, not this run's checkpoint%s%s", fx->checkpoint,
+                  o->checkpoint[0] ? " " : "", o->checkpoint[0] ? want : " (the sweep asked for none)");
+        return 1;
+    }
+    if (o->handed[0] && strcmp(o->handed, want) != 0) unlink(o->handed);
+    memcpy(o->handed, want, sizeof want);
+    return 0;
+}
+
+/* After the commit: the handed-off checkpoint becomes the run's, durably (the directory too).
+ * A failure leaves the last one in place, which is still consistent: it is said in the log. */
+static int promote_checkpoint(RunOutput *o, Error *err)
+{
+    char note[2600];
+    if (rename(o->handed, o->checkpoint) != 0) {
+        snprintf(note, sizeof note, "bigbatch sweep: cannot rename %s to %s: %s", o->handed, o->checkpoint,
+                 strerror(errno));
+        o->handed[0] = '\0';
+        return log_line(o, note, strlen(note), err);
+    }
+    o->handed[0] = '\0';
+    char dir[1200];
+    snprintf(dir, sizeof dir, "%s", o->checkpoint);
+    char *slash = strrchr(dir, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == dir) slash[1] = '\0';
+    else *slash = '\0';
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || fsync(fd) != 0) {
+        snprintf(note, sizeof note, "bigbatch sweep: cannot sync the folder of %s: %s", o->checkpoint, strerror(errno));
+        if (fd >= 0) close(fd);
+        return log_line(o, note, strlen(note), err);
+    }
+    close(fd);
+    return 0;
+}
+
 /* One record, inside the transaction `*open` says is begun (begun here at the first record of
  * a read, after checking the claim). A record the sweep cannot read fails the run. */
 static int handle_record(RunOutput *o, const RunClaim *c, const char *line, bool *open, Error *err)
@@ -52,14 +98,15 @@ static int handle_record(RunOutput *o, const RunClaim *c, const char *line, bool
         }
     }
     Error why = {{0}};
-    int ended = 0;
-    int rc = run_stream_apply(c->store, c->run_id, line, &ended, &why);
+    RecordEffect fx;
+    int rc = run_stream_apply(c->store, c->run_id, line, &fx, &why);
     if (rc < 0) {
         *err = why;
         return -1;
     }
-    o->ended = ended;
-    if (rc == 0) return ended ? claims_note_recorded_end(c->store, c->run_id, c->attempt, err) : 0;
+    if (rc == 0 && fx.checkpoint_step >= 0) rc = note_checkpoint(o, &fx, &why);
+    o->ended = fx.ended;
+    if (rc == 0) return fx.ended ? claims_note_recorded_end(c->store, c->run_id, c->attempt, err) : 0;
     o->refused = true;
     char reason[700];
     snprintf(reason, sizeof reason, "line %ld of the run's output is not a record this sweep reads: %s", o->lines,
@@ -98,6 +145,8 @@ static int handle_lines(RunOutput *o, const RunClaim *c, bool at_eof, Error *err
         if (rc == 0 && !o->lost) rc = store_commit(c->store, err);
         else store_rollback(c->store);
     }
+    if (rc == 0 && !o->lost && o->handed[0]) return promote_checkpoint(o, err);
+    o->handed[0] = '\0'; /* not committed: the file stays behind, and is not the run's */
     return rc;
 }
 

@@ -17,6 +17,9 @@ typedef struct {
     bool ended;       /* the run's end record is written */
     bool lost;        /* the claim is no longer ours: the run must stop */
     bool refused;     /* a record could not be read: the run is failed with why it was refused */
+    char checkpoint[1100];  /* the run's checkpoint (sweep --checkpoint-every), or "" */
+    char handed[1200];      /* a checkpoint record's file, renamed to `checkpoint` once the rows
+                             * before it are committed; "" when none waits */
 } RunOutput;
 
 typedef struct {
@@ -26,7 +29,10 @@ typedef struct {
     int attempt;
 } RunClaim;
 
-void run_output_init(RunOutput *o, int fd, int log_fd);
+/* checkpoint: where the run's checkpoints end up (NULL: it makes none); a checkpoint record
+ * must name checkpoint.step<N>, which is renamed to it after the commit that holds the rows
+ * sent before the record, so the file never stands ahead of the database. */
+void run_output_init(RunOutput *o, int fd, int log_fd, const char *checkpoint);
 /* Reads what the run has written so far (to_end: until the pipe closes, after the run
  * exited) and handles its whole lines. 0, or -1 with err when the store or the log fails. */
 int run_output_read(RunOutput *o, const RunClaim *c, bool to_end, Error *err);

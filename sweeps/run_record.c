@@ -196,6 +196,11 @@ static int write_divergence(RunRecord *rr, const void *arg, Error *err)
     return run_rows_diverged(&rr->store, rr->run_id, d->step, d->loss, err);
 }
 
+void run_record_on_checkpoint(RunRecord *rr, const char *path, long step, int epoch)
+{
+    if (rr->stream) run_stream_checkpoint(rr->stream, path, step, epoch); /* a sweep's run only */
+}
+
 void run_record_on_diverged(RunRecord *rr, Observer *obs, long step, double loss)
 {
     Divergence d = {step, loss};

@@ -39,6 +39,8 @@ void run_record_on_epoch(RunRecord *rr, Observer *obs, const EpochMetrics *m);
 void run_record_on_eval(RunRecord *rr, Observer *obs, int epoch, long step, double test_loss, double test_acc);
 void run_record_on_diverged(RunRecord *rr, Observer *obs, long step, double loss);
 void run_record_on_layer_stats(RunRecord *rr, Observer *obs, long step, const Net *net, const OptStats *stats);
+/* --save-handoff: the checkpoint at path holds the position after `step` iterations. */
+void run_record_on_checkpoint(RunRecord *rr, const char *path, long step, int epoch);
 /* Final status: complete or diverged from res; failed with `why` when res is NULL. */
 int run_record_finish(RunRecord *rr, const TrainResult *res, const char *why, Error *err);
 void run_record_close(RunRecord *rr);

@@ -29,6 +29,34 @@ int run_rows_clear(Store *s, const char *run_id, const char *engine_version, Err
     return 0;
 }
 
+/* Binds what the statement names of :step, :epoch and :version. */
+static void bind_position(sqlite3_stmt *st, long step, int epoch, const char *version)
+{
+    int i;
+    if ((i = sqlite3_bind_parameter_index(st, ":step")) > 0) sqlite3_bind_int64(st, i, step);
+    if ((i = sqlite3_bind_parameter_index(st, ":epoch")) > 0) sqlite3_bind_int(st, i, epoch);
+    if ((i = sqlite3_bind_parameter_index(st, ":version")) > 0) sqlite3_bind_text(st, i, version, -1, SQLITE_STATIC);
+}
+
+int run_rows_clear_after(Store *s, const char *run_id, long step, int epoch, const char *engine_version,
+                         Error *err)
+{
+    static const char *const clear[] = {"DELETE FROM epochs WHERE run_id=?1 AND epoch > :epoch",
+                                        "DELETE FROM steps WHERE run_id=?1 AND step >= :step",
+                                        "DELETE FROM layer_stats WHERE run_id=?1 AND step >= :step",
+                                        "DELETE FROM evals WHERE run_id=?1 AND step > :step",
+                                        "UPDATE runs SET engine_version=:version, steps=NULL, test_acc=NULL,"
+                                        " test_loss=NULL, train_loss=NULL, diverged_step=NULL,"
+                                        " diverged_loss=NULL, nonfinite=NULL WHERE id=?1"};
+    for (size_t i = 0; i < sizeof clear / sizeof clear[0]; i++) {
+        sqlite3_stmt *st;
+        if (store_prepare(s, &st, clear[i], err)) return -1;
+        bind_position(st, step, epoch, engine_version);
+        if (bind_run_and_step(s, st, run_id, "keeping the rows before a checkpoint", err)) return -1;
+    }
+    return 0;
+}
+
 int run_rows_steps(Store *s, const char *run_id, const StepRow *rows, int n, Error *err)
 {
     if (n == 0) return 0;

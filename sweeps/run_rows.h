@@ -40,6 +40,11 @@ typedef struct {
 
 /* Removes the rows of earlier attempts and the run's earlier results; records engine_version. */
 int run_rows_clear(Store *s, const char *run_id, const char *engine_version, Error *err);
+/* A run resumed from a checkpoint after `step` iterations with `epoch` epochs done: keeps the
+ * rows that came before it (steps and layer statistics before `step`, evaluations up to it,
+ * epochs up to `epoch`), removes the later ones and the run's earlier results. */
+int run_rows_clear_after(Store *s, const char *run_id, long step, int epoch, const char *engine_version,
+                         Error *err);
 int run_rows_steps(Store *s, const char *run_id, const StepRow *rows, int n, Error *err);
 int run_rows_epoch(Store *s, const char *run_id, const EpochMetrics *m, Error *err);
 int run_rows_eval(Store *s, const char *run_id, const EvalRow *e, Error *err);

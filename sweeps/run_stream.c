@@ -147,6 +147,15 @@ void run_stream_end(FILE *f, const FinalRow *r)
 
 /* ---- the sweep's side ---- */
 
+void run_stream_checkpoint(FILE *f, const char *path, long step, int epoch)
+{
+    cJSON *o = new_record("checkpoint");
+    add_text(o, "path", path);
+    add_number(o, "step", (double)step);
+    add_number(o, "epoch", epoch);
+    send(f, o);
+}
+
 int run_stream_is_record(const char *line)
 {
     return strncmp(line, RUN_STREAM_PREFIX, strlen(RUN_STREAM_PREFIX)) == 0;
@@ -311,8 +320,24 @@ static const struct {
     {"diverged", apply_diverged}, {"layer_stats", apply_layer_stats}, {"end", apply_end},
 };
 
-int run_stream_apply(Store *s, const char *run_id, const char *line, int *ended, Error *err)
+/* No row: the sweep renames the file once this record's transaction is committed. */
+static int read_checkpoint(const cJSON *o, RecordEffect *fx, Error *err)
 {
+    const char *path;
+    long step;
+    int epoch;
+    if (get_text(o, "path", &path, err) || get_long(o, "step", &step, err) || get_int(o, "epoch", &epoch, err))
+        return 1;
+    if (step < 0 || strlen(path) >= sizeof fx->checkpoint) return bad(err, o, "path", "usable");
+    snprintf(fx->checkpoint, sizeof fx->checkpoint, "%s", path);
+    fx->checkpoint_step = step;
+    return 0;
+}
+
+int run_stream_apply(Store *s, const char *run_id, const char *line, RecordEffect *fx, Error *err)
+{
+    fx->ended = 0;
+    fx->checkpoint_step = -1;
     if (!run_stream_is_record(line)) {
         error_set(err, "a line without the \"" RUN_STREAM_PREFIX "\" prefix is not a record");
         return 1;
@@ -325,6 +350,11 @@ int run_stream_apply(Store *s, const char *run_id, const char *line, int *ended,
     }
     const char *kind;
     int rc = get_text(o, "record", &kind, err);
+    if (rc == 0 && !strcmp(kind, "checkpoint")) {
+        rc = read_checkpoint(o, fx, err);
+        cJSON_Delete(o);
+        return rc;
+    }
     size_t i = 0;
     while (rc == 0 && i < sizeof RECORDS / sizeof RECORDS[0] && strcmp(RECORDS[i].name, kind)) i++;
     if (rc == 0 && i == sizeof RECORDS / sizeof RECORDS[0]) {
@@ -332,7 +362,7 @@ int run_stream_apply(Store *s, const char *run_id, const char *line, int *ended,
         rc = 1;
     }
     if (rc == 0) rc = RECORDS[i].apply(s, run_id, o, err);
-    if (rc == 0 && !strcmp(kind, "end")) *ended = 1;
+    if (rc == 0 && !strcmp(kind, "end")) fx->ended = 1;
     cJSON_Delete(o);
     return rc;
 }

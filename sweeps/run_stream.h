@@ -24,12 +24,22 @@ void run_stream_eval(FILE *f, const EvalRow *e);
 void run_stream_diverged(FILE *f, long step, double loss);
 void run_stream_layer_stats(FILE *f, long step, const LayerStatRow *rows, int n);
 void run_stream_end(FILE *f, const FinalRow *r);
+/* The run's checkpoint at path (train --save-handoff) holds the position after `step`
+ * iterations, `epoch` epochs done; every record before this one came before it. */
+void run_stream_checkpoint(FILE *f, const char *path, long step, int epoch);
 
 /* The sweep's side: whether a line (without its newline) is a record. */
 int run_stream_is_record(const char *line);
-/* Writes the rows of one record line for run_id, in the caller's transaction. *ended is set
- * when it was the run's end record. 0; 1 with err when the line is not a record this version
- * writes (err says what is wrong with it); -1 with err when the store fails. */
-int run_stream_apply(Store *s, const char *run_id, const char *line, int *ended, Error *err);
+/* What a record asks of the sweep beyond its rows. */
+typedef struct {
+    int ended;            /* it was the run's end record */
+    long checkpoint_step; /* >= 0: a checkpoint record, of the position after this many steps */
+    char checkpoint[1200]; /* its path, as the run wrote it */
+} RecordEffect;
+
+/* Writes the rows of one record line for run_id, in the caller's transaction, and says in fx
+ * what else it asks. 0; 1 with err when the line is not a record this version writes (err says
+ * what is wrong with it); -1 with err when the store fails. */
+int run_stream_apply(Store *s, const char *run_id, const char *line, RecordEffect *fx, Error *err);
 
 #endif

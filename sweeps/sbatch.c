@@ -50,6 +50,56 @@ static int measured(const char *db, const char *name, const char *scale, double 
     return 0;
 }
 
+/* The script's placement and resources: --chdir (absolute; --output is relative to it),
+ * partition, account, memory, GPUs, signal and requeue, then the user's own lines. */
+static void resource_lines(FILE *out, const SweepOptions *o, const char *chdir, const char *name)
+{
+    fprintf(out, "#SBATCH --chdir=%s\n#SBATCH --output=bigbatch-%s-%%j.out\n#SBATCH --open-mode=append\n", chdir,
+            name);
+    if (o->partition) fprintf(out, "#SBATCH --partition=%s\n", o->partition);
+    if (o->account) fprintf(out, "#SBATCH --account=%s\n", o->account);
+    if (o->mem) fprintf(out, "#SBATCH --mem=%s\n", o->mem);
+    if (!strncmp(o->device, "cuda", 4))
+        fprintf(out, "#SBATCH --gpus=%d\n", o->workers * (o->gpus_per_run > 0 ? o->gpus_per_run : o->ranks));
+    /* 90 s before the time limit (or on preemption) the sweep checkpoints its runs and
+     * requeues the job, which resumes them */
+    fprintf(out, "#SBATCH --signal=B:USR2@90\n#SBATCH --requeue\n");
+    for (int i = 0; i < o->n_sbatch_lines; i++) fprintf(out, "#SBATCH %s\n", o->sbatch_lines[i]);
+}
+
+/* The time limit: --time as given, else from the runs measured so far. */
+static void time_line(FILE *out, const SweepOptions *o, const char *db, int left, int finished, double mean_s)
+{
+    if (o->time_limit) {
+        fprintf(out, "#SBATCH --time=%s\n", o->time_limit);
+    } else if (finished > 0 && mean_s > 0) {
+        double waves = ceil((double)left / o->workers);
+        long limit = (long)ceil(waves * mean_s * 1.25 / 60) + 10; /* minutes */
+        fprintf(out, "# time: %d run%s left x %.0f s measured on average, %d at once, + 25%% + 10 min\n", left,
+                left == 1 ? "" : "s", mean_s, o->workers);
+        fprintf(out, "#SBATCH --time=%ld-%02ld:%02ld:00\n", limit / 1440, limit / 60 % 24, limit % 60);
+    } else {
+        fprintf(out, "# time: no run of this experiment is measured in %s yet: give --time or add #SBATCH --time\n", db);
+    }
+}
+
+/* The sweep's command line, every value quoted for sh. */
+static void command_line(FILE *out, const SweepOptions *o, const char *bin, const char *db, int threads)
+{
+    const char *args[] = {bin, "sweep", o->file, "--scale", o->scale, "--launcher", "slurm", "--db", db,
+                          "--device", o->device};
+    for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) {
+        sh_quote(out, args[i]);
+        fputc(' ', out);
+    }
+    fprintf(out, "--workers %d --ranks %d --threads %d --max-attempts %d --stale-after %g --requeue", o->workers,
+            o->ranks, threads, o->max_attempts, o->stale_after);
+    if (o->gpus_per_run > 0) fprintf(out, " --gpus-per-run %d", o->gpus_per_run);
+    if (o->checkpoint_epochs > 0) fprintf(out, " --checkpoint-every %de", o->checkpoint_epochs);
+    else if (o->checkpoint_seconds > 0) fprintf(out, " --checkpoint-every %.17gs", o->checkpoint_seconds);
+    fputc('\n', out);
+}
+
 int sbatch_write(FILE *out, const SweepOptions *o, const char *bin, const char *db, const char *name,
                  const char *scale, int n_runs, Error *err)
 {
@@ -58,7 +108,11 @@ int sbatch_write(FILE *out, const SweepOptions *o, const char *bin, const char *
         error_set(err, "the current folder's path is too long for the script");
         return -1;
     }
-    const int threads = o->threads > 0 ? o->threads : 1;
+    const char *chdir = o->chdir ? o->chdir : cwd;
+    /* the sweep's own default: this machine's cores over the runs' ranks */
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = o->threads > 0 ? o->threads : (int)(cpus / (o->workers * o->ranks));
+    if (threads < 1) threads = 1;
     double mean_s;
     int finished;
     if (measured(db, name, scale, &mean_s, &finished, err) != 0) return -1;
@@ -66,28 +120,16 @@ int sbatch_write(FILE *out, const SweepOptions *o, const char *bin, const char *
     fprintf(out, "#!/bin/sh\n# bigbatch sweep %s (%s scale): %d runs, %d left; %d at once, each %d rank%s x %d "
                  "thread%s.\n# Submit with: sbatch <this file>. Written by bigbatch sweep --print-sbatch.\n",
             name, scale, n_runs, left, o->workers, o->ranks, o->ranks == 1 ? "" : "s", threads, threads == 1 ? "" : "s");
+    if (o->threads <= 0)
+        fprintf(out, "# threads: this machine's %ld cores over %d run%s x %d rank%s; give --threads for the nodes'\n",
+                cpus, o->workers, o->workers == 1 ? "" : "s", o->ranks, o->ranks == 1 ? "" : "s");
     fprintf(out, "#SBATCH --job-name=bigbatch-%s\n#SBATCH --ntasks=%d\n#SBATCH --cpus-per-task=%d\n", name,
             o->workers * o->ranks, threads);
-    if (finished > 0 && mean_s > 0) {
-        double waves = ceil((double)left / o->workers);
-        long limit = (long)ceil(waves * mean_s * 1.25 / 60) + 10; /* minutes */
-        fprintf(out, "# time: %d run%s left x %.0f s measured on average, %d at once, + 25%% + 10 min\n", left,
-                left == 1 ? "" : "s", mean_s, o->workers);
-        fprintf(out, "#SBATCH --time=%ld-%02ld:%02ld:00\n", limit / 1440, limit / 60 % 24, limit % 60);
-    } else {
-        fprintf(out, "# time: no run of this experiment is measured in %s yet: add #SBATCH --time=D-HH:MM:SS\n", db);
-    }
-    fprintf(out, "#SBATCH --output=bigbatch-%s-%%j.out\n", name);
+    time_line(out, o, db, left, finished, mean_s);
+    resource_lines(out, o, chdir, name);
     fprintf(out, "cd ");
-    sh_quote(out, cwd);
+    sh_quote(out, chdir);
     fprintf(out, " || exit 1\nexec ");
-    const char *args[] = {bin, "sweep", o->file, "--scale", o->scale, "--launcher", "slurm", "--db", db,
-                          "--device", o->device};
-    for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) {
-        sh_quote(out, args[i]);
-        fputc(' ', out);
-    }
-    fprintf(out, "--workers %d --ranks %d --threads %d --max-attempts %d --stale-after %g\n", o->workers, o->ranks,
-            threads, o->max_attempts, o->stale_after);
+    command_line(out, o, bin, db, threads);
     return ferror(out) ? (error_set(err, "writing the script: write error"), -1) : 0;
 }

@@ -25,9 +25,11 @@
 #include "claims.h"
 #include "experiment.h"
 #include "launcher.h"
+#include "run_checkpoint.h"
 #include "run_output.h"
 #include "run_rows.h"
 #include "sbatch.h"
+#include "slurm_state.h"
 #include "store.h"
 #include "version.h"
 
@@ -72,6 +74,8 @@ typedef struct {
     int spec;          /* index into the expanded runs */
     double started;
     RunOutput out;     /* its standard output: records and log lines */
+    char checkpoint[1100]; /* --checkpoint-every: the run's checkpoint; "" without */
+    bool resume;       /* this attempt goes on from it */
 } Child;
 
 typedef struct {
@@ -90,7 +94,14 @@ typedef struct {
     int n_children;
     int finished_here;
     double run_seconds;  /* summed over the runs finished here, for the ETA */
+    char gone[400];      /* --launcher slurm: why the allocation is gone; "" while it is there */
 } Sweep;
+
+/* The sweep stops starting runs: a signal, or its SLURM allocation is gone. */
+static bool stopping(const Sweep *w)
+{
+    return interrupted || w->gone[0];
+}
 
 static int spec_of(const Sweep *w, const char *run_id)
 {
@@ -124,11 +135,34 @@ static void format_duration(double s, char *out, size_t len)
     else snprintf(out, len, "%.0fh%02.0fm", floor(s / 3600), fmod(floor(s / 60), 60));
 }
 
-static char **child_argv(const Sweep *w, const Child *c)
+/* The run's train command: its spec's flags, then how the sweep runs it; with checkpoints,
+ * where to save them (handed off, run_checkpoint.h), how often, and what to resume from. */
+static char **child_argv(const Sweep *w, const Child *c, char *every, size_t every_len)
 {
-    const char *extra[] = {"--record-stream", "--run-id", c->run_id,    "--threads",
-                           w->threads_arg,    "--device", w->o->device, "--quiet"};
-    return runspec_train_argv(&w->runs[c->spec], w->bin, extra, (int)(sizeof extra / sizeof extra[0]));
+    const char *extra[16] = {"--record-stream", "--run-id", c->run_id,    "--threads",
+                             w->threads_arg,    "--device", w->o->device, "--quiet"};
+    int n = 8;
+    if (c->checkpoint[0]) {
+        if (w->o->checkpoint_epochs > 0) snprintf(every, every_len, "%d", w->o->checkpoint_epochs);
+        else snprintf(every, every_len, "%.17g", w->o->checkpoint_seconds);
+        extra[n++] = "--save";
+        extra[n++] = c->checkpoint;
+        extra[n++] = "--save-handoff";
+        extra[n++] = w->o->checkpoint_epochs > 0 ? "--save-every" : "--save-seconds";
+        extra[n++] = every;
+        if (c->resume) {
+            extra[n++] = "--resume";
+            extra[n++] = c->checkpoint;
+        }
+    }
+    return runspec_train_argv(&w->runs[c->spec], w->bin, extra, n);
+}
+
+/* GPUs of a run's job step: --gpus-per-run, else one per rank with --device cuda; none on CPUs. */
+static int step_gpus(const SweepOptions *o)
+{
+    if (strncmp(o->device, "cuda", 4) != 0) return 0;
+    return o->gpus_per_run > 0 ? o->gpus_per_run : o->ranks;
 }
 
 /* The run's ends of its stdout pipe and its log: pipe[0] for the sweep (non-blocking),
@@ -156,10 +190,11 @@ static int spawn(Sweep *w, Child *c, Error *err)
     snprintf(log, sizeof log, "%s/%s.log", w->log_dir, c->run_id);
     int pipe_fds[2], log_fd;
     if (open_output(log, pipe_fds, &log_fd, err)) return -1;
-    char **argv = child_argv(w, c);
+    char every[32];
+    char **argv = child_argv(w, c, every, sizeof every);
     /* srun ... <bin> train ... (a job step), or mpirun -np K <bin> train ...: an argument
      * vector, no shell (launcher.h) */
-    char **exec_argv = w->o->slurm      ? slurm_step_argv(w->o->ranks, w->threads, c->run_id, argv, err)
+    char **exec_argv = w->o->slurm      ? slurm_step_argv(w->o->ranks, w->threads, step_gpus(w->o), c->run_id, argv, err)
                        : w->o->ranks > 1 ? launcher_argv(w->o->mpirun, w->o->ranks, argv, err)
                                          : argv;
     if (!exec_argv) {
@@ -215,20 +250,30 @@ static int spawn(Sweep *w, Child *c, Error *err)
     if (exec_argv != argv) free(exec_argv);
     free(argv);
     close(pipe_fds[1]);
-    run_output_init(&c->out, pipe_fds[0], log_fd);
+    run_output_init(&c->out, pipe_fds[0], log_fd, c->checkpoint[0] ? c->checkpoint : NULL);
     c->pid = pid;
     c->started = now_seconds();
     return 0;
 }
 
-/* The rows of the run's earlier attempts go before this one sends any. */
-static int clear_earlier_attempts(Sweep *w, const Child *c, Error *err)
+/* The rows of the run's earlier attempts go before this one sends any; with checkpoints, only
+ * those after its last one (run_checkpoint.h), and the attempt resumes from it. */
+static int clear_earlier_attempts(Sweep *w, Child *c, Error *err)
 {
-    if (store_begin(&w->store, err)) return -1;
-    if (run_rows_clear(&w->store, c->run_id, bigbatch_version(), err) || store_commit(&w->store, err)) {
-        store_rollback(&w->store);
-        return -1;
+    if (!w->o->checkpoint_seconds && !w->o->checkpoint_epochs) {
+        if (store_begin(&w->store, err)) return -1;
+        if (run_rows_clear(&w->store, c->run_id, bigbatch_version(), err) || store_commit(&w->store, err)) {
+            store_rollback(&w->store);
+            return -1;
+        }
+        return 0;
     }
+    char said[800];
+    run_checkpoint_path(w->log_dir, c->run_id, c->checkpoint, sizeof c->checkpoint);
+    if (run_checkpoint_prepare(&w->store, c->checkpoint, c->run_id, bigbatch_version(), &c->resume, said,
+                               sizeof said, err))
+        return -1;
+    if (said[0]) say(w, "run   %s  %s", c->run_id, said);
     return 0;
 }
 
@@ -259,7 +304,7 @@ static int wait_for_output(Sweep *w, double seconds, Error *err)
 static int fill_slots(Sweep *w, Error *err)
 {
     int started = 0;
-    while (w->n_children < w->o->workers && !interrupted) {
+    while (w->n_children < w->o->workers && !stopping(w)) {
         Child c = {0};
         int got = claims_take(&w->store, w->exp_id, &w->owner, w->log_dir, c.run_id, &c.attempt, err);
         if (got < 0) return -1;
@@ -343,6 +388,22 @@ static int end_attempt(Sweep *w, const Child *c, int st, Error *err)
         e.outcome = RUN_STATUS_NAMES[status];
         return claims_end_attempt(&w->store, &e, err);
     }
+    char log[1200];
+    snprintf(log, sizeof log, "%s/%s.log", w->log_dir, c->run_id);
+    if (w->o->slurm && (w->gone[0] || slurm_allocation_gone(log, w->gone, sizeof w->gone))) {
+        /* not the run's failure: it waits in the queue for the next allocation */
+        snprintf(why, sizeof why, "the SLURM allocation is gone: %s", w->gone);
+        e.outcome = "interrupted";
+        e.reason = why;
+        e.next = RUN_STALE;
+        return claims_end_attempt(&w->store, &e, err);
+    }
+    if (code == TRAIN_EXIT_CHECKPOINTED && status == RUN_RUNNING) { /* stopped by a SIGUSR1 from outside */
+        e.outcome = "interrupted";
+        e.reason = "the run saved its checkpoint and stopped (SIGUSR1)";
+        e.next = RUN_STALE;
+        return claims_end_attempt(&w->store, &e, err);
+    }
     /* srun reports a task killed by signal S (a cancelled step, a lost node) as exit 128 + S */
     const int signal = WIFSIGNALED(st) ? WTERMSIG(st) : w->o->slurm && code > 128 && code < 160 ? code - 128 : 0;
     const bool killed = signal && status == RUN_RUNNING;
@@ -381,7 +442,7 @@ static int reap(Sweep *w, Error *err)
         int read_rc = read_child(w, c, true, err);
         run_output_close(&c->out);
         if (read_rc) return -1;
-        if (interrupted) { /* back to the queue, for the next sweep */
+        if (stopping(w) && !w->gone[0]) { /* back to the queue, for the next sweep */
             AttemptEnd e = {.run_id = c->run_id, .attempt = c->attempt, .exit_code = -1, .outcome = "interrupted",
                             .reason = "the sweep was interrupted", .next = RUN_STALE};
             if (claims_end_attempt(&w->store, &e, err) != 0) return -1;
@@ -393,12 +454,12 @@ static int reap(Sweep *w, Error *err)
         describe_end(w, c, end, sizeof end);
         format_duration(took, dur, sizeof dur);
         say(w, "end   %s  %s  %s in %s", c->run_id, w->runs[c->spec].label, end, dur);
-        if (!interrupted) {
+        if (!stopping(w)) {
             w->finished_here++;
             w->run_seconds += took;
         }
         w->children[i] = w->children[--w->n_children];
-        if (!interrupted) report_progress(w);
+        if (!stopping(w)) report_progress(w);
     }
     return 0;
 }
@@ -543,6 +604,20 @@ static int self_path(char *out, size_t len, Error *err)
     return -1;
 }
 
+/* A signal or a lost allocation: the runs in flight stop and stay queued. With checkpoints they
+ * are asked to save first (SIGUSR1: after the step in progress); the sweep waits for them. */
+static int stop_children(Sweep *w, Error *err)
+{
+    const bool save = w->o->checkpoint_seconds > 0 || w->o->checkpoint_epochs > 0;
+    if (w->gone[0]) say(w, "the SLURM allocation is gone (%s): stopping; the runs stay queued", w->gone);
+    else say(w, "interrupted (signal %d): %s %d run%s; they stay queued", (int)interrupted,
+             save ? "checkpointing and stopping" : "stopping", w->n_children, w->n_children == 1 ? "" : "s");
+    for (int i = 0; i < w->n_children; i++) kill(w->children[i].pid, save ? SIGUSR1 : SIGTERM);
+    while (w->n_children > 0)
+        if (reap(w, err) || wait_for_output(w, 0.05, err)) return -1;
+    return 0;
+}
+
 static int run_loop(Sweep *w, Error *err)
 {
     const SweepOptions *o = w->o;
@@ -564,7 +639,7 @@ static int run_loop(Sweep *w, Error *err)
                        n > 1 ? "first " : "", why);
             last_stale = t;
         }
-        if (interrupted) break;
+        if (stopping(w)) break;
         if (fill_slots(w, err) < 0) return -1;
         if (w->n_children == 0) {
             int counts[RUN_N_STATUS];
@@ -585,15 +660,15 @@ static int run_loop(Sweep *w, Error *err)
         }
         if (wait_for_output(w, 0.1, err)) return -1;
     }
-    if (interrupted) {
-        say(w, "interrupted (signal %d): stopping %d run%s; they stay queued", (int)interrupted, w->n_children,
-            w->n_children == 1 ? "" : "s");
-        for (int i = 0; i < w->n_children; i++) kill(w->children[i].pid, SIGTERM);
-        while (w->n_children > 0) {
-            if (reap(w, err) || wait_for_output(w, 0.05, err)) return -1;
-        }
-    }
-    return 0;
+    return stopping(w) ? stop_children(w, err) : 0;
+}
+
+/* --requeue: the job goes back to SLURM's queue and its next start resumes the runs. */
+static void requeue(Sweep *w)
+{
+    char why[2200];
+    if (slurm_requeue(why, sizeof why) == 0) say(w, "requeued SLURM job %s", getenv("SLURM_JOB_ID"));
+    else say(w, "cannot requeue: %s", why);
 }
 
 /* --repeats: seeds 1..n per cell (the file's seed + 0..n-1); a file whose seed is an axis of
@@ -712,22 +787,23 @@ int sweep_run(const SweepOptions *given, Error *err)
     say(&w, "sweep %s (%s scale): %d runs, %d worker%s x %d thread%s; database %s, logs in %s/", exp.name, exp.scale,
         n_runs, o->workers, o->workers == 1 ? "" : "s", w.threads, w.threads == 1 ? "" : "s", w.db, w.log_dir);
     report_progress(&w);
-    struct sigaction sa = {0}, old_int, old_term;
+    /* SIGUSR1/SIGUSR2: SLURM's warning before a time limit or preemption (--signal) */
+    static const int SIGNALS[] = {SIGINT, SIGTERM, SIGUSR1, SIGUSR2};
+    struct sigaction sa = {0}, old[4];
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     interrupted = 0;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    for (int i = 0; i < 4; i++) sigaction(SIGNALS[i], &sa, &old[i]);
     int loop = run_loop(&w, err);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    for (int i = 0; i < 4; i++) sigaction(SIGNALS[i], &old[i], NULL);
+    if (loop == 0 && interrupted && interrupted != SIGINT && o->requeue) requeue(&w);
     if (loop == 0) {
         int counts[RUN_N_STATUS];
         if (claims_count(&w.store, w.exp_id, counts, err) == 0) {
-            say(&w, "%s: %d complete, %d collapsed, %d diverged, %d failed, %d not run", interrupted ? "stopped" : "done",
+            say(&w, "%s: %d complete, %d collapsed, %d diverged, %d failed, %d not run", stopping(&w) ? "stopped" : "done",
                 counts[RUN_COMPLETE], counts[RUN_COLLAPSED], counts[RUN_DIVERGED], counts[RUN_FAILED],
                 counts[RUN_PENDING] + counts[RUN_STALE] + counts[RUN_RUNNING]);
-            rc = interrupted ? 130 : counts[RUN_FAILED] > 0 ? 1 : 0;
+            rc = w.gone[0] ? SWEEP_EXIT_ALLOCATION_GONE : interrupted ? 130 : counts[RUN_FAILED] > 0 ? 1 : 0;
         }
     } else {
         /* The store failed under us: stop our runs; they stay running until found stale. */

@@ -30,6 +30,14 @@ typedef struct {
     int repeats;            /* > 0: seeds per cell instead of the file's repeats */
     const char *const *only_labels; /* n_only_labels > 0: run only the cells with these labels */
     int n_only_labels;
+    /* --print-sbatch's resources and placement (NULL/0: not asked for), and its own lines */
+    int gpus_per_run;          /* --device cuda: GPUs of each run (0: one per rank) */
+    const char *mem, *partition, *account, *time_limit, *chdir;
+    const char *const *sbatch_lines;
+    int n_sbatch_lines;
+    bool requeue;              /* on SIGUSR1/2 or SIGTERM in a SLURM job: checkpoint, then requeue it */
+    double checkpoint_seconds; /* --checkpoint-every: each run saves this often (seconds) */
+    int checkpoint_epochs;     /* or every this many epochs; both 0: no checkpoints */
 } SweepOptions;
 
 void sweep_options_defaults(SweepOptions *o);
@@ -39,7 +47,11 @@ double sweep_progress_every(const SweepOptions *o);
 /* sweep_run's failures: a usage error (a bad experiment file, which leaves no trace; --launcher
  * slurm outside an allocation) exits 2, a run-time or data error (the store, the disk) 1. */
 enum { SWEEP_ERROR = -1, SWEEP_USAGE = -2 };
-/* The exit status: 0 every run ended complete or diverged, 1 some failed, 130 interrupted;
+/* The exit status when the SLURM allocation went away under the sweep (EX_TEMPFAIL): its runs
+ * are left queued, none counted as failed. */
+enum { SWEEP_EXIT_ALLOCATION_GONE = 75 };
+/* The exit status: 0 every run ended complete or diverged, 1 some failed, 130 interrupted, 75
+ * the allocation is gone;
  * SWEEP_USAGE or SWEEP_ERROR with err. */
 int sweep_run(const SweepOptions *o, Error *err);
 /* results/<name>.db, or o->db. */

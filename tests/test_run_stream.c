@@ -44,10 +44,12 @@ TestSuite(run_stream, .init = open_store, .fini = close_store);
 static int apply_all(char *text)
 {
     int n = 0, ended = 0;
+    RecordEffect fx;
     for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
         Error err = {{0}};
         cr_assert(run_stream_is_record(line), "not a record: %s", line);
-        cr_assert_eq(run_stream_apply(&store, "r1", line, &ended, &err), 0, "%s: %s", line, err.msg);
+        cr_assert_eq(run_stream_apply(&store, "r1", line, &fx, &err), 0, "%s: %s", line, err.msg);
+        ended = ended || fx.ended;
         n++;
     }
     cr_assert(ended, "the end record did not say so");
@@ -148,7 +150,8 @@ Test(run_stream, a_bad_record_is_refused_by_name_and_writes_nothing)
         {"@bigbatch {\"record\":\"step\",\"epoch\":1,\"step\":0.5,\"loss\":1,\"lr\":0.1}", "no integer \"step\""},
         {"@bigbatch {\"record\":\"step\",\"epoch\":1,\"step\":0,\"loss\":\"NaN\",\"lr\":0.1}", "no number \"loss\""},
         {"@bigbatch {\"record\":\"start\",\"device\":7}", "start record has no string \"device\""},
-        {"@bigbatch {\"record\":\"checkpoint\"}", "unknown kind \"checkpoint\""},
+        {"@bigbatch {\"record\":\"snapshot\"}", "unknown kind \"snapshot\""},
+        {"@bigbatch {\"record\":\"checkpoint\"}", "checkpoint record has no string \"path\""},
         {"@bigbatch {\"kind\":\"step\"}", "no string \"record\""},
         {"@bigbatch [1, 2]", "not a JSON object"},
         {"@bigbatch {\"record\":\"step\"", "not a JSON object"},
@@ -161,12 +164,34 @@ Test(run_stream, a_bad_record_is_refused_by_name_and_writes_nothing)
     };
     for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
         Error err = {{0}};
-        int ended = 0;
-        cr_expect_eq(run_stream_apply(&store, "r1", BAD[i].line, &ended, &err), 1, "%s: accepted", BAD[i].line);
+        RecordEffect fx;
+        cr_expect_eq(run_stream_apply(&store, "r1", BAD[i].line, &fx, &err), 1, "%s: accepted", BAD[i].line);
+        int ended = fx.ended;
         cr_expect(strstr(err.msg, BAD[i].says), "%s: said '%s', not '%s'", BAD[i].line, err.msg, BAD[i].says);
         cr_expect_eq(ended, 0);
     }
     cr_assert_eq(real_at("SELECT (SELECT count(*) FROM steps) + (SELECT count(*) FROM layer_stats)"), 0);
     char buf[64];
     cr_assert_str_eq(text_at("SELECT status FROM runs", buf, sizeof buf), "running");
+}
+
+/* A checkpoint record writes no row and hands its file and position to the sweep. */
+Test(run_stream, checkpoint_record_hands_off)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    cr_assert(f);
+    run_stream_checkpoint(f, "logs/r1.ckpt.step37", 37, 2);
+    fclose(f);
+    text[strcspn(text, "\n")] = '\0';
+    RecordEffect fx;
+    Error err = {{0}};
+    cr_assert_eq(run_stream_apply(&store, "r1", text, &fx, &err), 0, "%s", err.msg);
+    cr_expect_eq(fx.checkpoint_step, 37);
+    cr_expect_str_eq(fx.checkpoint, "logs/r1.ckpt.step37");
+    cr_expect_eq(fx.ended, 0);
+    cr_expect_eq(run_stream_apply(&store, "r1", "@bigbatch {\"record\":\"checkpoint\",\"step\":-1,\"epoch\":0,\"path\":\"x\"}",
+                                  &fx, &err), 1, "a negative step accepted");
+    free(text);
 }
