@@ -42,14 +42,15 @@ static void format_outcomes(const Cell *c, char *out, size_t len)
 }
 
 /* "0.8712 ± 0.0041 (3 seeds)", "0.1000 (collapsed)", "0.6102 ± 0.4390 (3 seeds, 1 of 3
- * collapsed)", "0.7100 (3 seeds, 2 of 3 diverged)", "diverged" (all seeds), "not run yet" */
+ * collapsed)", "0.7100 (3 seeds, 2 of 3 diverged)", "diverged (3 seeds)" (all of them), "not run yet" */
 static void format_result(const Cell *c, char *out, size_t len)
 {
     char num[64] = "", notes[128];
     if (c->complete > 1) snprintf(num, sizeof num, "%.4f ± %.4f", c->mean, c->std);
     else if (c->complete) snprintf(num, sizeof num, "%.4f", c->mean);
     format_outcomes(c, notes, sizeof notes);
-    if (!c->complete && c->diverged == c->runs) snprintf(out, len, "diverged");
+    if (!c->complete && c->diverged == c->runs && c->runs == 1) snprintf(out, len, "diverged");
+    else if (!c->complete && c->diverged == c->runs) snprintf(out, len, "diverged (%d seeds)", c->runs);
     else if (!c->complete && c->failed == c->runs) snprintf(out, len, "failed");
     else if (!c->complete && !c->diverged && !c->failed) snprintf(out, len, "not run yet");
     else if (!c->complete && c->runs == 1) snprintf(out, len, "%s", notes);

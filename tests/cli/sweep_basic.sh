@@ -37,7 +37,7 @@ expect_done 4 4 0 0
     || fail "diverged runs not recorded"
 [ "$(sqlite3 "$DB" "select count(distinct json_extract(config,'$.seed')) from runs")" = 2 ] || fail "seeds"
 expect_exit 0 "$BB" report "$TMP/exp.ini" --db "$DB"
-expect_output "| 128 | 80 | 2 | diverged |"
+expect_output "| 128 | 80 | 2 | diverged (2 seeds) |"
 expect_output "| 256 | 0.05 |"
 expect_output "Best over lr for each batch"
 expect_exit 0 "$BB" report "$TMP/exp.ini" --db "$DB" --format csv
