@@ -29,8 +29,10 @@ if [ ! -d "$bundle" ] && [ -f "$bundle.tar.xz" ]; then tar -C build -xJf "$bundl
 BB=$bundle/bin/bigbatch
 failed=0
 . bench/gpu_env.inc
-# CIFAR-10 for the proxy scale: the JPEG fixture the tests use (docs/papers.md 9)
-export BIGBATCH_CIFAR10_TAR=${BIGBATCH_CIFAR10_TAR:-$PWD/../shared/data/cifar10-jpeg.tar.gz}
+# CIFAR-10 for the proxy scale: the JPEG fixture the tests use (docs/papers.md 9), where the
+# test suite's one setting finds it (tests/cli/lib.inc's need_cifar10)
+fixture=$(. tests/cli/lib.inc && need_cifar10 >/dev/null && realpath "$TAR")
+[ -n "$fixture" ] && export BIGBATCH_CIFAR10_TAR=$fixture
 cpus=$(nproc)
 
 runs() {

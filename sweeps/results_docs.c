@@ -231,7 +231,8 @@ static void read_demo(Docs *d)
     Error err = {{0}};
     CellsData demo;
     Fingerprint fp;
-    if (access(dump, F_OK) == 0 && (own || archive_restore(dump, db, &err) == 0)) {
+    /* both the experiment file and its data: a page made from other files has no demo */
+    if (access(ini, F_OK) == 0 && access(dump, F_OK) == 0 && (own || archive_restore(dump, db, &err) == 0)) {
         if (cells_open(&demo, ini, "proxy", db, &err) == 0) {
             d->seed_spread = fragile_seed_spread(&demo.set);
             cells_close(&demo);
