@@ -112,6 +112,7 @@ $(BUILD)/engine/version.o $(BUILD)/double/engine/version.o: CPPFLAGS += -I$(BUIL
 # multiply-adds: fused, they run at twice the rate (-std=c11 turns contraction off everywhere
 # else, and results stay as they were there).
 $(BUILD)/engine/cpu/conv_direct.o $(BUILD)/double/engine/cpu/conv_direct.o \
+$(BUILD)/engine/cpu/conv_direct_input.o $(BUILD)/double/engine/cpu/conv_direct_input.o \
 $(BUILD)/engine/cpu/conv_direct_outer.o $(BUILD)/double/engine/cpu/conv_direct_outer.o \
 $(BUILD)/engine/cpu/conv_winograd_cl.o $(BUILD)/double/engine/cpu/conv_winograd_cl.o \
 $(BUILD)/engine/cpu/conv_winograd_rows.o $(BUILD)/double/engine/cpu/conv_winograd_rows.o: CFLAGS += -ffp-contract=fast

@@ -1,6 +1,6 @@
 /* The CPU backend's balanced loops (engine/cpu/threads.h): every iteration runs exactly once,
  * a thread that stops hands the rest of its share over, and others take a share from its far
- * end. Then what the balance allows (engine/cpu/conv.c, conv_direct.c): the convolution paths
+ * end. Then what the balance allows (engine/cpu/conv_im2col.c, conv_direct.c): the convolution paths
  * whose weight gradient is summed in an order fixed by the batch alone give the same bits on 1,
  * 2 and 3 threads; and the im2col path keeps per-image partials only where its reservation
  * holds them. */
@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../engine/cpu/conv_im2col.h"
 #include "../engine/cpu/cpu.h"
 #include "dev_array.h"
 

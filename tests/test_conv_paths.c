@@ -1,4 +1,4 @@
-/* The fast convolutions against the im2col reference (engine/cpu/conv.c): Winograd F(2x2, 3x3)
+/* The fast convolutions against the im2col reference (engine/cpu/conv_im2col.c): Winograd F(2x2, 3x3)
  * and F(2x2, 5x5) (conv_winograd.c) at even and odd sizes (partial tiles), paddings 0-4, channel counts
  * that are not multiples of anything, a batch that does not fill the last chunk; the direct
  * path (conv_direct.c) at every row width its vector chunks cut differently (8, 16, 24, 32,
@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../engine/cpu/conv_im2col.h"
 #include "../engine/cpu/cpu.h"
 #include "dev_array.h"
 

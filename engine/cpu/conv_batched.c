@@ -6,11 +6,11 @@
  * 123-140 with 400-800 columns. Each thread takes its even share of the batch's images in
  * groups of about GROUP_COLUMNS columns, into a private weight gradient added up in thread
  * order (cpu_sum_thread_copies): the same results run to run at a fixed thread count, as the
- * im2col path's wide layers. The im2col path (conv.c) is the reference this one is tested
+ * im2col path's wide layers. The im2col path (conv_im2col.c) is the reference this one is tested
  * against (tests/test_conv_paths.c). */
 #include <string.h>
 
-#include "cpu.h"
+#include "conv_im2col.h"
 #include "guard.h"
 
 enum { BATCHED_BELOW_PIXELS = 256, GROUP_COLUMNS = 512, BATCHED_MIN_WEIGHTS = 1 << 16 };

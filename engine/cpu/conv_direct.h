@@ -1,6 +1,7 @@
 /* The direct convolution's pieces shared by its files: the vectors, where an image's prepared
- * input lies under each tap, and the weight gradient by outer products (conv_direct_outer.c),
- * which conv_direct.c calls for the layers it applies to. Internal to engine/cpu. */
+ * input lies under each tap and the preparing (conv_direct_input.c, a leaf both others call),
+ * and the weight gradient by outer products (conv_direct_outer.c), which conv_direct.c calls
+ * for the layers it applies to. Internal to engine/cpu. */
 #ifndef BB_CPU_CONV_DIRECT_H
 #define BB_CPU_CONV_DIRECT_H
 #include <stddef.h>
@@ -21,6 +22,27 @@ typedef real Vec __attribute__((vector_size(VLEN * sizeof(real))));
  * fuzzing build) a 32- or 64-byte vector argument has a different ABI, and compilers warn. */
 static inline void load_vec(Vec *v, const real *p) { memcpy(v, p, sizeof *v); }
 
+/* A run of floats zeroed, and one copied, in loops GCC vectorizes in place: as calls to memset
+ * and memcpy (which GCC makes of such loops unless told not to), the few rows zeroed around
+ * each copy of a plane cost more in calls than in stores. (Clang, which builds the fuzzers,
+ * has no such switch; there the calls stay.) */
+#if defined(__GNUC__) && !defined(__clang__)
+#define KEEP_LOOP __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define KEEP_LOOP
+#endif
+
+KEEP_LOOP static inline void zero_run(real *restrict p, size_t n)
+{
+    for (size_t j = 0; j < n; j++) p[j] = 0;
+}
+
+KEEP_LOOP static inline void copy_run(real *restrict d, const real *restrict s, size_t n)
+{
+    for (size_t j = 0; j < n; j++) d[j] = s[j];
+}
+
+
 /* Where a channel's input under each tap lies for a run of output pixels: tap t of output pixel
  * p reads in + c * chan + taps[t] + p, `in` an image's prepared copies (prepare_input). */
 typedef struct {
@@ -29,8 +51,8 @@ typedef struct {
     ptrdiff_t taps[25];
 } TapLayout;
 
-/* conv_direct.c: the layout of an image's prepared input, and the preparing; whether a layer is
- * a 1x1 stride-2 shortcut */
+/* conv_direct_input.c: the layout of an image's prepared input, and the preparing; whether a
+ * layer is a 1x1 stride-2 shortcut */
 TapLayout direct_input_layout(const ConvShape *s);
 void direct_prepare_input(const ConvShape *s, int channels, const real *x, real *sx);
 int direct_shortcut_applies(const ConvShape *s);

@@ -9,8 +9,8 @@
  * with U = G g G^T the transformed filters, V = B^T d B the transformed input tiles and T
  * the tiles of the chunk. Backward uses the adjoints of the same transforms. Threads take
  * whole chunks of images, each with private buffers and a private dU summed in thread order,
- * so results are identical run to run at a fixed thread count. engine/cpu/conv.c keeps the
- * im2col path as the reference this one is tested against (tests/test_conv_paths.c). */
+ * so results are identical run to run at a fixed thread count. engine/cpu/conv_im2col.c is the
+ * reference, im2col, this one is tested against (tests/test_conv_paths.c). */
 #include <stdlib.h>
 #include <string.h>
 

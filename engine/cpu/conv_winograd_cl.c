@@ -15,7 +15,7 @@
  * with U = G g G^T, V = B^T d B (Lavin & Gray, arXiv 1509.09308). A plane of more than BAND
  * tiles goes a band of them at a time, so that its V and M stay in L2. The weight gradient sums
  * over fixed chunks of the batch's images, each into its own dU, added in chunk order: the
- * results do not depend on the thread count. conv.c keeps im2col as the reference this path
+ * results do not depend on the thread count. conv_im2col.c is the reference (im2col) this path
  * is tested against (tests/test_conv_paths.c). */
 #include <string.h>
 

@@ -14,7 +14,7 @@
  * The weight gradient sums fixed chunks of the batch's images apart, each into its own lanes,
  * added in chunk order, then lane order: the results do not depend on the thread count.
  * AVX-512 only (its permutes); elsewhere conv_winograd_cl.c and the direct path take these
- * layers. conv.c keeps im2col as the reference (tests/test_conv_paths.c). */
+ * layers. conv_im2col.c is the reference, im2col (tests/test_conv_paths.c). */
 #include <string.h>
 
 #include "guard.h"

@@ -87,26 +87,12 @@ void lowp_linear_backward(Backend *bk, int n, int in, int out, const real *x, co
 /* backend_cpu.c: at least `elems` of the emulation's scratch (kept: the next call of the same
  * layer finds it large enough); exits when out of memory */
 real *cpu_lowp_scratch(Backend *bk, size_t elems);
-/* conv.c: the dispatch, and the im2col path that is the reference for the others */
+/* conv.c: the dispatcher, the one entry of the fp32 convolutions (the im2col reference path
+ * and its pieces: conv_im2col.h) */
 void conv_forward_fp32(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *b,
                        real *y);
 void conv_backward_fp32(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *dy,
                         real *dx, bool accumulate, real *dw, real *db);
-Workspace conv_im2col_workspace(const ConvShape *s, size_t weight_elems, int batch);
-void conv_im2col_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
-                         const real *b, real *y);
-void conv_im2col_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
-                          const real *dy, real *dx, real *dw);
-void conv_add_partials(Backend *bk, const real *partials, int count, size_t elems, real *dst);
-/* A 1x1 layer with stride 1 and no padding: its input already is its im2col matrix. */
-static inline int conv_is_pointwise(const ConvShape *s)
-{
-    return s->k_h == 1 && s->k_w == 1 && s->stride == 1 && s->pad == 0;
-}
-/* col's rows (ld apart) = x's values under each filter tap, one column an output pixel; and back,
- * added into dx */
-void conv_im2col(const ConvShape *s, int channels, const real *x, real *col, size_t ld);
-void conv_col2im_add(const ConvShape *s, int channels, const real *col, size_t ld, real *dx);
 /* conv_batched.c: one gemm over a group of images, for wide layers with small output planes */
 int conv_batched_applies(const ConvShape *s);
 Workspace conv_batched_workspace(const ConvShape *s, size_t weight_elems, int batch);
@@ -159,8 +145,8 @@ void direct_conv_backward(Backend *bk, const ConvShape *s, int n, const real *x,
 void linear_forward_fp32(Backend *bk, int n, int in, int out, const real *x, const real *w, const real *b, real *y);
 void linear_backward_fp32(Backend *bk, int n, int in, int out, const real *x, const real *w, const real *dy,
                           real *dx, real *dw, real *db);
-/* the arithmetic, one function each (backend_ops.h): conv.c, linear.c, elementwise.c, pool.c,
- * batchnorm.c, lrn.c, softmax_xent.c, optim.c, vector.c */
+/* the arithmetic, one function each (backend_ops.h): low_precision.c (conv2d, linear),
+ * elementwise.c, pool.c, batchnorm.c, lrn.c, softmax_xent.c, optim.c, vector.c */
 #define CPU_OP_PROTOTYPE(ret, name, params, args) ret cpu_##name params;
 BACKEND_OPERATIONS(CPU_OP_PROTOTYPE)
 #undef CPU_OP_PROTOTYPE

@@ -88,17 +88,3 @@ void linear_backward_fp32(Backend *bk, int n, int in, int out, const real *x, co
     LinearArgs a = {n, in, out, x, w, NULL, dy, NULL, dx, dw, db};
     cpu_run(bk->threads, linear_backward_block, &a);
 }
-
-void cpu_linear_forward(Backend *bk, int n, int in, int out, const real *x, const real *w,
-                       const real *b, real *y)
-{
-    if (cpu_low_precision(bk)) lowp_linear_forward(bk, n, in, out, x, w, b, y);
-    else linear_forward_fp32(bk, n, in, out, x, w, b, y);
-}
-
-void cpu_linear_backward(Backend *bk, int n, int in, int out, const real *x, const real *w,
-                        const real *dy, real *dx, real *dw, real *db)
-{
-    if (cpu_low_precision(bk)) lowp_linear_backward(bk, n, in, out, x, w, dy, dx, dw, db);
-    else linear_backward_fp32(bk, n, in, out, x, w, dy, dx, dw, db);
-}

@@ -6,7 +6,8 @@
  * precision), the weights' and bias's are bf16/fp16 before they are added to the fp32
  * gradients the optimizer reads. Products accumulate in fp32, as tensor cores do. Everything
  * else (batch norm, the loss, the optimizer) stays fp32. Slow (copies of every operand), and
- * exact to the emulated rounding: what it is for is testing the logic around it. */
+ * exact to the emulated rounding: what it is for is testing the logic around it. The backend's
+ * conv2d and linear operations choose between this and the fp32 code (at the end). */
 #include <string.h>
 
 #include "cpu.h"
@@ -136,4 +137,35 @@ void lowp_linear_backward(Backend *bk, int n, int in, int out, const real *x, co
     if (dx) round_array(bk, ROUND_INTO_LOWP, nx, c[3], dx); /* the layer adds into dx */
     round_array(bk, ROUND_INTO_FP32, nw, c[4], dw);
     if (db) round_array(bk, ROUND_INTO_FP32, nb, c[5], db);
+}
+
+/* The backend's products (its conv2d and linear operations): the fp32 code, or the emulation
+ * around it. They live here, above conv.c's dispatcher and linear.c, so that neither of those
+ * calls back into this file. */
+void cpu_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                        const real *b, real *y)
+{
+    if (cpu_low_precision(bk)) lowp_conv2d_forward(bk, s, n, x, w, b, y);
+    else conv_forward_fp32(bk, s, n, x, w, b, y);
+}
+
+void cpu_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                         const real *dy, real *dx, bool accumulate, real *dw, real *db)
+{
+    if (cpu_low_precision(bk)) lowp_conv2d_backward(bk, s, n, x, w, dy, dx, accumulate, dw, db);
+    else conv_backward_fp32(bk, s, n, x, w, dy, dx, accumulate, dw, db);
+}
+
+void cpu_linear_forward(Backend *bk, int n, int in, int out, const real *x, const real *w,
+                       const real *b, real *y)
+{
+    if (cpu_low_precision(bk)) lowp_linear_forward(bk, n, in, out, x, w, b, y);
+    else linear_forward_fp32(bk, n, in, out, x, w, b, y);
+}
+
+void cpu_linear_backward(Backend *bk, int n, int in, int out, const real *x, const real *w,
+                        const real *dy, real *dx, real *dw, real *db)
+{
+    if (cpu_low_precision(bk)) lowp_linear_backward(bk, n, in, out, x, w, dy, dx, dw, db);
+    else linear_backward_fp32(bk, n, in, out, x, w, dy, dx, dw, db);
 }

@@ -5,7 +5,8 @@
 # skipped. In engine/data/, x.c and x.h are one module; a cycle is one in their includes, or
 # in their calls (data.h declares what several .c files define, so two of them can call each
 # other through it: dataset.c <-> imagefolder.c did). Then the checker is run on copies with
-# a violation planted, each of which it must catch.
+# a violation planted, each of which it must catch. Then the CPU convolutions' calls, read from
+# the built objects (conv_calls below), with their own planted violations.
 . tests/cli/lib.inc
 
 # layering ROOT: prints one line per violation under ROOT; exit 1 if there is any.
@@ -114,3 +115,72 @@ plant "a two-file cycle in engine/data" engine/data/imagefolder.c '#include "dat
 plant "a call cycle in engine/data" engine/data/imagefolder.c 'static void f(void) { dataset_free(0); }' \
     'call cycle between dataset.c and imagefolder.c'
 rm -rf "$TMP/copy"
+
+# conv_calls DIR: the calls among the objects DIR/*.o of engine/cpu/, from `nm` (the symbols each
+# defines, the ones it leaves undefined), so that a call through a header or a function pointer
+# counts too. Fails on a cycle through a convolution file (conv*, winograd*), on a path file
+# calling the dispatcher (a symbol conv.o defines), and on the reference path (conv_im2col.o)
+# calling another convolution file: conv.c -> paths -> leaves, never back.
+conv_calls() {
+    for o in "$1"/*.o; do nm -A "$o" 2>/dev/null; done | awk '
+        function conv(m) { return m ~ /^(conv|winograd)/ }
+        {
+            m = $1; sub(/\.o:.*/, "", m); sub(/.*\//, "", m); mods[m] = 1
+            if ($(NF - 1) == "U") used[m] = used[m] " " $NF
+            else if ($(NF - 1) ~ /^[TDBR]$/) owner[$NF] = m
+        }
+        END {
+            for (m in used) {
+                n = split(used[m], sym, " ")
+                for (i = 1; i <= n; i++) {
+                    o = owner[sym[i]]
+                    if (o == "" || o == m) continue
+                    calls[m, o] = 1
+                    if (!((m, o) in why)) why[m, o] = sym[i]
+                    if (conv(m) && m != "conv" && o == "conv") {
+                        printf "engine/cpu/%s.c calls the dispatcher (conv.c: %s)\n", m, sym[i]; bad = 1
+                    }
+                    if (m == "conv_im2col" && conv(o)) {
+                        printf "engine/cpu/conv_im2col.c, the reference leaf, calls %s.c (%s)\n", o, sym[i]; bad = 1
+                    }
+                }
+            }
+            for (k in mods) for (i in mods) if ((i, k) in calls) for (j in mods) if ((k, j) in calls) calls[i, j] = 1
+            for (i in mods) for (j in mods)
+                if (i < j && (conv(i) || conv(j)) && (i, j) in calls && (j, i) in calls) {
+                    printf "engine/cpu: call cycle between %s.c and %s.c", i, j
+                    if ((i, j) in why && (j, i) in why) printf " (%s, %s)", why[i, j], why[j, i]
+                    printf "\n"; bad = 1
+                }
+            exit bad
+        }'
+}
+
+# The objects of the binary under test: bin/bigbatch is linked from the build named in
+# bin/.variant, any other binary from the objects beside it.
+case $BB in
+bin/bigbatch) OBJ=$(cat bin/.variant 2>/dev/null)/engine/cpu ;;
+*) OBJ=$(dirname "$BB")/engine/cpu ;;
+esac
+ls "$OBJ"/conv.o "$OBJ"/conv_im2col.o >/dev/null 2>&1 || fail "no objects of engine/cpu/ in $OBJ (build first)"
+conv_calls "$OBJ" >"$TMP/out" 2>&1 || { cat "$TMP/out"; fail "the CPU convolutions call each other in a loop or past the dispatcher"; }
+[ -s "$TMP/out" ] && { cat "$TMP/out"; fail "the call checker printed something on clean objects"; }
+
+# Each kind caught, in a copy of the objects with one compiled in (or replacing one).
+plant_object() { # plant_object WHAT NAME.o SOURCE MESSAGE
+    rm -rf "$TMP/objs" && mkdir "$TMP/objs" && cp "$OBJ"/*.o "$TMP/objs/" &&
+        printf '%s\n' "$3" >"$TMP/planted.c" && ${CC:-cc} -w -c -o "$TMP/objs/$2" "$TMP/planted.c" ||
+        fail "cannot plant $2"
+    if conv_calls "$TMP/objs" >"$TMP/out" 2>&1; then cat "$TMP/out"; fail "missed $1"; fi
+    expect_output "$4"
+}
+plant_object "a path calling the dispatcher" conv_planted.o \
+    'void conv_forward_fp32(); void planted(void) { conv_forward_fp32(); }' \
+    'engine/cpu/conv_planted.c calls the dispatcher (conv.c: conv_forward_fp32)'
+plant_object "the reference leaf calling a path" conv_im2col.o \
+    'int winograd_applies(); void conv_im2col_forward(void) { winograd_applies(); }' \
+    'conv_im2col.c, the reference leaf, calls conv_winograd.c (winograd_applies)'
+plant_object "a cycle between two paths" conv_winograd.o \
+    'void phased_forward(); void winograd_conv_forward(void) { phased_forward(); }' \
+    'call cycle between conv_phased.c and conv_winograd.c (winograd_conv_forward, phased_forward)'
+rm -rf "$TMP/objs"
