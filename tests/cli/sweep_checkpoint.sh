@@ -3,14 +3,15 @@
 # middle of writing a checkpoint, and kill -9 of the sweep itself) resume from their last
 # checkpoint; every run ends with its rows complete, none missing or twice, and with the same
 # bits as an uninterrupted run: final test_acc and train_loss, and the final checkpoint byte for
-# byte (bigbatch compare and cmp). The syntax of the flag is checked too.
+# byte (bigbatch compare and cmp). The syntax of the flag is checked too. The runs are long
+# enough (768 steps) that the first kills land inside them on an idle machine too.
 . tests/cli/lib.inc
 cat > "$TMP/exp.ini" <<'INI'
 [experiment]
 name = sweep-checkpoint
 [train]
 model = lenet
-train-subset = 4096
+train-subset = 16384
 test-subset = 200
 epochs = 3
 batch = 64
@@ -51,10 +52,10 @@ cat "$TMP"/sweep*.log "$TMP/out" > "$TMP/all.log"
 grep -q "resumed from its checkpoint after step [1-9]" "$TMP/all.log" || { cat "$TMP/all.log"; fail "no run resumed from a checkpoint"; }
 grep -h "resumed from" "$TMP/all.log" | head -3
 [ "$(sqlite3 "$DB" 'pragma integrity_check')" = ok ] || fail "integrity_check"
-# 4096/64 = 64 steps per epoch x 3 epochs: every step once, every epoch once
+# 16384/64 = 256 steps per epoch x 3 epochs: every step once, every epoch once
 bad=$(sqlite3 "$DB" "select r.id, (select count(*) from steps where run_id=r.id), (select count(distinct step) from steps where run_id=r.id),
       (select min(step) || '-' || max(step) from steps where run_id=r.id), (select count(*) from epochs where run_id=r.id),
-      (select count(distinct epoch) from epochs where run_id=r.id) from runs r" | grep -v '|192|192|0-191|3|3$')
+      (select count(distinct epoch) from epochs where run_id=r.id) from runs r" | grep -v '|768|768|0-767|3|3$')
 [ -z "$bad" ] || fail "runs with lost or extra rows: $bad"
 # the same bits as the uninterrupted run
 q="select id, test_acc, train_loss, test_loss, steps from runs order by id"
