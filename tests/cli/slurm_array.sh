@@ -38,6 +38,10 @@ timeout 300 sbatch --wait --chdir "$TMP" --output "$TMP/merge.out" --dependency=
 grep -q "3 task databases merged, 0 left" "$TMP/merge.out" || { cat "$TMP/merge.out"; fail "not 3 task databases merged"; }
 [ "$(sqlite3 "$DB" "select count(*) from runs where status in $RESULT and attempt = 1")" = 5 ] ||
     { cat "$TMP"/bigbatch-slurm-array-*.out; sqlite3 "$DB" 'select id, status, attempt from runs'; fail "not every run complete once"; }
+# each run started by one task only (a run twice would merge as "the same" result)
+[ "$(cat "$TMP"/bigbatch-slurm-array-*.out | grep -c " start ")" = 5 ] ||
+    { cat "$TMP"/bigbatch-slurm-array-*.out; fail "not 5 runs started by the tasks"; }
+[ "$(ls "$TMP"/bigbatch-slurm-array-*.out | wc -l)" = 3 ] || fail "not 3 task outputs"
 [ "$(sqlite3 "$DB" "select count(*) from attempts")" = 5 ] || fail "attempts: $(sqlite3 "$DB" 'select * from attempts')"
 [ "$(sqlite3 "$DB" "select count(*) from epochs")" = 10 ] || fail "epochs: $(sqlite3 "$DB" 'select count(*) from epochs')"
 [ "$(sqlite3 "$DB" "select count(*) from experiment_runs")" = 5 ] || fail "the experiment's run list"
