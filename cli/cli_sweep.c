@@ -68,6 +68,12 @@ static void sweep_usage(FILE *f, const SweepOptions *d)
             "  --requeue          in a SLURM job, on SIGUSR2 (the script's --signal=B:USR2@90),\n"
             "                     SIGUSR1 or SIGTERM: checkpoint the runs, stop, and requeue the\n"
             "                     job (scontrol requeue); --print-sbatch's script passes it\n"
+            "  --array            --print-sbatch: a job array, one task per run (or per N runs,\n"
+            "                     --array-runs-per-task N), each task with a database of its own\n"
+            "                     (<PATH without .db>.array/K.db) that `bigbatch merge --array PATH`\n"
+            "                     or the next sweep on PATH merges in; logs and checkpoints as above\n"
+            "  --array-task K     run only task K's runs (K*N .. K*N+N-1 of the grid, less those\n"
+            "                     ended in PATH) into PATH's .array/K.db: what the array's tasks run\n"
             "  --dry-run          list the runs (and their status in the database) and exit\n"
             "  --quiet            no progress lines\n",
             d->scale, d->workers, d->ranks, d->device, d->mpirun, d->max_attempts, d->stale_after);
@@ -76,7 +82,7 @@ static void sweep_usage(FILE *f, const SweepOptions *d)
 enum {
     S_SCALE = 256, S_DB, S_WORKERS, S_THREADS, S_RANKS, S_DEVICE, S_MPIRUN, S_ATTEMPTS, S_RETRY, S_STALE, S_PROGRESS,
     S_DRY, S_QUIET, S_LAUNCHER, S_SBATCH, S_REPEATS, S_CKPT, S_GPUS, S_MEM, S_PARTITION, S_ACCOUNT, S_TIME, S_CHDIR,
-    S_LINE, S_REQUEUE, S_HELP
+    S_LINE, S_REQUEUE, S_ARRAY, S_ARRAY_RUNS, S_ARRAY_TASK, S_HELP
 };
 
 /* A value for a #SBATCH line: one line of printable text (a newline would start a line of its
@@ -140,6 +146,8 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, const char **line
         {"partition", required_argument, 0, S_PARTITION}, {"account", required_argument, 0, S_ACCOUNT},
         {"time", required_argument, 0, S_TIME}, {"chdir", required_argument, 0, S_CHDIR},
         {"sbatch-line", required_argument, 0, S_LINE}, {"requeue", no_argument, 0, S_REQUEUE},
+        {"array", no_argument, 0, S_ARRAY}, {"array-runs-per-task", required_argument, 0, S_ARRAY_RUNS},
+        {"array-task", required_argument, 0, S_ARRAY_TASK},
         {0, 0, 0, 0},
     };
     optind = 1;
@@ -218,6 +226,15 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, const char **line
             break;
         case S_SBATCH: o->print_sbatch = true; break;
         case S_REQUEUE: o->requeue = true; break;
+        case S_ARRAY: o->array = true; break;
+        case S_ARRAY_RUNS:
+            if (cli_parse_long("--array-runs-per-task", optarg, 1, 1000000, &v, err)) return -1;
+            o->array_runs_per_task = (int)v;
+            break;
+        case S_ARRAY_TASK:
+            if (cli_parse_long("--array-task", optarg, 0, 10000000, &v, err)) return -1;
+            o->array_task = (int)v;
+            break;
         case S_GPUS:
         case S_MEM:
         case S_PARTITION:
@@ -251,6 +268,14 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, const char **line
     }
     if (o->print_sbatch && !o->slurm) {
         error_set(err, "--print-sbatch: give --launcher slurm too (the script runs the sweep with it)");
+        return -1;
+    }
+    if (o->array && !o->print_sbatch) {
+        error_set(err, "--array: for --print-sbatch (the script's tasks run with --array-task)");
+        return -1;
+    }
+    if (o->array_runs_per_task != 1 && !o->array && o->array_task < 0) {
+        error_set(err, "--array-runs-per-task: for --array or --array-task");
         return -1;
     }
     if (o->slurm && o->mpirun_given) {

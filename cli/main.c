@@ -1,12 +1,15 @@
 /* bin/bigbatch: dispatches `bigbatch <command>` to the module that owns it. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../engine/backend.h"
 #include "../engine/blas_core.h"
+#include "../engine/fault.h"
 #include "../engine/optimizer.h"
 #include "../engine/train_flags.h"
 #include "../engine/version.h"
+#include "../sweeps/store.h"
 #include "cli.h"
 
 static int cli_version(int argc, char **argv)
@@ -86,6 +89,12 @@ static int help_markdown(const char *topic)
 int main(int argc, char **argv)
 {
     blas_core_ensure(argv); /* before any work: it may re-execute the program */
+    Error err = {{0}};
+    /* the test hook (engine/fault.h), read once here, before SQLite starts */
+    if (fault_init(getenv("BIGBATCH_FAULT"), &err) || store_faults_install(&err)) {
+        fprintf(stderr, "bigbatch: %s\n", err.msg);
+        return 2;
+    }
     if (argc >= 3 && !strcmp(argv[1], "help") && !strcmp(argv[2], "--markdown")) return help_markdown(argv[3]);
     if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         usage(argc < 2 ? stderr : stdout);

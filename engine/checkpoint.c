@@ -19,6 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fault.h"
+
 #define CKPT_FORMAT "bigbatch-checkpoint-1"
 #define CKPT_MAX_HEADER ((uint64_t)100 << 20) /* safetensors' own limit */
 #define CKPT_MAX_DIMS 8
@@ -206,6 +208,7 @@ static cJSON *build_header(const Net *net, const Optimizer *opt, const TrainPosi
 
 static int write_all(FILE *f, const void *buf, size_t bytes)
 {
+    if (fault_should_fail(FAULT_WRITE)) return -1;
     return fwrite(buf, 1, bytes, f) == bytes ? 0 : -1;
 }
 
@@ -285,7 +288,7 @@ int checkpoint_save(const char *path, const Net *net, const Optimizer *opt,
         unlink(tmp);
         goto done;
     }
-    if (fsync(fileno(f)) != 0) {
+    if (fault_should_fail(FAULT_FSYNC) || fsync(fileno(f)) != 0) {
         error_set(err, "%s: fsync failed: %s", tmp, strerror(errno));
         fclose(f);
         unlink(tmp);
@@ -296,7 +299,7 @@ int checkpoint_save(const char *path, const Net *net, const Optimizer *opt,
         unlink(tmp);
         goto done;
     }
-    if (rename(tmp, path) != 0) {
+    if (fault_should_fail(FAULT_WRITE) || rename(tmp, path) != 0) {
         error_set(err, "%s: cannot rename %s to it: %s", path, tmp, strerror(errno));
         unlink(tmp);
         goto done;

@@ -54,8 +54,8 @@ static int measured(const char *db, const char *name, const char *scale, double 
  * partition, account, memory, GPUs, signal and requeue, then the user's own lines. */
 static void resource_lines(FILE *out, const SweepOptions *o, const char *chdir, const char *name)
 {
-    fprintf(out, "#SBATCH --chdir=%s\n#SBATCH --output=bigbatch-%s-%%j.out\n#SBATCH --open-mode=append\n", chdir,
-            name);
+    fprintf(out, "#SBATCH --chdir=%s\n#SBATCH --output=bigbatch-%s-%s.out\n#SBATCH --open-mode=append\n", chdir,
+            name, o->array ? "%A_%a" : "%j");
     if (o->partition) fprintf(out, "#SBATCH --partition=%s\n", o->partition);
     if (o->account) fprintf(out, "#SBATCH --account=%s\n", o->account);
     if (o->mem) fprintf(out, "#SBATCH --mem=%s\n", o->mem);
@@ -68,15 +68,16 @@ static void resource_lines(FILE *out, const SweepOptions *o, const char *chdir, 
 }
 
 /* The time limit: --time as given, else from the runs measured so far. */
-static void time_line(FILE *out, const SweepOptions *o, const char *db, int left, int finished, double mean_s)
+static void time_line(FILE *out, const SweepOptions *o, const char *db, int left, int workers, int finished,
+                      double mean_s)
 {
     if (o->time_limit) {
         fprintf(out, "#SBATCH --time=%s\n", o->time_limit);
     } else if (finished > 0 && mean_s > 0) {
-        double waves = ceil((double)left / o->workers);
+        double waves = ceil((double)left / workers);
         long limit = (long)ceil(waves * mean_s * 1.25 / 60) + 10; /* minutes */
         fprintf(out, "# time: %d run%s left x %.0f s measured on average, %d at once, + 25%% + 10 min\n", left,
-                left == 1 ? "" : "s", mean_s, o->workers);
+                left == 1 ? "" : "s", mean_s, workers);
         fprintf(out, "#SBATCH --time=%ld-%02ld:%02ld:00\n", limit / 1440, limit / 60 % 24, limit % 60);
     } else {
         fprintf(out, "# time: no run of this experiment is measured in %s yet: give --time or add #SBATCH --time\n", db);
@@ -84,7 +85,7 @@ static void time_line(FILE *out, const SweepOptions *o, const char *db, int left
 }
 
 /* The sweep's command line, every value quoted for sh. */
-static void command_line(FILE *out, const SweepOptions *o, const char *bin, const char *db, int threads)
+static void command_line(FILE *out, const SweepOptions *o, const char *bin, const char *db, int workers, int threads)
 {
     const char *args[] = {bin, "sweep", o->file, "--scale", o->scale, "--launcher", "slurm", "--db", db,
                           "--device", o->device};
@@ -92,12 +93,30 @@ static void command_line(FILE *out, const SweepOptions *o, const char *bin, cons
         sh_quote(out, args[i]);
         fputc(' ', out);
     }
-    fprintf(out, "--workers %d --ranks %d --threads %d --max-attempts %d --stale-after %g --requeue", o->workers,
+    fprintf(out, "--workers %d --ranks %d --threads %d --max-attempts %d --stale-after %g --requeue", workers,
             o->ranks, threads, o->max_attempts, o->stale_after);
+    if (o->array)
+        fprintf(out, " --array-runs-per-task %d --array-task \"$SLURM_ARRAY_TASK_ID\"", o->array_runs_per_task);
     if (o->gpus_per_run > 0) fprintf(out, " --gpus-per-run %d", o->gpus_per_run);
     if (o->checkpoint_epochs > 0) fprintf(out, " --checkpoint-every %de", o->checkpoint_epochs);
     else if (o->checkpoint_seconds > 0) fprintf(out, " --checkpoint-every %.17gs", o->checkpoint_seconds);
     fputc('\n', out);
+}
+
+/* --array: one task per array_runs_per_task runs of the grid, and how the tasks' databases
+ * come back into the sweep's: a job after the array, or the next sweep on it. */
+static void array_lines(FILE *out, const SweepOptions *o, const char *bin, const char *db, int n_runs)
+{
+    int tasks = (n_runs + o->array_runs_per_task - 1) / o->array_runs_per_task;
+    fprintf(out, "# A job array: task K runs runs K*%d..K*%d+%d of the grid, into a database of its own\n"
+                 "# (<db>.array/K.db). After it, merge them into the sweep's database with the job\n"
+                 "#   sbatch --dependency=afterany:JOBID --wrap \"",
+            o->array_runs_per_task, o->array_runs_per_task, o->array_runs_per_task - 1);
+    sh_quote(out, bin);
+    fputs(" merge --array ", out);
+    sh_quote(out, db);
+    fprintf(out, "\"\n# (JOBID: what sbatch said; or sbatch --parsable), or the next sweep on it does.\n"
+                 "#SBATCH --array=0-%d\n", tasks > 0 ? tasks - 1 : 0);
 }
 
 int sbatch_write(FILE *out, const SweepOptions *o, const char *bin, const char *db, const char *name,
@@ -123,13 +142,16 @@ int sbatch_write(FILE *out, const SweepOptions *o, const char *bin, const char *
     if (o->threads <= 0)
         fprintf(out, "# threads: this machine's %ld cores over %d run%s x %d rank%s; give --threads for the nodes'\n",
                 cpus, o->workers, o->workers == 1 ? "" : "s", o->ranks, o->ranks == 1 ? "" : "s");
+    /* an array task: its runs, as many at once as --workers allows */
+    int workers = o->array && o->workers > o->array_runs_per_task ? o->array_runs_per_task : o->workers;
     fprintf(out, "#SBATCH --job-name=bigbatch-%s\n#SBATCH --ntasks=%d\n#SBATCH --cpus-per-task=%d\n", name,
-            o->workers * o->ranks, threads);
-    time_line(out, o, db, left, finished, mean_s);
+            workers * o->ranks, threads);
+    if (o->array) array_lines(out, o, bin, db, n_runs);
+    time_line(out, o, db, o->array ? o->array_runs_per_task : left, workers, finished, mean_s);
     resource_lines(out, o, chdir, name);
     fprintf(out, "cd ");
     sh_quote(out, chdir);
     fprintf(out, " || exit 1\nexec ");
-    command_line(out, o, bin, db, threads);
+    command_line(out, o, bin, db, workers, threads);
     return ferror(out) ? (error_set(err, "writing the script: write error"), -1) : 0;
 }

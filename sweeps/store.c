@@ -3,11 +3,15 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "fault.h"
 
 /* Every table in one place. Real columns that can be NaN/Inf get NULL plus a note in
  * `nonfinite` ("train_loss=nan"), because SQLite stores a NaN as NULL. */
@@ -91,7 +95,15 @@ char *store_table_definition(const char *table)
     return def;
 }
 
-int store_exec(Store *s, const char *sql, Error *err)
+/* The error an injected fault stands for (engine/fault.h): SQLite's own for that failure. */
+static int injected(Store *s, FaultPoint p, const char *what, Error *err)
+{
+    error_set(err, "%s: %s: %s (BIGBATCH_FAULT: injected %s fault)", s->path, what,
+              sqlite3_errstr(p == FAULT_ALLOC ? SQLITE_NOMEM : SQLITE_IOERR), p == FAULT_FSYNC ? "fsync" : "write");
+    return -1;
+}
+
+static int exec_sql(Store *s, const char *sql, Error *err)
 {
     char *msg = NULL;
     if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
@@ -100,6 +112,12 @@ int store_exec(Store *s, const char *sql, Error *err)
         return -1;
     }
     return 0;
+}
+
+int store_exec(Store *s, const char *sql, Error *err)
+{
+    if (fault_should_fail(FAULT_WRITE)) return injected(s, FAULT_WRITE, sql, err);
+    return exec_sql(s, sql, err);
 }
 
 int store_prepare(Store *s, sqlite3_stmt **st, const char *sql, Error *err)
@@ -114,6 +132,7 @@ int store_prepare(Store *s, sqlite3_stmt **st, const char *sql, Error *err)
 
 int store_step_done(Store *s, sqlite3_stmt *st, const char *what, Error *err)
 {
+    if (fault_should_fail(FAULT_WRITE)) return injected(s, FAULT_WRITE, what, err);
     int rc = sqlite3_step(st);
     if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
         error_set(err, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
@@ -123,7 +142,34 @@ int store_step_done(Store *s, sqlite3_stmt *st, const char *what, Error *err)
 }
 
 int store_begin(Store *s, Error *err) { return store_exec(s, "BEGIN IMMEDIATE", err); }
-int store_commit(Store *s, Error *err) { return store_exec(s, "COMMIT", err); }
+/* COMMIT is where SQLite syncs: fsync faults land here. */
+int store_commit(Store *s, Error *err)
+{
+    if (fault_should_fail(FAULT_FSYNC)) return injected(s, FAULT_FSYNC, "COMMIT", err);
+    return exec_sql(s, "COMMIT", err);
+}
+
+/* SQLite's allocator with alloc faults (fault.h): the C library's, as SQLite's default is on
+ * glibc, so nothing need be kept; a failed one makes SQLite report SQLITE_NOMEM. */
+static void *fault_malloc(int n) { return fault_should_fail(FAULT_ALLOC) ? NULL : malloc((size_t)n); }
+static void fault_free(void *p) { free(p); }
+static void *fault_realloc(void *p, int n) { return fault_should_fail(FAULT_ALLOC) ? NULL : realloc(p, (size_t)n); }
+static int fault_size(void *p) { return p ? (int)malloc_usable_size(p) : 0; }
+static int fault_roundup(int n) { return (n + 7) & ~7; }
+static int fault_mem_init(void *app) { (void)app; return SQLITE_OK; }
+static void fault_mem_shutdown(void *app) { (void)app; }
+
+int store_faults_install(Error *err)
+{
+    if (!fault_active()) return 0;
+    static const sqlite3_mem_methods MEM = {fault_malloc, fault_free, fault_realloc, fault_size,
+                                            fault_roundup, fault_mem_init, fault_mem_shutdown, NULL};
+    if (sqlite3_config(SQLITE_CONFIG_MALLOC, &MEM) != SQLITE_OK) {
+        error_set(err, "BIGBATCH_FAULT: cannot wrap SQLite's allocator (SQLite already started)");
+        return -1;
+    }
+    return 0;
+}
 
 void store_rollback(Store *s)
 {

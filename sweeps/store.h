@@ -54,4 +54,8 @@ void store_nonfinite_note(char *buf, size_t len, const char *name, double x);
 
 const char *store_hostname(char *buf, size_t len);
 
+/* With BIGBATCH_FAULT set (engine/fault.h): SQLite's allocations counted as alloc points, so
+ * alloc:N fails the Nth. Call before any other SQLite call; nothing without the variable. */
+int store_faults_install(Error *err);
+
 #endif

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "input_limits.h"
+#include "array.h"
 #include "claims.h"
 #include "experiment.h"
 #include "launcher.h"
@@ -44,6 +45,8 @@ void sweep_options_defaults(SweepOptions *o)
     o->progress_every = -1; /* sweep_progress_every: 30 s on a terminal, else 600 s */
     o->mpirun = "mpirun --oversubscribe";
     o->max_attempts = 3;
+    o->array_runs_per_task = 1;
+    o->array_task = -1;
 }
 
 double sweep_progress_every(const SweepOptions *o)
@@ -728,6 +731,17 @@ static int slurm_allocation(SweepOptions *o, Error *err)
     return 0;
 }
 
+/* The databases a job array's tasks left (array.h), folded into the sweep's before it starts;
+ * those of tasks still at work are left for later. */
+static int fold_array(Sweep *w, Error *err)
+{
+    int merged, left;
+    if (array_fold(w->db, false, stdout, &merged, &left, err)) return -1;
+    if (merged + left) say(w, "job array: %d task database%s merged into %s, %d left", merged, merged == 1 ? "" : "s",
+                           w->db, left);
+    return 0;
+}
+
 int sweep_run(const SweepOptions *given, Error *err)
 {
     SweepOptions eff = *given;
@@ -755,6 +769,23 @@ int sweep_run(const SweepOptions *given, Error *err)
     w.runs = runs;
     w.n_runs = n_runs;
     sweep_db_path(o->db, exp.name, w.db, sizeof w.db);
+    /* logs and checkpoints beside the sweep's database, also for an array task's runs */
+    snprintf(w.log_dir, sizeof w.log_dir, "%.*s.logs", (int)(strlen(w.db) > 3 && !strcmp(w.db + strlen(w.db) - 3, ".db")
+                                                              ? strlen(w.db) - 3 : strlen(w.db)), w.db);
+    if (o->array_task >= 0 && !o->print_sbatch) {
+        if (array_keep_task(w.db, o->array_task, o->array_runs_per_task, o->retry_failed, runs, &n_runs, err)) goto out;
+        w.n_runs = n_runs;
+        if (n_runs == 0) {
+            say(&w, "array task %d: every run of it has ended in %s", o->array_task, w.db);
+            rc = 0;
+            goto out;
+        }
+        char sweep_db[sizeof w.db];
+        snprintf(sweep_db, sizeof sweep_db, "%s", w.db);
+        array_task_db(sweep_db, o->array_task, w.db, sizeof w.db);
+    } else if (!o->dry_run && !o->print_sbatch && fold_array(&w, err)) {
+        goto out;
+    }
     if (o->dry_run) {
         rc = dry_run(&w, err);
         goto out;
@@ -771,8 +802,6 @@ int sweep_run(const SweepOptions *given, Error *err)
     w.threads = o->threads > 0 ? o->threads : (int)(cpus / (o->workers * o->ranks));
     if (w.threads < 1) w.threads = 1;
     snprintf(w.threads_arg, sizeof w.threads_arg, "%d", w.threads);
-    snprintf(w.log_dir, sizeof w.log_dir, "%.*s.logs", (int)(strlen(w.db) > 3 && !strcmp(w.db + strlen(w.db) - 3, ".db")
-                                                              ? strlen(w.db) - 3 : strlen(w.db)), w.db);
     if (self_path(w.bin, sizeof w.bin, err)) goto out;
     /* the lease is --stale-after: a claim not renewed for that long may be taken over */
     if (claims_owner_init(&w.owner, o->stale_after, err)) goto out;

@@ -38,6 +38,9 @@ typedef struct {
     bool requeue;              /* on SIGUSR1/2 or SIGTERM in a SLURM job: checkpoint, then requeue it */
     double checkpoint_seconds; /* --checkpoint-every: each run saves this often (seconds) */
     int checkpoint_epochs;     /* or every this many epochs; both 0: no checkpoints */
+    bool array;                /* --print-sbatch --array: a job array, one task per array_runs_per_task runs */
+    int array_runs_per_task;   /* runs of the grid per array task [1] */
+    int array_task;            /* >= 0: be that task of the array (array.h); -1: the whole sweep */
 } SweepOptions;
 
 void sweep_options_defaults(SweepOptions *o);
