@@ -63,6 +63,9 @@ scancel --batch -s USR2 "$job"
 for i in $(seq 1200); do
     state=$(sqlite3 "$DB" "select count(*) from runs where status in $RESULT" 2>/dev/null)
     [ "$state" = 2 ] && ! squeue -h -j "$job" 2>/dev/null | grep -q . && break
+    # slurmctld holds a requeued job back for a while before it is eligible again (minutes on
+    # some nights here): once it is pending, let it start now; the requeue itself is the sweep's
+    squeue -h -j "$job" -o %t 2>/dev/null | grep -q '^PD$' && scontrol update JobId="$job" StartTime=now >/dev/null 2>&1
     sleep 0.25
 done
 out=$(ls "$TMP"/bigbatch-slurm-preempt-*.out | head -1)
