@@ -176,7 +176,7 @@ plant_object() { # plant_object WHAT NAME.o SOURCE MESSAGE
 }
 plant_object "a path calling the dispatcher" conv_planted.o \
     'void conv_forward_fp32(); void planted(void) { conv_forward_fp32(); }' \
-    'engine/cpu/conv_planted.c calls the dispatcher (conv.c: conv_forward_fp32)'
+    'cpu/conv_planted.c calls the dispatcher (conv.c: conv_forward_fp32)'
 plant_object "the reference leaf calling a path" conv_im2col.o \
     'int winograd_applies(); void conv_im2col_forward(void) { winograd_applies(); }' \
     'conv_im2col.c, the reference leaf, calls conv_winograd.c (winograd_applies)'
