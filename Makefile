@@ -244,8 +244,7 @@ demo-archive: deps bin/bigbatch
 	rm -f results/$(DEMO).db results/$(DEMO).db-wal results/$(DEMO).db-shm
 	rm -rf results/$(DEMO).logs
 	bin/bigbatch sweep experiments/$(DEMO).ini --workers 2
-	bin/bigbatch fingerprint --db results/$(DEMO).db
-	sweeps/archive.sh save $(DEMO)
+	sweeps/archive.sh save $(DEMO)   # stamps the numerics fingerprint: every run is this engine's
 	bin/bigbatch report --all
 
 # The measured results kept in git as SQL dumps (sweeps/archive.sh): results/archive/<experiment>.sql.gz.

@@ -42,9 +42,24 @@ tmp=
 drop_tmp() { [ -z "$tmp" ] || rm -f "$tmp"; tmp=; }
 trap drop_tmp EXIT
 
+# stamp DB: when every run of DB was made by this checkout's engine (runs.engine_version is
+# `bigbatch version`'s), record its numerics fingerprint in DB's meta (bigbatch fingerprint
+# --db), so that the archive says which numerics made it; a database of other engines' runs is
+# left as it is (no fingerprint can be had for an engine that is gone).
+BB=${BB:-bin/bigbatch}
+stamp() {
+    [ -x "$BB" ] || return 0
+    local ours made
+    ours=$("$BB" version | sed -n 's/^bigbatch \([^ ]*\) .*/\1/p')
+    made=$(sqlite3 "$1" "select group_concat(v) from (select distinct engine_version v from runs where status not in ('pending','stale','running'))")
+    [ -n "$ours" ] && [ "$made" = "$ours" ] || return 0
+    "$BB" fingerprint --db "$1" >/dev/null && echo "stamped $1 with $ours's numerics fingerprint"
+}
+
 save_one() {
     local db=$results/$1.db out=$archive/$1.sql.gz
     [ -f "$db" ] || { echo "$0: $db: no such database" >&2; return 1; }
+    stamp "$db" || { echo "$0: $db: cannot record the numerics fingerprint" >&2; return 1; }
     mkdir -p "$archive"
     tmp=$out.tmp
     # .dump reads in one transaction: a consistent copy even while a sweep writes.
