@@ -139,7 +139,7 @@ int array_fold(const char *db, bool all, FILE *log, int *merged, int *left, Erro
     *merged = *left = 0;
     DIR *d = opendir(dir);
     if (!d) {
-        if (errno == ENOENT) return 0;
+        if (errno == ENOENT || errno == ENOTDIR) return 0; /* no task databases (or no folder for any) */
         error_set(err, "%s: %s", dir, strerror(errno));
         return -1;
     }
