@@ -208,13 +208,16 @@ static void b_fresh_gradients_add_relu(Net *net)
     head(net, nb_add_relu(net, nb_batchnorm(net, "bn", c, true, 1e-5, 0.1), c));
 }
 /* Batch norm on a layer's output that only it reads, so its backward writes the input's
- * gradient (fresh_dx) rather than adding to it as on the net's input: x + x (whose own backward
- * is exact) feeds the BN, so the input's gradient is the BN's written one, doubled. */
-static void b_bn_writes(Net *net) { head(net, nb_batchnorm(net, "bn", nb_add(net, NET_INPUT, NET_INPUT), true, 1e-5, 0.1)); }
-static void b_bn_relu_writes(Net *net)
+ * gradient (fresh_dx) rather than adding to it as on the net's input: a + a (a convolution's
+ * output twice: an add takes layers, not the net's input; its own backward is exact) feeds the
+ * BN, so a's gradient is the BN's written one, doubled. */
+static int doubled_conv(Net *net)
 {
-    head(net, nb_batchnorm_relu(net, "bn", nb_add(net, NET_INPUT, NET_INPUT), true, 1e-5, 0.1));
+    int a = nb_conv(net, "a", NET_INPUT, 3, 3, 1, 1, 1, false, GAUSS, GAUSS);
+    return nb_add(net, a, a);
 }
+static void b_bn_writes(Net *net) { head(net, nb_batchnorm(net, "bn", doubled_conv(net), true, 1e-5, 0.1)); }
+static void b_bn_relu_writes(Net *net) { head(net, nb_batchnorm_relu(net, "bn", doubled_conv(net), true, 1e-5, 0.1)); }
 static void b_add_relu(Net *net)
 {
     int a = nb_conv(net, "a", NET_INPUT, 3, 3, 1, 1, 1, false, GAUSS, GAUSS);

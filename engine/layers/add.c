@@ -53,6 +53,10 @@ static const LayerOps add_relu_ops = {.kind = "add_relu", .forward = add_forward
 
 static int add_layer(Net *net, const LayerOps *ops, int a, int b)
 {
+    if (a < 0 || b < 0) { /* the sum's shape comes from its operands' layers */
+        fprintf(stderr, "bigbatch: internal error: an add takes two layers, not the net's input\n");
+        abort();
+    }
     int idx = net_add_layer(net, ops, NULL, a, b);
     const Layer *la = &net->layers[a], *lb = &net->layers[b];
     if (la->c != lb->c || la->h != lb->h || la->w != lb->w) {
