@@ -73,7 +73,7 @@ endif
 ENGINE_SRC := $(shell find engine sweeps -name '*.c' | sort)
 ENGINE_C_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
 ENGINE_OBJ := $(ENGINE_C_OBJ) $(CUDA_SRC:%.cu=$(BUILD)/%.o)
-CLI_SRC    := $(sort $(wildcard cli/*.c))
+CLI_SRC    := $(shell find cli -name '*.c' | sort)
 CLI_OBJ    := $(CLI_SRC:%.c=$(BUILD)/%.o)
 # The same engine in double precision, for the finite-difference gradient checks.
 DOUBLE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/double/%.o)
@@ -100,14 +100,14 @@ $(BIN): $(ENGINE_OBJ) $(CLI_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(CUDA_LIBS)
 	@if [ "$@" = bin/bigbatch ]; then echo "$(BUILD)" > bin/.variant; fi
 
-# The commit the binary is built from, recorded with every run (engine/version.c): "+<commit>",
+# The commit the binary is built from, recorded with every run (engine/base/version.c): "+<commit>",
 # ".dirty" when engine/, sweeps/, cli/ or this file differ from it, "" outside a git checkout.
 # commit.h is rewritten only when that changes, so nothing else recompiles for it.
 COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 COMMIT_TEXT := $(if $(COMMIT),+$(COMMIT)$(shell git diff --quiet HEAD -- engine sweeps cli Makefile 2>/dev/null || echo .dirty))
 $(shell mkdir -p $(BUILD) && echo '#define BIGBATCH_COMMIT "$(COMMIT_TEXT)"' > $(BUILD)/commit.h.new && \
   { cmp -s $(BUILD)/commit.h.new $(BUILD)/commit.h && rm -f $(BUILD)/commit.h.new || mv $(BUILD)/commit.h.new $(BUILD)/commit.h; })
-$(BUILD)/engine/version.o $(BUILD)/double/engine/version.o: CPPFLAGS += -I$(BUILD)
+$(BUILD)/engine/base/version.o $(BUILD)/double/engine/base/version.o: CPPFLAGS += -I$(BUILD)
 # The direct convolution's kernels (and the Winograd forms' products) are chains of
 # multiply-adds: fused, they run at twice the rate (-std=c11 turns contraction off everywhere
 # else, and results stay as they were there).
@@ -140,9 +140,12 @@ $(GRAD_BIN): $(BUILD)/tests/%: tests/%.c $(DOUBLE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -DBB_DOUBLE -MMD -MP -o $@ $< $(DOUBLE_OBJ) $(LDFLAGS) $(LDLIBS) -lcriterion
 
+# The scaling model lives beside `bigbatch scale` (cli/scale/); its test links it too.
+$(BUILD)/tests/test_scale: CLI_PARTS := $(filter $(BUILD)/cli/scale/%,$(CLI_OBJ))
+$(BUILD)/tests/test_scale: $(filter $(BUILD)/cli/scale/%,$(CLI_OBJ))
 $(FLOAT_BIN): $(BUILD)/tests/%: tests/%.c $(ENGINE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -o $@ $< $(ENGINE_OBJ) $(LDFLAGS) $(LDLIBS) $(CUDA_LIBS) -lcriterion
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -o $@ $< $(CLI_PARTS) $(ENGINE_OBJ) $(LDFLAGS) $(LDLIBS) $(CUDA_LIBS) -lcriterion
 
 # make gpu-bundle: the CUDA build for a GPU node that lacks Debian's libraries, which
 # bench/gpu_check.sh runs there: no MPI, code for any x86-64-v3 CPU, and the shared libraries
@@ -207,7 +210,7 @@ FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -DBB_NO_MPI -g -O1 -fno-omit-frame-pointe
                 -Wno-pass-failed -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_OBJ     := $(ENGINE_SRC:%.c=build/fuzz/obj/%.o)
 FUZZ_TARGETS := $(patsubst fuzz/%.c,build/fuzz/%,$(sort $(wildcard fuzz/fuzz_*.c)))
-build/fuzz/obj/engine/version.o: CPPFLAGS += -I$(BUILD)
+build/fuzz/obj/engine/base/version.o: CPPFLAGS += -I$(BUILD)
 build/fuzz/obj/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(filter-out -DBB_CUDA,$(CPPFLAGS)) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<

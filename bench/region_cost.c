@@ -1,5 +1,5 @@
 /* What a parallel region and a small sgemm cost on this machine, the numbers behind
- * engine/cpu/threads.h and engine/replicas.c (docs/performance.md, "Threads and cores"):
+ * engine/cpu/threads.h and engine/dist/replicas.c (docs/performance.md, "Threads and cores"):
  *   - an empty OpenMP region of one thread, at the top level and nested in a 2-thread region
  *     (a net replica's thread), in microseconds;
  *   - LeNet's conv1 forward product (sgemm 6 x 784 x 25, single-threaded) in microseconds a call:

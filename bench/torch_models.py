@@ -1,5 +1,5 @@
 """PyTorch definitions of the networks `make bench` compares, built exactly as
-engine/models.c builds them: same layer order, channels, kernels, strides,
+engine/net/models.c builds them: same layer order, channels, kernels, strides,
 padding, LRN and BN settings, dropout, and the same parameter names (so
 bench/torch_bench.py can check every parameter's name and shape against
 `bigbatch bench --model M --list-params`).
@@ -17,7 +17,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-# name -> (input C, H, W), classes: engine/models.c MODELS
+# name -> (input C, H, W), classes: engine/net/models.c MODELS
 INPUTS = {
     "lenet": ((1, 28, 28), 10),
     "simple-cnn": ((1, 28, 28), 10),

@@ -8,7 +8,7 @@ so that the two engines' accuracies can be put side by side (README, issue notes
 Same as bigbatch train: per-channel mean/std of the training set, the last partial
 batch dropped, a fresh permutation each epoch, for CIFAR-10 random crop (zero pad 4,
 the padding is raw zeros before normalization) + horizontal flip; torch.optim.SGD;
-initialization as engine/models.c (PyTorch's default for LeNet and the simple CNN,
+initialization as engine/net/models.c (PyTorch's default for LeNet and the simple CNN,
 Kaiming normal fan_out for ResNet convolutions). CIFAR-10 is read from bigbatch's
 decoded cache (DATA_ROOT/{train,test}.bbimg, made by any bigbatch run on cifar10 with that
 --data-root), so both engines see identical pixels; --train-subset and --test-subset take
@@ -31,7 +31,7 @@ import torch_models  # noqa: E402
 
 
 class SimpleCNN(nn.Module):
-    """engine/models.c build_simple_cnn: conv5x5 32 + pool, conv5x5 64 + pool, fc 1024."""
+    """engine/net/models.c build_simple_cnn: conv5x5 32 + pool, conv5x5 64 + pool, fc 1024."""
 
     def __init__(self, classes=10):
         super().__init__()

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/cli_args.h"
-#include "../engine/comm.h"
+#include "../sweeps/flags/cli_args.h"
+#include "../engine/dist/comm.h"
 #include "cli.h"
 
 static int cmp_double(const void *a, const void *b)

@@ -4,7 +4,7 @@
  *
  * A step is what the training loop does per iteration minus data loading:
  * net_zero_grad, net_forward (train), net_backward, optimizer_step; with --loader each step
- * also takes its batch from the batch loader (engine/loader.h), as training does, and the
+ * also takes its batch from the batch loader (engine/data/loader.h), as training does, and the
  * time it waited for the loader's thread is reported. Images/s come from unprofiled steps;
  * the convolution rate comes from a separate set of steps with net->profile on (per-layer
  * timers), so the timers never touch img_s. */
@@ -21,14 +21,14 @@
 #include <cblas.h>
 #include <omp.h>
 
-#include "../engine/cli_args.h"
+#include "../sweeps/flags/cli_args.h"
 #include "../engine/data/data.h"
-#include "../engine/loader.h"
-#include "../engine/loss_scale.h"
-#include "../engine/models.h"
-#include "../engine/optimizer.h"
-#include "../engine/replicas.h"
-#include "../engine/rng.h"
+#include "../engine/data/loader.h"
+#include "../engine/optim/loss_scale.h"
+#include "../engine/net/models.h"
+#include "../engine/optim/optimizer.h"
+#include "../engine/dist/replicas.h"
+#include "../engine/base/rng.h"
 #include "cli.h"
 
 typedef struct {

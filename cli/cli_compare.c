@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "../engine/backend.h"
-#include "../engine/checkpoint.h"
-#include "../engine/cli_args.h"
-#include "../engine/models.h"
+#include "../engine/train/checkpoint.h"
+#include "../sweeps/flags/cli_args.h"
+#include "../engine/net/models.h"
 #include "cli.h"
 
 typedef struct {

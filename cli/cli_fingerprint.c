@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../engine/version.h"
+#include "../engine/base/version.h"
 #include "../sweeps/fingerprint.h"
 #include "cli.h"
 

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../engine/models.h"
+#include "../engine/net/models.h"
 #include "cli.h"
 
 int cli_models(int argc, char **argv)

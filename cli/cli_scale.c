@@ -7,11 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../engine/cli_args.h"
-#include "../engine/models.h"
-#include "../engine/optimizer.h"
-#include "../engine/published_runs.h"
-#include "../engine/scale.h"
+#include "../sweeps/flags/cli_args.h"
+#include "../engine/net/models.h"
+#include "../engine/optim/optimizer.h"
+#include "scale/published_runs.h"
+#include "scale/scale.h"
 #include "cli.h"
 
 #define MAX_NODES 64

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "../engine/backend.h"
-#include "../engine/cli_args.h"
+#include "../sweeps/flags/cli_args.h"
 #include "../sweeps/claims.h"
 #include "../sweeps/experiment.h"
 #include "../sweeps/report.h"

@@ -8,10 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../engine/cli_args.h"
-#include "../engine/train.h"
-#include "../engine/train_flags.h"
-#include "../engine/util.h"
+#include "../sweeps/flags/cli_args.h"
+#include "../engine/train/train.h"
+#include "../sweeps/flags/train_flags.h"
+#include "../engine/base/util.h"
 #include "../sweeps/run_config.h"
 #include "../sweeps/run_record.h"
 #include "cli.h"

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "../engine/backend.h"
-#include "../engine/cli_args.h"
+#include "../sweeps/flags/cli_args.h"
 #include "../sweeps/archive.h"
 #include "../sweeps/figure_dir.h"
 #include "../sweeps/verify.h"

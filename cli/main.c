@@ -5,10 +5,10 @@
 
 #include "../engine/backend.h"
 #include "../engine/blas_core.h"
-#include "../engine/fault.h"
-#include "../engine/optimizer.h"
-#include "../engine/train_flags.h"
-#include "../engine/version.h"
+#include "../engine/base/fault.h"
+#include "../engine/optim/optimizer.h"
+#include "../sweeps/flags/train_flags.h"
+#include "../engine/base/version.h"
 #include "../sweeps/store.h"
 #include "cli.h"
 
@@ -90,7 +90,7 @@ int main(int argc, char **argv)
 {
     blas_core_ensure(argv); /* before any work: it may re-execute the program */
     Error err = {{0}};
-    /* the test hook (engine/fault.h), read once here, before SQLite starts */
+    /* the test hook (engine/base/fault.h), read once here, before SQLite starts */
     if (fault_init(getenv("BIGBATCH_FAULT"), &err) || store_faults_install(&err)) {
         fprintf(stderr, "bigbatch: %s\n", err.msg);
         return 2;

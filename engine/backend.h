@@ -21,10 +21,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "opt_config.h"
+#include "optim/opt_config.h"
 #include "real.h"
 #include "tensor.h"
-#include "util.h"
+#include "base/util.h"
 
 typedef struct Backend Backend;
 
@@ -47,7 +47,7 @@ Backend *backend_create(int threads);
 void backend_destroy(Backend *bk);
 int backend_threads(const Backend *bk);
 /* A backend of one thread on bk's device, whose memory bk's operations may read and write:
- * what one thread's replica of a net runs on (engine/replicas.h). Process-wide settings (the
+ * what one thread's replica of a net runs on (engine/dist/replicas.h). Process-wide settings (the
  * OpenMP and OpenBLAS thread counts) stay bk's. NULL when the backend has no such thing (a GPU
  * runs every operation across the whole device). Close it with backend_destroy. */
 Backend *backend_open_thread(Backend *bk);
@@ -67,7 +67,7 @@ void backend_reserve(Backend *bk, Workspace need);
  *         weights and incoming gradients and give bf16 / fp16 outputs and gradients; parameters,
  *         their gradients, optimizer state, batch norm, reductions and the loss stay fp32. The
  *         CPU emulates both by rounding at those points (round to nearest even; fp16 overflows to
- *         inf). fp16 needs loss scaling (engine/loss_scale.h; backend_precision_scales_loss).
+ *         inf). fp16 needs loss scaling (engine/optim/loss_scale.h; backend_precision_scales_loss).
  * Set before the first operation. 0, or -1 with err naming the precisions when the name is
  * unknown or the backend has no such arithmetic (the CPU: no tf32; CUDA: no bf16 or fp16 yet). */
 typedef enum { BK_PRECISION_FP32, BK_PRECISION_TF32, BK_PRECISION_BF16, BK_PRECISION_FP16 } BkPrecision;
@@ -191,7 +191,7 @@ void bk_dropout_backward(Backend *bk, size_t count, const real *mask, const real
 
 /* A batch's pixels to the network's input: y = (x / 255 - mean[ch]) / std[ch] for each of
  * `images` images of c planes of hw uint8 pixels (x and y backend memory; mean and std host
- * arrays of c values), computed in `real` in that order, as pixel_normalize (engine/pixel.h)
+ * arrays of c values), computed in `real` in that order, as pixel_normalize (engine/data/pixel.h)
  * does, so every backend gives the CPU's inputs bit for bit. */
 void bk_normalize_pixels(Backend *bk, size_t images, int c, size_t hw, const uint8_t *x, const float *mean,
                          const float *std, real *y);

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "backend.h"
-#include "util.h"
+#include "base/util.h"
 
 void tensor_alloc(Tensor *t, Backend *bk, int n, int c, int h, int w)
 {

@@ -1,8 +1,8 @@
 /* libFuzzer target: checkpoint loading (the safetensors header length and JSON, every
  * tensor's dtype, shape and offsets, the metadata) into a LeNet with an SGD optimizer. */
-#include "../engine/checkpoint.h"
-#include "../engine/models.h"
-#include "../engine/optimizer.h"
+#include "../engine/train/checkpoint.h"
+#include "../engine/net/models.h"
+#include "../engine/optim/optimizer.h"
 #include "fuzz_input.h"
 
 static Backend *bk;

@@ -2,7 +2,7 @@
  * a gzip'd SQL dump of one results database, read back into a database file. */
 #ifndef BB_ARCHIVE_H
 #define BB_ARCHIVE_H
-#include "util.h"
+#include "../engine/base/util.h"
 
 /* Creates the database `db` (which must not exist) from the dump `sql_gz`. 0, or -1 with err
  * naming the file; a failed load leaves no `db` behind. */

@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "experiment.h"
-#include "util.h"
+#include "../engine/base/util.h"
 
 /* <db without .db>.array, and the database of task `task` in it. */
 void array_dir(const char *db, char *out, size_t len);

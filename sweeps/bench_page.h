@@ -16,7 +16,7 @@
 #define BB_BENCH_PAGE_H
 #include <stdio.h>
 
-#include "util.h"
+#include "../engine/base/util.h"
 
 /* Writes the page of template `tmpl` to `out`, directives filled from the files of `bench`. 0,
  * or -1 with err naming the template's line ("tmpl:LINE: ..."); `out` then holds a part. */

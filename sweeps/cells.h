@@ -9,7 +9,7 @@
 
 #include "experiment.h"
 #include "store.h"
-#include "util.h"
+#include "../engine/base/util.h"
 
 typedef struct {
     char id[17];
@@ -23,7 +23,7 @@ typedef struct Cell {
     cJSON *cell;        /* {"batch": "512", ...} in file order */
     char *label;
     int runs, complete, diverged, failed, waiting;
-    int collapsed;      /* of the complete ones: ended at the chance level (engine/collapse.h) */
+    int collapsed;      /* of the complete ones: ended at the chance level (engine/train/collapse.h) */
     double sum, sum_sq; /* over complete runs, collapsed ones included: a seed's outcome */
     double mean, std;
     bool best;          /* the best of its group over the tuned axes */

@@ -17,8 +17,8 @@
 
 #include "expr.h"
 #include "figures.h"
-#include "train.h"
-#include "train_flags.h"
+#include "../engine/train/train.h"
+#include "flags/train_flags.h"
 
 const char *const EXPERIMENT_METRICS[] = {"test_acc", "test_loss", "train_loss", "loss_gap", "best_test_acc",
                                           NULL};

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "run_config.h"
-#include "util.h"
+#include "../engine/base/util.h"
 
 typedef enum { KEY_FIXED, KEY_GRID, KEY_ZIP, KEY_DERIVED } KeyRole;
 

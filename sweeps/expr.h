@@ -4,7 +4,7 @@
  * so subtraction between names needs spaces: `a - b`. */
 #ifndef BB_EXPR_H
 #define BB_EXPR_H
-#include "util.h"
+#include "../engine/base/util.h"
 
 /* Value of a name: 0 with *value set, -1 with err set (unknown name, not a number). */
 typedef int (*ExprLookup)(void *ctx, const char *name, double *value, Error *err);

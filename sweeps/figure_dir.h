@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "util.h"
+#include "../engine/base/util.h"
 
 typedef struct {
     char **items;

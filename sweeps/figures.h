@@ -4,7 +4,7 @@
 #define BB_FIGURES_H
 #include <stddef.h>
 
-#include "util.h"
+#include "../engine/base/util.h"
 
 struct Plot; /* plot_parts.h */
 

@@ -9,9 +9,9 @@
 
 #include "blas_core.h"
 #include "store.h"
-#include "train.h"
-#include "train_flags.h"
-#include "version.h"
+#include "../engine/train/train.h"
+#include "flags/train_flags.h"
+#include "../engine/base/version.h"
 
 /* The fixed runs: what each adds to the common flags. Both optimizers' arithmetic counts:
  * LARS reads norms that SGD never takes. */

@@ -7,7 +7,7 @@
 #define BB_FINGERPRINT_H
 #include <stddef.h>
 
-#include "util.h"
+#include "../engine/base/util.h"
 
 typedef struct {
     char hex[17];         /* FNV-1a 64 over the checkpoints' tensor bytes */

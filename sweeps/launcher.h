@@ -4,7 +4,7 @@
  * it was written, and nothing in it is run. */
 #ifndef BB_LAUNCHER_H
 #define BB_LAUNCHER_H
-#include "util.h"
+#include "../engine/base/util.h"
 
 /* {words of launcher split at blanks..., "-np", "K", run_argv..., NULL} in one allocation
  * (free() it); the launcher's words are split at spaces and tabs only, quotes being ordinary

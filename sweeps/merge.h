@@ -8,7 +8,7 @@
 #define BB_MERGE_H
 #include <stdio.h>
 
-#include "util.h"
+#include "../engine/base/util.h"
 
 typedef struct {
     int added, replaced, same, kept, conflicts; /* runs, over all inputs */

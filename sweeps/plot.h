@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "util.h"
+#include "../engine/base/util.h"
 
 typedef struct {
     const char *file;       /* the experiment file */

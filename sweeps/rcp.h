@@ -20,7 +20,7 @@
 #define BB_RCP_H
 #include <stdbool.h>
 
-#include "util.h"
+#include "../engine/base/util.h"
 
 typedef struct {
     char name[64];            /* the section, e.g. resnet_ref_1632 */

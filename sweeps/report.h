@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "util.h"
+#include "../engine/base/util.h"
 
 /* REPORT_HTML: the Markdown report's content as an HTML fragment (report_html.h makes the page). */
 typedef enum { REPORT_MD, REPORT_CSV, REPORT_HTML } ReportFormat;

@@ -6,7 +6,7 @@
  * address sorts table T (0-based) by column C when the page opens. */
 #ifndef BB_REPORT_HTML_H
 #define BB_REPORT_HTML_H
-#include "util.h"
+#include "../engine/base/util.h"
 
 typedef struct {
     const char *file;      /* the experiment file */

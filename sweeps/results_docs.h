@@ -8,7 +8,7 @@
 #define BB_RESULTS_DOCS_H
 #include <stdio.h>
 
-#include "util.h"
+#include "../engine/base/util.h"
 
 typedef struct {
     const char *experiments; /* folder of experiment files (*.ini) */

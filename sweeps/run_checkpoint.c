@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "checkpoint.h"
+#include "../engine/train/checkpoint.h"
 #include "run_rows.h"
 
 int checkpoint_every_parse(const char *flag, const char *text, double *seconds, int *epochs, Error *err)

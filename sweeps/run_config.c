@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "train_flags.h"
+#include "flags/train_flags.h"
 
 uint64_t fnv1a64(const char *s)
 {

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "util.h"
+#include "../engine/base/util.h"
 
 uint64_t fnv1a64(const char *s);
 /* 16 hex digits of FNV-1a 64 of the canonical config JSON. */

@@ -14,7 +14,7 @@
 
 #include "run_config.h"
 #include "run_stream.h"
-#include "version.h"
+#include "../engine/base/version.h"
 
 /* The claim is ours while the row is running with our attempt; refreshes the heartbeat. */
 static int hold_claim(RunRecord *rr, Error *err)

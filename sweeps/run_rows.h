@@ -6,9 +6,9 @@
 #define BB_RUN_ROWS_H
 #include <stdbool.h>
 
-#include "param_kind.h"
+#include "../engine/net/param_kind.h"
 #include "store.h"
-#include "train.h"
+#include "../engine/train/train.h"
 
 typedef struct {
     long step;

@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "sweep.h"
-#include "util.h"
+#include "../engine/base/util.h"
 
 /* bin: this program's path; db: the database the sweep uses; name/scale: the experiment's. */
 int sbatch_write(FILE *out, const SweepOptions *o, const char *bin, const char *db, const char *name,

@@ -4,7 +4,7 @@
 #ifndef BB_STEPS_TARGET_H
 #define BB_STEPS_TARGET_H
 #include "cells.h"
-#include "util.h"
+#include "../engine/base/util.h"
 
 typedef struct {
     double batch;

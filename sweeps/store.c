@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fault.h"
+#include "../engine/base/fault.h"
 
 /* Every table in one place. Real columns that can be NaN/Inf get NULL plus a note in
  * `nonfinite` ("train_loss=nan"), because SQLite stores a NaN as NULL. */
@@ -95,7 +95,7 @@ char *store_table_definition(const char *table)
     return def;
 }
 
-/* The error an injected fault stands for (engine/fault.h): SQLite's own for that failure. */
+/* The error an injected fault stands for (engine/base/fault.h): SQLite's own for that failure. */
 static int injected(Store *s, FaultPoint p, const char *what, Error *err)
 {
     error_set(err, "%s: %s: %s (BIGBATCH_FAULT: injected %s fault)", s->path, what,

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <sqlite3.h>
 
-#include "util.h"
+#include "../engine/base/util.h"
 
 #define STORE_SCHEMA_VERSION 5 /* 2: runs.device; 3: the attempts table; 4: runs.claim, lease, owner_ns;
                                   5: the status collapsed, runs.skipped_steps, steps.skipped */
@@ -54,7 +54,7 @@ void store_nonfinite_note(char *buf, size_t len, const char *name, double x);
 
 const char *store_hostname(char *buf, size_t len);
 
-/* With BIGBATCH_FAULT set (engine/fault.h): SQLite's allocations counted as alloc points, so
+/* With BIGBATCH_FAULT set (engine/base/fault.h): SQLite's allocations counted as alloc points, so
  * alloc:N fails the Nth. Call before any other SQLite call; nothing without the variable. */
 int store_faults_install(Error *err);
 

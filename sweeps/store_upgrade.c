@@ -1,4 +1,4 @@
-/* Schema version 5: the status `collapsed` (engine/collapse.h) in runs and attempts.
+/* Schema version 5: the status `collapsed` (engine/train/collapse.h) in runs and attempts.
  * SQLite cannot change a CHECK constraint in place, so both tables are rebuilt under the
  * current schema (the 12 steps of SQLite's "ALTER TABLE" page, foreign keys off while
  * store_open upgrades), and runs recorded `complete` at the chance level before the status
@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collapse.h"
+#include "../engine/train/collapse.h"
 #include "data/data.h"
-#include "train.h"
+#include "../engine/train/train.h"
 
 /* "a,b,c": the table's columns as the file has them (older versions added some at the end). */
 static char *column_list(Store *s, const char *table, Error *err)

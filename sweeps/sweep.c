@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "input_limits.h"
+#include "../engine/base/input_limits.h"
 #include "array.h"
 #include "claims.h"
 #include "experiment.h"
@@ -32,7 +32,7 @@
 #include "sbatch.h"
 #include "slurm_state.h"
 #include "store.h"
-#include "version.h"
+#include "../engine/base/version.h"
 
 void sweep_options_defaults(SweepOptions *o)
 {

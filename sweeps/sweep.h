@@ -5,7 +5,7 @@
 #define BB_SWEEP_H
 #include <stdbool.h>
 
-#include "util.h"
+#include "../engine/base/util.h"
 
 typedef struct {
     const char *file;       /* the experiment file */

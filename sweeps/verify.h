@@ -4,7 +4,7 @@
 #define BB_VERIFY_H
 #include <stdio.h>
 
-#include "util.h"
+#include "../engine/base/util.h"
 
 /* A new run of value y lands within the archive when some archived seed ended as it did
  * (complete, collapsed or diverged) and, for a complete run, y lies in [min - w, max + w] over

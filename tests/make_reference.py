@@ -55,7 +55,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 # LeNet and the CIFAR ResNet are the benchmark's definitions (one PyTorch mirror of
-# engine/models.c for both uses).
+# engine/net/models.c for both uses).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
 from torch_models import CifarResNet, LeNet  # noqa: E402
 

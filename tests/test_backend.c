@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "../engine/backend.h"
-#include "../engine/net.h"
-#include "../engine/optimizer.h"
-#include "../engine/philox.h"
+#include "../engine/net/net.h"
+#include "../engine/optim/optimizer.h"
+#include "../engine/base/philox.h"
 #include "tensor_access.h"
 
 /* Random123's known answers for Philox4x32-10 (its tests/kat_vectors). */

@@ -25,9 +25,9 @@
 #include <unistd.h>
 
 #include "../engine/data/data.h"
-#include "../engine/models.h"
-#include "../engine/net.h"
-#include "../engine/optimizer.h"
+#include "../engine/net/models.h"
+#include "../engine/net/net.h"
+#include "../engine/optim/optimizer.h"
 #include "tensor_access.h"
 
 /* Operations whose results depend on the order of a long sum (gemm, convolution, batch

@@ -1,4 +1,4 @@
-/* Checkpoints (engine/checkpoint.c): bit-exact round trips of parameters, buffers,
+/* Checkpoints (engine/train/checkpoint.c): bit-exact round trips of parameters, buffers,
  * optimizer slots and the training position; the safetensors layout and PyTorch
  * shapes; and every way a load or save must fail cleanly. */
 #include <cjson/cJSON.h>
@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../engine/checkpoint.h"
-#include "../engine/models.h"
+#include "../engine/train/checkpoint.h"
+#include "../engine/net/models.h"
 
 static char dir[64];
 static Backend *bk;

@@ -1,9 +1,9 @@
-/* The chance-level rule (engine/collapse.h) on known answers: a uniform predictor's loss is
+/* The chance-level rule (engine/train/collapse.h) on known answers: a uniform predictor's loss is
  * ln(classes) and a guess's accuracy 1/classes. */
 #include <criterion/criterion.h>
 #include <math.h>
 
-#include "collapse.h"
+#include "../engine/train/collapse.h"
 
 Test(collapse, uniform_predictor_is_at_chance)
 {

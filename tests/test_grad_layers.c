@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../engine/models.h"
-#include "../engine/net.h"
-#include "../engine/rng.h"
+#include "../engine/net/models.h"
+#include "../engine/net/net.h"
+#include "../engine/base/rng.h"
 #include "tensor_access.h"
 
 typedef void (*BuildFn)(Net *net);

@@ -1,4 +1,4 @@
-/* The batch loader (engine/loader.h) against the host: whatever the order of requests (a
+/* The batch loader (engine/data/loader.h) against the host: whatever the order of requests (a
  * batch cropped ahead and taken, a change of plan that discards it, a batch with nothing
  * ahead, a centre crop without draws), the net's input and labels after loader_load are bit
  * for bit batch_assemble's on the host with the same images and random state. */
@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "../engine/data/data.h"
-#include "../engine/loader.h"
-#include "../engine/models.h"
+#include "../engine/data/loader.h"
+#include "../engine/net/models.h"
 #include "tensor_access.h"
 
 enum { IMAGES = 48, BATCH = 16 };

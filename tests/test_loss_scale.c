@@ -1,4 +1,4 @@
-/* Loss scaling (engine/loss_scale.h): the dynamic scaler's rule against PyTorch's GradScaler
+/* Loss scaling (engine/optim/loss_scale.h): the dynamic scaler's rule against PyTorch's GradScaler
  * (halve and skip on inf/NaN, double after 2000 good steps in a row), and the invariance that
  * makes LARS right in mixed precision: scaling the loss by a power of two, then unscaling the
  * gradients before the optimizer, leaves every norm, trust ratio and update bit for bit as at
@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/loss_scale.h"
-#include "../engine/models.h"
-#include "../engine/optimizer.h"
+#include "../engine/optim/loss_scale.h"
+#include "../engine/net/models.h"
+#include "../engine/optim/optimizer.h"
 #include "tensor_access.h"
 
 Test(loss_scale, starts_at_2_to_the_16_halves_and_skips_on_inf)

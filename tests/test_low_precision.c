@@ -7,9 +7,9 @@
 #include <stdlib.h>
 
 #include "../engine/cpu/round_lowp.h"
-#include "../engine/loss_scale.h"
-#include "../engine/models.h"
-#include "../engine/optimizer.h"
+#include "../engine/optim/loss_scale.h"
+#include "../engine/net/models.h"
+#include "../engine/optim/optimizer.h"
 #include "tensor_access.h"
 
 typedef struct {

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../engine/models.h"
-#include "../engine/net.h"
+#include "../engine/net/models.h"
+#include "../engine/net/net.h"
 
 /* [first, last] in layer indices: the backward steps the gradient is live at */
 static int last_consumer(const Net *net, int i)

@@ -3,8 +3,8 @@
 #include <criterion/criterion.h>
 #include <math.h>
 
-#include "../engine/noise_scale.h"
-#include "../engine/rng.h"
+#include "../engine/train/noise_scale.h"
+#include "../engine/base/rng.h"
 
 Test(noise_scale, closed_form_single_step)
 {

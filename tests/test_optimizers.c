@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/models.h"
-#include "../engine/net.h"
-#include "../engine/optimizer.h"
+#include "../engine/net/models.h"
+#include "../engine/net/net.h"
+#include "../engine/optim/optimizer.h"
 #include "reference_fixture.c"
 #include "tensor_access.h"
 

@@ -1,4 +1,4 @@
-/* Training by per-thread replicas (engine/replicas.h) against the net training itself (each
+/* Training by per-thread replicas (engine/dist/replicas.h) against the net training itself (each
  * operation split across the threads): the same loss, top-1 hits and parameter gradients
  * (up to the order of the sums: relative 1e-5 of the largest), with gradients that already
  * hold values, dropout (whose masks follow each image's place in the batch), uneven shares
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/models.h"
-#include "../engine/replicas.h"
+#include "../engine/net/models.h"
+#include "../engine/dist/replicas.h"
 #include "tensor_access.h"
 
 typedef struct {

@@ -1,4 +1,4 @@
-/* The scaling model (engine/scale.c) on hand-computed cases, and the published
+/* The scaling model (cli/scale/scale.c) on hand-computed cases, and the published
  * runs it is checked against. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../engine/published_runs.h"
-#include "../engine/scale.h"
+#include "../cli/scale/published_runs.h"
+#include "../cli/scale/scale.h"
 
 static ScaleInput base(void)
 {

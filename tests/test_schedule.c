@@ -1,11 +1,11 @@
-/* Learning-rate schedules (engine/schedule.c): every policy at its corner iterations against
+/* Learning-rate schedules (engine/optim/schedule.c): every policy at its corner iterations against
  * closed forms written out here independently, both warm-up shapes, both poly/cosine horizons,
  * the batch-size scaling rules, name parsing and validation messages. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
 
-#include "../engine/schedule.h"
+#include "../engine/optim/schedule.h"
 
 #define REL_TOL 1e-12
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util.h"
+#include "../base/util.h"
 #include "cpu.h"
 
 static void cpu_destroy(Backend *bk)

@@ -1,6 +1,6 @@
 /* Elementwise operations, split across threads in static chunks (threads.h). */
-#include "../philox.h"
-#include "../pixel.h"
+#include "../base/philox.h"
+#include "../data/pixel.h"
 #include "cpu.h"
 #include "guard.h"
 

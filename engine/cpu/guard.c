@@ -36,7 +36,7 @@ typedef struct {
 } Arena;
 
 static Arena arena;
-/* Net replicas (engine/replicas.h) call the backend from several threads at once: the
+/* Net replicas (engine/dist/replicas.h) call the backend from several threads at once: the
  * arena opens at the first open call and closes after the last. */
 static pthread_mutex_t arena_lock = PTHREAD_MUTEX_INITIALIZER;
 

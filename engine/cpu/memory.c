@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util.h"
+#include "../base/util.h"
 #include "cpu.h"
 #include "guard.h"
 

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../opt_names.h"
+#include "../optim/opt_names.h"
 #include "guard.h"
 
 void cpu_param_norms(Backend *bk, const BkParamList *pl, double *norms)

@@ -1,7 +1,7 @@
 /* How the CPU backend's operations share their work out over a backend's threads, with no
  * OpenMP region where there is one thread. libgomp builds a team for every region, even of one
  * thread: 2.2-2.7 us a region at the top level and 2.8-3.2 nested in a net replica's thread
- * (engine/replicas.h; bench/region_cost.c, bench/results/2026-12-05-region-cost.txt), and a
+ * (engine/dist/replicas.h; bench/region_cost.c, bench/results/2026-12-05-region-cost.txt), and a
  * replica's LeNet pass opened 31 of them. On one thread an operation runs its loop plainly on the
  * calling thread: a one-thread backend (--threads 1, or a replica's) then opens no region at all.
  *

@@ -11,7 +11,7 @@
 #include "cuda.h"
 
 extern "C" {
-#include "../util.h"
+#include "../base/util.h"
 }
 
 void cuda_die(const char *file, int line, const char *call, const char *what)

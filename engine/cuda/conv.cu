@@ -25,7 +25,7 @@
 #include "cuda.h"
 
 extern "C" {
-#include "../util.h"
+#include "../base/util.h"
 }
 
 static_assert(sizeof(real) == sizeof(float), "the CUDA backend is float only");

@@ -1,9 +1,9 @@
 /* Elementwise operations (engine/cpu/elementwise.c), grid-stride loops on the backend's
- * stream. Dropout calls the same Philox functions as the CPU (engine/philox.h, host and
+ * stream. Dropout calls the same Philox functions as the CPU (engine/base/philox.h, host and
  * device), one call per block of four elements, so a mask is identical on both backends.
  * Products are rounded before they are added (__fmul_rn): the CPU build contracts nothing
  * into an FMA (gcc -std=c11), and this keeps the results equal to it bit for bit. */
-#include "../philox.h"
+#include "../base/philox.h"
 #include "cuda.h"
 #include "fast_divide.h"
 
@@ -112,7 +112,7 @@ void cuda_dropout_backward(Backend *bk, size_t count, const real *mask, const re
     CUDA_LAUNCHED();
 }
 
-/* A batch's normalization (pixel_normalize of engine/pixel.h): the same three roundings as
+/* A batch's normalization (pixel_normalize of engine/data/pixel.h): the same three roundings as
  * the CPU, spelled with the _rn intrinsics so nothing is contracted or approximated. The
  * per-channel constants travel as a kernel argument. */
 enum { NORMALIZE_MAX_CHANNELS = 16 };

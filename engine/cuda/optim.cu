@@ -9,8 +9,8 @@
 #include "optim.cuh"
 
 extern "C" {
-#include "../opt_names.h"
-#include "../util.h"
+#include "../optim/opt_names.h"
+#include "../base/util.h"
 }
 
 /* The host copy: the list the device table was built from, and where its parts are. */

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../pixel.h"
+#include "pixel.h"
 
 typedef struct {
     int out_h, out_w, pad;

@@ -4,7 +4,7 @@
 #define BB_CIFAR_BIN_H
 #include <stdbool.h>
 
-#include "../util.h"
+#include "../base/util.h"
 #include "imageset.h"
 
 /* True when dir holds data_batch_1.bin (the binary distribution rather than JPEG folders). */

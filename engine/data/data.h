@@ -13,8 +13,8 @@
 #include <stdint.h>
 
 #include "../real.h"
-#include "../rng.h"
-#include "../util.h"
+#include "../base/rng.h"
+#include "../base/util.h"
 #include "imagefolder.h"
 #include "imageset.h"
 

@@ -5,7 +5,7 @@
 #define BB_IMAGEFOLDER_H
 #include <stdbool.h>
 
-#include "../util.h"
+#include "../base/util.h"
 #include "imageset.h"
 
 typedef struct {

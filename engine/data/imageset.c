@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "../util.h"
+#include "../base/util.h"
 
 void imageset_free(ImageSet *set)
 {

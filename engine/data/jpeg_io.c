@@ -13,7 +13,7 @@
 
 #include <jpeglib.h>
 
-#include "../input_limits.h"
+#include "../base/input_limits.h"
 
 typedef struct {
     struct jpeg_error_mgr pub;

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../util.h"
+#include "../base/util.h"
 
 typedef struct JpegDecoder JpegDecoder; /* one per thread: its buffers are reused */
 

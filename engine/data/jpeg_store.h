@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../util.h"
+#include "../base/util.h"
 #include "imageset.h"
 
 #define JSTORE_MAGIC "BBJPEG1"     /* 8 bytes with its NUL */

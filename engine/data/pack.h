@@ -3,7 +3,7 @@
 #define BB_PACK_H
 #include <stdbool.h>
 
-#include "../util.h"
+#include "../base/util.h"
 
 /* 256: evaluation at 224 resizes the shorter side to 224 / 0.875 = 256, so the validation set
  * loses nothing, and a random-resized crop of a 256-pixel image is what torchvision's recipe

@@ -9,7 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "../util.h"
+#include "../base/util.h"
 
 #define PRECISION_BITS (32 - 8 - 2)
 

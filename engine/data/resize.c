@@ -11,7 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "../util.h"
+#include "../base/util.h"
 
 /* The taps of one axis: output o averages source [start + o*s, start + (o+1)*s). */
 typedef struct {

@@ -7,7 +7,7 @@
 
 #include <math.h>
 
-#include "../philox.h"
+#include "../base/philox.h"
 
 #define RRC_TAG 0x52524321u /* "RRC!": apart from the dropout streams' keys */
 

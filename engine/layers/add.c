@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../net.h"
+#include "../net/net.h"
 
 static const LayerOps add_relu_ops;
 

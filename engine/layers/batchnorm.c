@@ -5,8 +5,8 @@
  * the input's gradient over the layer's own where net_plan gives it that memory. */
 #include <stdlib.h>
 
-#include "../net.h"
-#include "../util.h"
+#include "../net/net.h"
+#include "../base/util.h"
 
 typedef struct {
     BatchNormShape shape;

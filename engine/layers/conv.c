@@ -1,8 +1,8 @@
 /* 2-D convolution with stride, padding and groups (BVLC AlexNet uses groups of 2). */
 #include <stdlib.h>
 
-#include "../net.h"
-#include "../util.h"
+#include "../net/net.h"
+#include "../base/util.h"
 
 typedef struct {
     ConvShape shape;

@@ -1,8 +1,8 @@
 /* Inverted dropout: active only in training; evaluation is the identity. */
 #include <stdlib.h>
 
-#include "../net.h"
-#include "../util.h"
+#include "../net/net.h"
+#include "../base/util.h"
 
 typedef struct {
     real p;

@@ -1,5 +1,5 @@
 /* Fully connected layer over the flattened C*H*W features of each image. */
-#include "../net.h"
+#include "../net/net.h"
 
 static void linear_forward(Layer *l, Net *net, int n, bool train)
 {

@@ -1,8 +1,8 @@
 /* Local response normalization across channels (original AlexNet). */
 #include <stdlib.h>
 
-#include "../net.h"
-#include "../util.h"
+#include "../net/net.h"
+#include "../base/util.h"
 
 typedef struct {
     LrnShape shape;

@@ -3,8 +3,8 @@
 #include <assert.h>
 #include <stdlib.h>
 
-#include "../net.h"
-#include "../util.h"
+#include "../net/net.h"
+#include "../base/util.h"
 
 typedef struct {
     PoolShape shape;

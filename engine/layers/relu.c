@@ -1,5 +1,5 @@
 /* Rectified linear unit; backward reads the output, so no mask is stored. */
-#include "../net.h"
+#include "../net/net.h"
 
 static void relu_forward(Layer *l, Net *net, int n, bool train)
 {

@@ -1,7 +1,7 @@
 /* The loss layer: mean softmax cross-entropy over the batch, with optional label
  * smoothing. Its output holds the class probabilities; the loss and the number of
  * correct predictions go to the net. */
-#include "../net.h"
+#include "../net/net.h"
 
 static void xent_forward(Layer *l, Net *net, int n, bool train)
 {

@@ -70,8 +70,8 @@ plant() { # FILE TEXT: appends TEXT to FILE in the copy, tracked
 }
 plant docs/engine.md 'The switches live in engine/lars.c.'
 missing "$TMP/copy" | grep -q 'docs/engine.md:[0-9]*: engine/lars.c' || fail "a doc naming engine/lars.c was not caught"
-plant engine/opt_config.h '/* see lars.c */'
-missing "$TMP/copy" | grep -q 'engine/opt_config.h:[0-9]*: lars.c' || fail "a comment naming lars.c was not caught"
+plant engine/optim/opt_config.h '/* see lars.c */'
+missing "$TMP/copy" | grep -q 'engine/optim/opt_config.h:[0-9]*: lars.c' || fail "a comment naming lars.c was not caught"
 plant experiments/loss-gap.ini '; see ../shared/papers.md 7.1.2'
 shared "$TMP/copy" | grep -q 'experiments/loss-gap.ini' || fail "a second ../shared was not caught"
 plant tests/cli/lib.inc '# ../shared/data'

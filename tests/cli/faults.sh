@@ -1,5 +1,5 @@
 #!/bin/sh
-# Fault injection (BIGBATCH_FAULT, engine/fault.h): a short sweep with checkpoints, and a train
+# Fault injection (BIGBATCH_FAULT, engine/base/fault.h): a short sweep with checkpoints, and a train
 # --save/--resume/--db, with their Nth write, fsync or SQLite allocation failing, every N from 1
 # until one runs through untouched (at most LIMIT), and then at random with fixed seeds. After
 # each: the database passes integrity_check, every checkpoint left opens (bigbatch compare X X),

@@ -3,7 +3,7 @@
 # near ln(1000).
 . tests/cli/lib.inc
 # Parameter counts (weights and biases; running statistics are not parameters).
-# alexnet, BVLC with groups of 2 on conv2/4/5 (engine/models.c build_alexnet_full), by hand:
+# alexnet, BVLC with groups of 2 on conv2/4/5 (engine/net/models.c build_alexnet_full), by hand:
 #   conv1  96 x 3 x 11 x 11 + 96          =     34,944
 #   conv2  256 x 48 x 5 x 5 + 256         =    307,456
 #   conv3  384 x 256 x 3 x 3 + 384        =    885,120
@@ -17,7 +17,7 @@
 # has no scale/shift, so it adds no parameters, and the LRN it drops has none: 60,965,224.
 # resnet50: torchvision's resnet50(), 25,557,032.
 #
-# Loss: the synthetic labels use min(classes, 100) = 100 classes (engine/train.c load_data), but
+# Loss: the synthetic labels use min(classes, 100) = 100 classes (engine/train/train.c load_data), but
 # the softmax is over the model's 1000 outputs, so a net that starts near uniform has a loss
 # near ln(1000) = 6.908; ln(100) = 4.605, a loss over 100 classes only, is 33% below it.
 # train_loss is the loss of the one forward pass before the update, i.e. of the initial net.

@@ -63,7 +63,26 @@ layering() {
             exit bad
         }' "$TMP/includes" || rc=1
         data_calls || rc=1
+        rooms "$TMP/includes" || rc=1
         exit $rc)
+}
+
+# rooms INCLUDES: engine/ is in rooms (net/, optim/, data/, dist/, train/, base/, layers/, cpu/,
+# cuda/); its top level keeps only the device boundary, and base/, which every room uses,
+# includes no room (only itself and that boundary). Run inside the tree, after layering's grep.
+ENGINE_TOP="backend.c backend.h backend_impl.h backend_ops.h blas_core.h host_device.h real.h tensor.c tensor.h"
+rooms() {
+    bad=0
+    for f in engine/*.c engine/*.h; do
+        [ -e "$f" ] || continue
+        case " $ENGINE_TOP " in *" ${f#engine/} "*) ;; *)
+            echo "$f: engine/'s top level holds only the device boundary; put it in a room"; bad=1 ;;
+        esac
+    done
+    grep '^engine/base/' "$1" | grep -E '"(\.\./)+(net|optim|data|dist|train|layers|cpu|cuda)/' |
+        sed 's/:.*#[[:space:]]*include[[:space:]]*/ includes /; s/$/: engine\/base\/ includes no room/' |
+        grep . && bad=1
+    return $bad
 }
 
 # data_calls: in engine/data/, the .c files that call each other's functions, by name (the
@@ -107,13 +126,15 @@ plant() { # plant WHAT FILE LINE MESSAGE: LINE added to FILE in a copy must fail
     if layering "$TMP/copy" >"$TMP/out" 2>&1; then cat "$TMP/out"; fail "missed $1"; fi
     expect_output "$4"
 }
-plant "engine -> sweeps" engine/train.c '#include "../sweeps/store.h"' 'engine/train.c includes sweeps/store.h'
+plant "engine -> sweeps" engine/train/train.c '#include "../sweeps/store.h"' 'engine/train/train.c includes sweeps/store.h'
 plant "engine/data -> sweeps" engine/data/batch.c '#include "../../sweeps/sweep.h"' 'engine/data/batch.c includes sweeps/sweep.h'
-plant "engine -> cli" engine/util.h '#include "../cli/cli.h"' 'engine/util.h includes cli/cli.h'
+plant "engine -> cli" engine/base/util.h '#include "../cli/cli.h"' 'engine/base/util.h includes cli/cli.h'
 plant "sweeps -> cli" sweeps/report.c '#include "../cli/cli.h"' 'sweeps/report.c includes cli/cli.h'
 plant "a two-file cycle in engine/data" engine/data/imagefolder.c '#include "data.h"' 'cycle between data and imagefolder'
 plant "a call cycle in engine/data" engine/data/imagefolder.c 'static void f(void) { dataset_free(0); }' \
     'call cycle between dataset.c and imagefolder.c'
+plant "a file on engine/'s floor" engine/stray.c 'int stray;' "engine/stray.c: engine/'s top level holds only"
+plant "engine/base -> a room" engine/base/util.h '#include "../net/net.h"' 'engine/base/util.h includes "../net/net.h": engine/base/ includes no room'
 rm -rf "$TMP/copy"
 
 # conv_calls DIR: the calls among the objects DIR/*.o of engine/cpu/, from `nm` (the symbols each

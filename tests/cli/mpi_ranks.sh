@@ -28,7 +28,7 @@ for k in 2 4; do
     expect_exit 0 "$BB" compare "$TMP/one.st" "$TMP/k$k.st" --model lenet --tol 1e-3
 done
 # buckets small enough that several are summed by the allreduce thread while backward goes
-# on (engine/reduce_thread.c): the same model
+# on (engine/dist/reduce_thread.c): the same model
 expect_exit 0 $MPIRUN -np 2 "$BB" train $lenet --bucket-mb 0.02 --save "$TMP/b2.st"
 expect_output "^allreduce: each step waited [0-9.e+-]* ms for the gradients' sum, in flight for [0-9.e+-]* ms, [0-9]*% of that hidden behind backward"
 [ "$(sed -n 's/^final test_acc=\([0-9.]*\).*/\1/p' "$TMP/out")" = "$acc1" ] || fail "small buckets: another test_acc"

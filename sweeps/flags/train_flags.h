@@ -4,8 +4,8 @@
 #define BB_TRAIN_FLAGS_H
 #include <stdio.h>
 
-#include "train.h"
-#include "util.h"
+#include "../../engine/train/train.h"
+#include "../../engine/base/util.h"
 
 typedef struct {
     TrainConfig cfg;          /* points into argv: keep argv alive */

@@ -16,7 +16,7 @@
 #ifndef BB_SCALE_H
 #define BB_SCALE_H
 
-#include "util.h"
+#include "../../engine/base/util.h"
 
 typedef struct {
     double images_per_sec_per_node;

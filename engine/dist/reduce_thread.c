@@ -13,7 +13,7 @@ double reduce_thread_busy_seconds(ReduceThread *t) { (void)t; return 0; }
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "util.h"
+#include "../base/util.h"
 
 #define MPI_REAL_T (sizeof(real) == sizeof(double) ? MPI_DOUBLE : MPI_FLOAT)
 

@@ -11,8 +11,8 @@
  * those of cropping and normalizing on the host (batch_assemble). */
 #ifndef BB_LOADER_H
 #define BB_LOADER_H
-#include "data/data.h"
-#include "net.h"
+#include "data.h"
+#include "../net/net.h"
 
 /* One batch: n images of set (idx, copied when the job is taken) with augmentation aug
  * (the caller keeps set and aug alive while the loader may use them) and its draws starting

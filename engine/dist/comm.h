@@ -20,9 +20,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "backend.h"
-#include "real.h"
-#include "util.h"
+#include "../backend.h"
+#include "../real.h"
+#include "../base/util.h"
 
 typedef struct {
     int rank, size;

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "models.h"
+#include "../../engine/net/models.h"
 
 int scale_check(const ScaleInput *in, Error *err)
 {

@@ -5,7 +5,7 @@
 #include <omp.h>
 #include <stdlib.h>
 
-#include "models.h"
+#include "../net/models.h"
 
 /* Where replicas pay, measured on 2 threads against the per-layer split (bench/ab_scaling.py,
  * bench/results/2026-12-05-replicas.txt): lenet, whose layers output 0.16-0.6M values a thread

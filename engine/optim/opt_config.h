@@ -8,7 +8,7 @@
 #define BB_OPT_CONFIG_H
 #include <stdbool.h>
 
-#include "param_kind.h"
+#include "../net/param_kind.h"
 
 /* Ratio denominator of the local rate r = eta * ||w|| / denominator. */
 typedef enum {

@@ -7,7 +7,7 @@
 #define BB_PHILOX_H
 #include <stdint.h>
 
-#include "host_device.h"
+#include "../host_device.h"
 
 typedef struct {
     uint32_t v[4];

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rng.h"
-#include "util.h"
+#include "../base/rng.h"
+#include "../base/util.h"
 
 const char *param_kind_name(ParamKind k)
 {

@@ -11,7 +11,7 @@
 #define BB_REDUCE_THREAD_H
 #include <stddef.h>
 
-#include "real.h"
+#include "../real.h"
 
 typedef struct ReduceThread ReduceThread;
 

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fault.h"
+#include "../base/fault.h"
 
 #define CKPT_FORMAT "bigbatch-checkpoint-1"
 #define CKPT_MAX_HEADER ((uint64_t)100 << 20) /* safetensors' own limit */

@@ -34,7 +34,7 @@
  * --warmup-start-lr, --warmup-shape, --lr-scaling. */
 #ifndef BB_SCHEDULE_H
 #define BB_SCHEDULE_H
-#include "util.h"
+#include "../base/util.h"
 
 typedef enum { LR_FIXED, LR_STEP, LR_MULTISTEP, LR_POLY, LR_COSINE } LrPolicy;
 typedef enum { WARMUP_LINEAR, WARMUP_QUADRATIC } WarmupShape;

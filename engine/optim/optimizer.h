@@ -9,9 +9,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "net.h"
+#include "../net/net.h"
 #include "opt_config.h"
-#include "util.h"
+#include "../base/util.h"
 
 typedef struct Optimizer Optimizer;
 struct Optimizer {

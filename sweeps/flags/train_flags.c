@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "cli_args.h"
-#include "data/data.h"
-#include "opt_names.h"
+#include "../../engine/data/data.h"
+#include "../../engine/optim/opt_names.h"
 
 /* LARS/LARC flags given by hand: applied over the preset, whatever their order. */
 typedef struct {

@@ -10,8 +10,8 @@
 #define BB_REPLICAS_H
 #include <stdbool.h>
 
-#include "net.h"
-#include "util.h"
+#include "../net/net.h"
+#include "../base/util.h"
 
 typedef struct Replicas Replicas;
 

@@ -8,9 +8,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "backend.h"
+#include "../backend.h"
 #include "param_kind.h"
-#include "tensor.h"
+#include "../tensor.h"
 
 #define NET_INPUT (-1) /* the layer reads the net's input batch */
 #define NO_INPUT (-2)  /* unused second input */
@@ -72,7 +72,7 @@ typedef struct {
      * value (ReLU, the residual add, batch norm) */
     bool writes_fresh_gradient;
     /* training ties the batch's images together (batch norm's statistics): the net cannot
-     * train as per-thread replicas, each over its own images (engine/replicas.h) */
+     * train as per-thread replicas, each over its own images (engine/dist/replicas.h) */
     bool couples_images;
     /* backward's gradient for each input is the layer's own output gradient, or (with a ReLU)
      * that masked, elementwise, or (batch norm) computed value by value from it, each value
@@ -179,7 +179,7 @@ void net_plan(Net *net, int batch_cap);
 void net_init_params(Net *net, uint64_t seed);
 
 /* n images already normalized on the host (NCHW) and their labels, uploaded (tests, synthetic
- * batches; training's batches come through the batch loader, engine/loader.h). */
+ * batches; training's batches come through the batch loader, engine/data/loader.h). */
 void net_upload_batch(Net *net, int n, const real *images, const int32_t *labels);
 /* A synthetic batch (normal inputs, uniform labels) from the stream (seed, stream). */
 void net_upload_random_batch(Net *net, int n, uint64_t seed, uint64_t stream);

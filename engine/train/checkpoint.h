@@ -5,9 +5,9 @@
  * as "optimizer.<param>.<slot>" and the training position in __metadata__. */
 #ifndef BB_CHECKPOINT_H
 #define BB_CHECKPOINT_H
-#include "net.h"
-#include "optimizer.h"
-#include "util.h"
+#include "../net/net.h"
+#include "../optim/optimizer.h"
+#include "../base/util.h"
 
 typedef struct {
     long step;           /* iterations done */

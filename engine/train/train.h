@@ -6,10 +6,10 @@
 #include <signal.h>
 #include <stdbool.h>
 
-#include "comm.h"
-#include "optimizer.h"
-#include "schedule.h"
-#include "util.h"
+#include "../dist/comm.h"
+#include "../optim/optimizer.h"
+#include "../optim/schedule.h"
+#include "../base/util.h"
 
 /* --augment's values, in train_flags.c's one table of their names. */
 enum { AUGMENT_OFF, AUGMENT_ON, AUGMENT_RRC };

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "util.h"
+#include "../base/util.h"
 
 /* The update rule a name selects (engine/cpu/optim_*.c implement them). */
 typedef enum { OPT_RULE_SGD, OPT_RULE_LARS, OPT_RULE_ADAMW, OPT_RULE_LAMB } OptRule;

@@ -2,7 +2,7 @@
 #ifndef BB_MODELS_H
 #define BB_MODELS_H
 #include "net.h"
-#include "util.h"
+#include "../base/util.h"
 
 typedef struct {
     const char *name;

@@ -12,7 +12,7 @@
 #define BB_LOSS_SCALE_H
 #include <stdbool.h>
 
-#include "net.h"
+#include "../net/net.h"
 
 #define LOSS_SCALE_INIT 65536.0 /* GradScaler's init_scale, 2^16 */
 enum { LOSS_SCALE_GROWTH_INTERVAL = 2000 }; /* GradScaler's growth_interval */

@@ -4,7 +4,7 @@
 #ifndef BB_PUBLISHED_RUNS_H
 #define BB_PUBLISHED_RUNS_H
 #include "scale.h"
-#include "util.h"
+#include "../../engine/base/util.h"
 
 typedef struct {
     ScalePaperRun *runs;

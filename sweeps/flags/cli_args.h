@@ -4,8 +4,8 @@
 #ifndef BB_CLI_ARGS_H
 #define BB_CLI_ARGS_H
 
-#include "input_limits.h"
-#include "util.h"
+#include "../../engine/base/input_limits.h"
+#include "../../engine/base/util.h"
 
 int cli_parse_double(const char *flag, const char *s, double *out, Error *err);
 /* An integer in [min, max]; otherwise -1 with an error naming the flag and the range. */

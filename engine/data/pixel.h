@@ -7,7 +7,7 @@
 #define BB_PIXEL_H
 #include <stdint.h>
 
-#include "real.h"
+#include "../real.h"
 
 static inline real pixel_normalize(uint8_t p, real mean, real std)
 {

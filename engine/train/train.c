@@ -5,7 +5,7 @@
  * Philox streams of (seed, step, layer, element), so a run resumed from a checkpoint
  * repeats an uninterrupted one exactly. Tensors live in backend memory: the loader's thread
  * crops the next batch on the host while this one computes, and the backend normalizes it
- * (engine/loader.h); parameters and BN buffers are broadcast through host copies. */
+ * (engine/data/loader.h); parameters and BN buffers are broadcast through host copies. */
 #include "train.h"
 
 #include <math.h>
@@ -15,13 +15,13 @@
 
 #include "checkpoint.h"
 #include "collapse.h"
-#include "data/data.h"
-#include "loader.h"
-#include "loss_scale.h"
-#include "models.h"
+#include "../data/data.h"
+#include "../data/loader.h"
+#include "../optim/loss_scale.h"
+#include "../net/models.h"
 #include "noise_scale.h"
-#include "opt_names.h"
-#include "replicas.h"
+#include "../optim/opt_names.h"
+#include "../dist/replicas.h"
 
 void train_config_defaults(TrainConfig *cfg)
 {
