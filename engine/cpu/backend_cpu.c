@@ -19,17 +19,6 @@ static void cpu_destroy(Backend *bk)
     free(bk);
 }
 
-/* A cache-line aligned block of `bytes` (a multiple of 64), or exit naming what it was for. */
-static void *aligned_or_exit(size_t bytes, const char *what)
-{
-    void *p = aligned_alloc(64, bytes);
-    if (!p) {
-        fprintf(stderr, "bigbatch: out of memory reserving %zu bytes of %s\n", bytes, what);
-        exit(3);
-    }
-    return p;
-}
-
 /* Its state and workspace table; the process-wide thread counts are the caller's business. */
 static Backend *cpu_backend_new(const BackendOps *ops, int threads)
 {
@@ -39,7 +28,7 @@ static Backend *cpu_backend_new(const BackendOps *ops, int threads)
     bk->threads = threads;
     bk->impl = cs;
     cs->ws = xcalloc((size_t)threads, sizeof *cs->ws, "backend workspace table");
-    cs->spans = aligned_or_exit((size_t)threads * sizeof *cs->spans, "thread spans");
+    cs->spans = cpu_aligned_or_exit((size_t)threads * sizeof *cs->spans, "thread spans");
     return bk;
 }
 
@@ -60,34 +49,15 @@ static bool cpu_set_precision(Backend *bk, BkPrecision precision)
     return true;
 }
 
-/* Replaces *area with a zeroed, cache-line aligned block of `elems` (exits when out of memory). */
-static void workspace_grow(real **area, size_t elems)
-{
-    free(*area);
-    size_t bytes = (elems * sizeof(real) + 63) & ~(size_t)63;
-    *area = aligned_or_exit(bytes, "workspace");
-    memset(*area, 0, bytes);
-}
-
-real *cpu_lowp_scratch(Backend *bk, size_t elems)
-{
-    CpuState *cs = bk->impl;
-    if (elems > cs->lowp_elems) {
-        workspace_grow(&cs->lowp, elems);
-        cs->lowp_elems = elems;
-    }
-    return cs->lowp;
-}
-
 static void cpu_reserve(Backend *bk, Workspace need)
 {
     CpuState *cs = bk->impl;
     if (need.per_thread > cs->ws_elems) {
-        for (int t = 0; t < bk->threads; t++) workspace_grow(&cs->ws[t], need.per_thread);
+        for (int t = 0; t < bk->threads; t++) cpu_workspace_grow(&cs->ws[t], need.per_thread);
         cs->ws_elems = need.per_thread;
     }
     if (need.shared > cs->shared_elems) {
-        workspace_grow(&cs->shared, need.shared);
+        cpu_workspace_grow(&cs->shared, need.shared);
         cs->shared_elems = need.shared;
     }
 }

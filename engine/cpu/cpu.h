@@ -84,9 +84,10 @@ void lowp_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x,
 void lowp_linear_forward(Backend *bk, int n, int in, int out, const real *x, const real *w, const real *b, real *y);
 void lowp_linear_backward(Backend *bk, int n, int in, int out, const real *x, const real *w, const real *dy,
                           real *dx, real *dw, real *db);
-/* backend_cpu.c: at least `elems` of the emulation's scratch (kept: the next call of the same
- * layer finds it large enough); exits when out of memory */
-real *cpu_lowp_scratch(Backend *bk, size_t elems);
+/* memory.c: a cache-line aligned block of `bytes` (a multiple of 64), or exit naming what it
+ * was for; and *area replaced with a zeroed such block of `elems` */
+void *cpu_aligned_or_exit(size_t bytes, const char *what);
+void cpu_workspace_grow(real **area, size_t elems);
 /* conv.c: the dispatcher, the one entry of the fp32 convolutions (the im2col reference path
  * and its pieces: conv_im2col.h) */
 void conv_forward_fp32(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, const real *b,

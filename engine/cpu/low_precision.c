@@ -14,6 +14,18 @@
 #include "guard.h"
 #include "round_lowp.h"
 
+/* At least `elems` of the emulation's scratch, kept in the backend's state: the next call of
+ * the same layer finds it large enough. */
+static real *lowp_scratch(Backend *bk, size_t elems)
+{
+    CpuState *cs = bk->impl;
+    if (elems > cs->lowp_elems) {
+        cpu_workspace_grow(&cs->lowp, elems);
+        cs->lowp_elems = elems;
+    }
+    return cs->lowp;
+}
+
 static real round_to(BkPrecision p, real v)
 {
     return (real)(p == BK_PRECISION_BF16 ? round_bf16((float)v) : round_fp16((float)v));
@@ -60,7 +72,7 @@ static void scratch_parts(Backend *bk, int k, const size_t *sizes, real **parts)
 {
     size_t total = 0;
     for (int i = 0; i < k; i++) total += (sizes[i] + LOWP_ALIGN - 1) / LOWP_ALIGN * LOWP_ALIGN;
-    real *at = cpu_lowp_scratch(bk, total ? total : 1);
+    real *at = lowp_scratch(bk, total ? total : 1);
     for (int i = 0; i < k; i++) {
         parts[i] = sizes[i] ? at : NULL;
         at += (sizes[i] + LOWP_ALIGN - 1) / LOWP_ALIGN * LOWP_ALIGN;

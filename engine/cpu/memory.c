@@ -81,3 +81,23 @@ void cpu_event_destroy(Backend *bk, void *event) { (void)bk, (void)event; }
 void cpu_event_record(Backend *bk, void *event) { (void)bk, (void)event; }
 
 void cpu_event_wait(Backend *bk, void *event) { (void)bk, (void)event; }
+
+/* ---- the backend's own blocks: its state, thread spans and workspaces ---- */
+
+void *cpu_aligned_or_exit(size_t bytes, const char *what)
+{
+    void *p = aligned_alloc(64, bytes);
+    if (!p) {
+        fprintf(stderr, "bigbatch: out of memory reserving %zu bytes of %s\n", bytes, what);
+        exit(3);
+    }
+    return p;
+}
+
+void cpu_workspace_grow(real **area, size_t elems)
+{
+    free(*area);
+    size_t bytes = (elems * sizeof(real) + 63) & ~(size_t)63;
+    *area = cpu_aligned_or_exit(bytes, "workspace");
+    memset(*area, 0, bytes);
+}

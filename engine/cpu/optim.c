@@ -1,5 +1,6 @@
-/* The optimizer entry points of the CPU backend: the fused norms, the update by name
- * and the per-tensor statistics. */
+/* The optimizer entry points of the CPU backend: the fused norms and the update by name (the
+ * rules in optim_*.c; the per-tensor statistics they share in optim_stats.c, a leaf, so no rule
+ * calls back into this dispatcher). */
 #include "optim.h"
 
 #include <math.h>
@@ -26,25 +27,4 @@ void cpu_optimizer_update(Backend *bk, const OptConfig *cfg, const BkParamList *
                                                                  cpu_adamw_update, cpu_lamb_update};
     const OptStep st = {cfg, pl, lr, updates, norms, stats};
     update[opt_name_find(cfg->name)->rule](bk, &st);
-}
-
-void cpu_stats_before(Backend *bk, const OptStep *st, int p)
-{
-    if (st->stats) cpu_copy(bk, st->pl->count[p], st->pl->w[p], st->pl->scratch);
-}
-
-void cpu_stats_after(Backend *bk, const OptStep *st, int p, double w_norm, double g_norm,
-                     double local_rate, double eff_rate)
-{
-    if (!st->stats) return;
-    size_t count = st->pl->count[p];
-    real *diff = st->pl->scratch;
-    cpu_axpy(bk, count, (real)-1, st->pl->w[p], diff); /* w_before - w_after */
-    double u = sqrt(cpu_sum_squares(bk, count, diff));
-    OptStats *s = &st->stats[p];
-    s->w_norm = w_norm;
-    s->g_norm = g_norm;
-    s->local_rate = local_rate;
-    s->eff_rate = eff_rate;
-    s->update_ratio = s->w_norm > 0 ? u / s->w_norm : 0;
 }
