@@ -1,4 +1,4 @@
-/* The table of figure kinds (figures.h); each kind is drawn by its plot_<kind>.c. */
+/* The table of figure kinds (figures.h); each kind's parts are in its plot_<kind>.c. */
 #include "figures.h"
 
 #include <string.h>
@@ -6,8 +6,8 @@
 #include "plot_parts.h"
 
 static const FigureKind FIGURES[] = {
-    {"accuracy-vs-batch", fig_accuracy}, {"heatmap", fig_heatmap},         {"layer-ratios", fig_layer_ratios},
-    {"loss-curves", fig_loss_curves},    {"steps-to-target", fig_steps},
+    {"accuracy-vs-batch", &FIG_ACCURACY}, {"heatmap", &FIG_HEATMAP},       {"layer-ratios", &FIG_LAYER_RATIOS},
+    {"loss-curves", &FIG_LOSS_CURVES},    {"steps-to-target", &FIG_STEPS},
 };
 enum { N_FIGURES = (int)(sizeof FIGURES / sizeof FIGURES[0]) };
 static const NameTable NAMES = {FIGURES, N_FIGURES, sizeof FIGURES[0]};

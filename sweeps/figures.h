@@ -6,12 +6,11 @@
 
 #include "../engine/base/util.h"
 
-struct Plot; /* plot_parts.h */
+struct FigureParts; /* plot_parts.h */
 
 typedef struct {
     const char *name; /* also the name of its script, plots/<name>.gp, and of its files */
-    /* 1 drawn, 0 skipped (no data: warned), -1 with err */
-    int (*draw)(struct Plot *p, Error *err);
+    const struct FigureParts *parts; /* what is its own; the one skeleton (plot_figure.c) draws it */
 } FigureKind;
 
 /* All kinds, in the order they are drawn; *count receives their number. */

@@ -1,10 +1,10 @@
 /* `bigbatch plot`: the figures of an experiment (see plot.h and plots/README.md).
  *
- * Each figure kind is one function that reads the cells (cells.h) and the per-epoch and
- * per-layer tables, writes DIR/<kind>.dat (the data, blocks separated by two blank lines, one
- * block per line of the figure: gnuplot's `index`) and DIR/<kind>.vars.gp (titles, labels and
- * series names as gnuplot variables), then runs `gnuplot -e "dir='DIR'; fmt='png'"
- * plots/<kind>.gp` once per format. The scripts do all the styling, so a user restyles a
+ * One skeleton (figure_draw, plot_figure.c) draws every kind: the kind's parts (plot_<kind>.c)
+ * read the cells (cells.h) and the per-epoch and per-layer tables; it writes DIR/<kind>.dat
+ * (the data, blocks separated by two blank lines, one block per line of the figure: gnuplot's
+ * `index`) and DIR/<kind>.vars.gp (titles, labels and series names as gnuplot variables), then
+ * runs `gnuplot -e "dir='DIR'; fmt='png'" plots/<kind>.gp` once per format. The scripts do all the styling, so a user restyles a
  * figure by editing plots/<kind>.gp and running that same command. */
 #include "figures.h"
 #include "plot_parts.h"
@@ -99,7 +99,7 @@ int plot_run(const PlotOptions *o, FILE *out, FILE *warn, Error *err)
             fprintf(warn, "bigbatch plot: unknown figure kind '%s' skipped\n", p.exp->figures[i]);
             continue;
         }
-        int rc = kind->draw(&p, err);
+        int rc = figure_draw(&p, kind, err);
         if (rc < 0) {
             drawn = -1;
             goto out;

@@ -5,8 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- accuracy-vs-batch ------------------------------------------------------------------ */
-
 /* A panel's value axis: the points' range with a margin, and a band below it for the
  * diverged ones. */
 typedef struct {
@@ -40,165 +38,239 @@ static void write_y_range(FILE *v, const char *pre, const YRange *y)
             y->lo - 0.1 * y->span, pre, y->any_div);
 }
 
-int fig_accuracy(Plot *p, Error *err)
+/* ---- the points ------------------------------------------------------------------------- */
+
+typedef struct {
+    StrList series, pseries;
+    Point *pts, *paper;  /* ours per group; the paper's per series and batch */
+    int n, n_paper, n_div, n_collapsed;
+    bool beside;         /* the paper's numbers in a panel of their own */
+    YRange ours_y, paper_y;
+} Accuracy;
+
+/* A group's point: its best cell, or diverged; false when nothing ended or no batch. */
+static bool group_point(const Plot *p, const Group *gr, Accuracy *a)
 {
-    const char *kind = "accuracy-vs-batch";
-    if (!batch_axis_ok(p, kind)) return 0;
     const Experiment *exp = p->exp;
-    const CellSet *set = p->set;
-    double scale = metric_scale(exp->metric);
-    int n_groups;
-    Group *groups = collect_groups(set, &n_groups);
-    StrList series = {0}, pseries = {0};
-    Point *pts = xcalloc((size_t)n_groups, sizeof *pts, "plot points");
-    Point *paper = xcalloc((size_t)(exp->n_paper_rows > 0 ? exp->n_paper_rows : 1), sizeof *paper, "plot points");
-    int n = 0, n_paper = 0, n_div = 0, n_collapsed = 0, rc = 0;
-    FILE *dat = NULL, *vars = NULL;
-    char dat_path[1200], vars_path[1200], key[256], buf[512];
-    for (int g = 0; g < n_groups; g++) {
-        const Group *gr = &groups[g];
-        if (!gr->best && !group_diverged(gr)) continue; /* nothing ended yet */
-        const Cell *c = gr->best ? gr->best : &set->cells[gr->first];
-        double b;
-        if (!plot_is_number(cells_value_in(exp, c->cell, "batch"), &b) || b <= 0) continue;
-        cell_keys(exp, c->cell, true, false, "batch", key, sizeof key);
-        Point *pt = &pts[n++];
-        pt->series = strlist_add(&series, key);
-        pt->batch = b;
-        pt->diverged = !gr->best;
-        pt->value = gr->best ? gr->best->mean * scale : NAN;
-        pt->std = gr->best && isfinite(gr->best->std) ? gr->best->std * scale : 0;
-        if (gr->best) cell_keys(exp, c->cell, false, true, NULL, pt->note, sizeof pt->note);
-        if (!pt->note[0]) snprintf(pt->note, sizeof pt->note, "%s", pt->diverged ? "diverged" : "-");
-        pt->collapsed = gr->best && gr->best->collapsed > 0;
-        n_div += pt->diverged;
-        n_collapsed += pt->collapsed;
+    if (!gr->best && !group_diverged(gr)) return false; /* nothing ended yet */
+    const Cell *c = gr->best ? gr->best : &p->set->cells[gr->first];
+    double b, scale = metric_scale(exp->metric);
+    if (!plot_is_number(cells_value_in(exp, c->cell, "batch"), &b) || b <= 0) return false;
+    char key[256];
+    cell_keys(exp, c->cell, true, false, "batch", key, sizeof key);
+    Point *pt = &a->pts[a->n++];
+    pt->series = strlist_add(&a->series, key);
+    pt->batch = b;
+    pt->diverged = !gr->best;
+    pt->value = gr->best ? gr->best->mean * scale : NAN;
+    pt->std = gr->best && isfinite(gr->best->std) ? gr->best->std * scale : 0;
+    if (gr->best) cell_keys(exp, c->cell, false, true, NULL, pt->note, sizeof pt->note);
+    if (!pt->note[0]) snprintf(pt->note, sizeof pt->note, "%s", pt->diverged ? "diverged" : "-");
+    pt->collapsed = gr->best && gr->best->collapsed > 0;
+    a->n_div += pt->diverged;
+    a->n_collapsed += pt->collapsed;
+    return true;
+}
+
+/* A paper row's series key (our series axes), or false when a fixed key of ours differs. */
+static bool paper_row_key(const Experiment *exp, const char *const *row, int bcol, char *key, size_t len)
+{
+    bool match = true;
+    key[0] = 0;
+    for (int c = 0; c + 1 < exp->n_paper_cols && match; c++) {
+        const char *col = exp->paper_cols[c];
+        const ExpKey *k = cells_find_key(exp, col);
+        if (c == bcol || !k || follows_axis(exp, col, "batch")) continue;
+        if (k->role == KEY_FIXED) match = cells_same_value(k->values[0], row[c]);
+        else if (is_group_grid_key(exp, col)) plot_append(key, len, "%s%s=%s", key[0] ? " " : "", col, row[c]);
     }
-    if (n == 0) {
-        fprintf(p->warn, "bigbatch plot: %s skipped: no cell of %s has ended yet\n", kind, exp->name);
-        goto out;
+    return match;
+}
+
+/* One paper row into its series' point at its batch: the paper's best there. */
+static void paper_row(const Plot *p, const char *const *row, int bcol, Accuracy *a)
+{
+    const Experiment *exp = p->exp;
+    const char *val = row[exp->n_paper_cols - 1];
+    double b, x = NAN, scale = metric_scale(exp->metric);
+    bool div = !strcmp(val, "diverged");
+    char key[256];
+    if (!plot_is_number(row[bcol], &b) || b <= 0 || (!div && !plot_is_number(val, &x))) return;
+    if (!paper_row_key(exp, row, bcol, key, sizeof key)) return;
+    int s = strlist_add(&a->pseries, key);
+    Point *q = NULL; /* one point per series and batch: the paper's best */
+    for (int i = 0; i < a->n_paper && !q; i++)
+        if (a->paper[i].series == s && a->paper[i].batch == b) q = &a->paper[i];
+    if (!q) {
+        q = &a->paper[a->n_paper++];
+        *q = (Point){.series = s, .batch = b, .value = NAN, .diverged = true};
     }
-    qsort(pts, (size_t)n, sizeof *pts, cmp_point);
-    /* The paper's rows with a batch column, grouped by their values of our series axes. At a
-     * scale its numbers do not apply to ([paper] scales: another network and dataset) they
-     * are drawn beside ours, in a panel with its own axes, not on ours. */
-    const bool beside = !experiment_paper_applies(exp);
+    if (!div && scale == 100 && x > 1.5) x /= 100; /* an accuracy filed in percent */
+    if (!div && (q->diverged || cells_better(p->set, x * scale, q->value))) {
+        q->value = x * scale;
+        q->diverged = false;
+    }
+}
+
+/* The paper's rows with a batch column, grouped by their values of our series axes. At a
+ * scale its numbers do not apply to ([paper] scales: another network and dataset) they are
+ * drawn beside ours, in a panel with its own axes, not on ours. */
+static void paper_points(const Plot *p, Accuracy *a)
+{
+    const Experiment *exp = p->exp;
+    a->beside = !experiment_paper_applies(exp);
     int bcol = -1;
     for (int c = 0; c + 1 < exp->n_paper_cols; c++)
         if (!strcmp(exp->paper_cols[c], "batch")) bcol = c;
-    for (int r = 0; bcol >= 0 && r < exp->n_paper_rows; r++) {
-        const char *const *row = (const char *const *)exp->paper_rows[r];
-        const char *val = row[exp->n_paper_cols - 1];
-        double b, x = NAN;
-        bool div = !strcmp(val, "diverged");
-        if (!plot_is_number(row[bcol], &b) || b <= 0 || (!div && !plot_is_number(val, &x))) continue;
-        bool match = true;
-        key[0] = 0;
-        for (int c = 0; c + 1 < exp->n_paper_cols && match; c++) {
-            const char *col = exp->paper_cols[c];
-            const ExpKey *k = cells_find_key(exp, col);
-            if (c == bcol || !k || follows_axis(exp, col, "batch")) continue;
-            if (k->role == KEY_FIXED) match = cells_same_value(k->values[0], row[c]);
-            else if (is_group_grid_key(exp, col)) plot_append(key, sizeof key, "%s%s=%s", key[0] ? " " : "", col, row[c]);
-        }
-        if (!match) continue;
-        int s = strlist_add(&pseries, key);
-        Point *q = NULL; /* one point per series and batch: the paper's best */
-        for (int i = 0; i < n_paper && !q; i++)
-            if (paper[i].series == s && paper[i].batch == b) q = &paper[i];
-        if (!q) {
-            q = &paper[n_paper++];
-            *q = (Point){.series = s, .batch = b, .value = NAN, .diverged = true};
-        }
-        if (!div && scale == 100 && x > 1.5) x /= 100; /* an accuracy filed in percent */
-        if (!div && (q->diverged || cells_better(set, x * scale, q->value))) {
-            q->value = x * scale;
-            q->diverged = false;
-        }
-    }
-    qsort(paper, (size_t)n_paper, sizeof *paper, cmp_point);
-    const int n_shared = beside ? 0 : n_paper; /* paper points on our axes */
-    YRange ours_y = y_range(exp, pts, n, paper, n_shared), paper_y = y_range(exp, paper, n_paper, NULL, 0);
+    for (int r = 0; bcol >= 0 && r < exp->n_paper_rows; r++) paper_row(p, (const char *const *)exp->paper_rows[r], bcol, a);
+    qsort(a->paper, (size_t)a->n_paper, sizeof *a->paper, cmp_point);
+}
 
-    if (!(dat = open_out(p, kind, ".dat", dat_path, sizeof dat_path, err))) goto fail;
-    data_header(p, dat, kind,
-                "batch, metric (mean over repeats), std, ok|collapsed (some seed at chance)|diverged, the best cell's "
-                "tuned values");
-    for (int s = 0; s < series.n; s++) {
-        fprintf(dat, "%s# series %d: %s\n", s ? "\n\n" : "", s + 1, series.v[s][0] ? series.v[s] : "ours");
-        for (int i = 0; i < n; i++) {
-            if (pts[i].series != s) continue;
-            fprintf(dat, "%.10g %.6g %.6g %s ", pts[i].batch, pts[i].value, pts[i].std,
-                    pts[i].diverged ? "diverged" : pts[i].collapsed ? "collapsed" : "ok");
-            data_label(dat, pts[i].note);
+static int collect(Plot *p, void *state, Error *err)
+{
+    (void)err;
+    Accuracy *a = state;
+    const Experiment *exp = p->exp;
+    const char *kind = "accuracy-vs-batch";
+    if (!batch_axis_ok(p, kind)) return 0;
+    int n_groups;
+    Group *groups = collect_groups(p->set, &n_groups);
+    a->pts = xcalloc((size_t)n_groups, sizeof *a->pts, "plot points");
+    a->paper = xcalloc((size_t)(exp->n_paper_rows > 0 ? exp->n_paper_rows : 1), sizeof *a->paper, "plot points");
+    for (int g = 0; g < n_groups; g++) group_point(p, &groups[g], a);
+    free(groups);
+    if (a->n == 0) {
+        fprintf(p->warn, "bigbatch plot: %s skipped: no cell of %s has ended yet\n", kind, exp->name);
+        return 0;
+    }
+    qsort(a->pts, (size_t)a->n, sizeof *a->pts, cmp_point);
+    paper_points(p, a);
+    const int n_shared = a->beside ? 0 : a->n_paper; /* paper points on our axes */
+    a->ours_y = y_range(exp, a->pts, a->n, a->paper, n_shared);
+    a->paper_y = y_range(exp, a->paper, a->n_paper, NULL, 0);
+    return 1;
+}
+
+/* ---- the files -------------------------------------------------------------------------- */
+
+static int write_data(Plot *p, void *state, FILE *dat, Error *err)
+{
+    (void)p, (void)err;
+    const Accuracy *a = state;
+    for (int s = 0; s < a->series.n; s++) {
+        fprintf(dat, "%s# series %d: %s\n", s ? "\n\n" : "", s + 1, a->series.v[s][0] ? a->series.v[s] : "ours");
+        for (int i = 0; i < a->n; i++) {
+            const Point *q = &a->pts[i];
+            if (q->series != s) continue;
+            fprintf(dat, "%.10g %.6g %.6g %s ", q->batch, q->value, q->std,
+                    q->diverged ? "diverged" : q->collapsed ? "collapsed" : "ok");
+            data_label(dat, q->note);
             fputc('\n', dat);
         }
     }
-    char paper_path[1200];
-    FILE *pf = open_out(p, kind, "-paper.dat", paper_path, sizeof paper_path, err);
-    if (!pf) goto fail;
-    data_header(p, pf, "accuracy-vs-batch (the paper's rows)", "batch, metric, ok|diverged");
-    for (int s = 0; s < pseries.n; s++) {
-        fprintf(pf, "%s# paper series %d: %s\n", s ? "\n\n" : "", s + 1, pseries.v[s]);
-        for (int i = 0; i < n_paper; i++)
-            if (paper[i].series == s)
-                fprintf(pf, "%.10g %.6g %s\n", paper[i].batch, paper[i].value, paper[i].diverged ? "diverged" : "ok");
-    }
-    if (close_out(pf, paper_path, err)) goto fail;
-    fprintf(p->out, "%s\n", paper_path);
+    return 0;
+}
 
-    if (!(vars = open_out(p, kind, ".vars.gp", vars_path, sizeof vars_path, err))) goto fail;
-    char sub[512], tl[256];
-    if (exp->n_tuned) snprintf(sub, sizeof sub, "%s against the batch size; each point the best over %s", metric_label(exp->metric),
-                               tuned_list(exp, tl, sizeof tl));
-    else snprintf(sub, sizeof sub, "%s against the batch size", metric_label(exp->metric));
-    const bool two_panels = beside && n_paper > 0;
-    write_common_vars(p, vars, kind, sub, key_label("batch"), metric_label(exp->metric), two_panels ? 1500 : 960, 680);
-    fprintf(vars, "beside = %d\n", two_panels);
-    snprintf(buf, sizeof buf, "ours (%s scale)", exp->scale);
+static void write_paper(const Plot *p, const void *state, FILE *f)
+{
+    (void)p;
+    const Accuracy *a = state;
+    for (int s = 0; s < a->pseries.n; s++) {
+        fprintf(f, "%s# paper series %d: %s\n", s ? "\n\n" : "", s + 1, a->pseries.v[s]);
+        for (int i = 0; i < a->n_paper; i++)
+            if (a->paper[i].series == s)
+                fprintf(f, "%.10g %.6g %s\n", a->paper[i].batch, a->paper[i].value, a->paper[i].diverged ? "diverged" : "ok");
+    }
+}
+
+static bool two_panels(const Accuracy *a) { return a->beside && a->n_paper > 0; }
+
+static void frame(const Plot *p, const void *state, FigureFrame *f)
+{
+    const Experiment *exp = p->exp;
+    char tl[256];
+    if (exp->n_tuned)
+        snprintf(f->subtitle, sizeof f->subtitle, "%s against the batch size; each point the best over %s",
+                 metric_label(exp->metric), tuned_list(exp, tl, sizeof tl));
+    else snprintf(f->subtitle, sizeof f->subtitle, "%s against the batch size", metric_label(exp->metric));
+    f->xlabel = key_label("batch");
+    f->ylabel = metric_label(exp->metric);
+    f->width = two_panels(state) ? 1500 : 960;
+    f->height = 680;
+}
+
+/* Our series' titles, and the panel titles. */
+static void write_titles(const Plot *p, const Accuracy *a, FILE *vars)
+{
+    char buf[512];
+    fprintf(vars, "beside = %d\n", two_panels(a));
+    snprintf(buf, sizeof buf, "ours (%s scale)", p->exp->scale);
     gp_var(vars, "ourstitle", buf);
-    if (exp->paper_what) snprintf(buf, sizeof buf, "the paper: %s", exp->paper_what);
+    if (p->exp->paper_what) snprintf(buf, sizeof buf, "the paper: %s", p->exp->paper_what);
     else snprintf(buf, sizeof buf, "the paper's numbers (its own network and data)");
     gp_var(vars, "papertitle", buf);
-    char **titles = xcalloc((size_t)series.n, sizeof *titles, "plot titles");
-    for (int s = 0; s < series.n; s++) titles[s] = series.v[s][0] ? series.v[s] : "ours";
-    fprintf(vars, "nseries = %d\n", series.n);
-    gp_array(vars, "stitle", titles, series.n);
+    char **titles = xcalloc((size_t)a->series.n, sizeof *titles, "plot titles");
+    for (int s = 0; s < a->series.n; s++) titles[s] = a->series.v[s][0] ? a->series.v[s] : "ours";
+    fprintf(vars, "nseries = %d\n", a->series.n);
+    gp_array(vars, "stitle", titles, a->series.n);
     free(titles);
-    char **ptitles = xcalloc((size_t)(pseries.n > 0 ? pseries.n : 1), sizeof *ptitles, "plot titles");
-    double *pcolor = xcalloc((size_t)(pseries.n > 0 ? pseries.n : 1), sizeof *pcolor, "plot colors");
-    /* A paper series takes the colour of ours with the same values; unmatched ones (in their
-     * own panel: another network's name) take colours in order, so the i-th series of each
-     * panel (alexnet-cifar, alexnet) share one. */
-    for (int s = 0, unmatched = 0; s < pseries.n; s++) {
-        snprintf(buf, sizeof buf, pseries.v[s][0] ? "paper (%s)" : "paper%s", pseries.v[s]);
+}
+
+/* A paper series takes the colour of ours with the same values; unmatched ones (in their own
+ * panel: another network's name) take colours in order, so the i-th series of each panel
+ * (alexnet-cifar, alexnet) share one. */
+static void write_paper_series(const Accuracy *a, FILE *vars)
+{
+    int np = a->pseries.n;
+    char **ptitles = xcalloc((size_t)(np > 0 ? np : 1), sizeof *ptitles, "plot titles");
+    double *pcolor = xcalloc((size_t)(np > 0 ? np : 1), sizeof *pcolor, "plot colors");
+    for (int s = 0, unmatched = 0; s < np; s++) {
+        char buf[512];
+        snprintf(buf, sizeof buf, a->pseries.v[s][0] ? "paper (%s)" : "paper%s", a->pseries.v[s]);
         ptitles[s] = xstrdup(buf);
-        int ours = strlist_find(&series, pseries.v[s]);
-        pcolor[s] = ours >= 0 ? ours + 1 : two_panels ? ++unmatched : series.n + ++unmatched;
+        int ours = strlist_find(&a->series, a->pseries.v[s]);
+        pcolor[s] = ours >= 0 ? ours + 1 : two_panels(a) ? ++unmatched : a->series.n + ++unmatched;
     }
-    fprintf(vars, "npaper = %d\n", pseries.n);
-    gp_array(vars, "ptitle", ptitles, pseries.n);
-    gp_num_array(vars, "pcolor", pcolor, pseries.n);
-    for (int s = 0; s < pseries.n; s++) free(ptitles[s]);
+    fprintf(vars, "npaper = %d\n", np);
+    gp_array(vars, "ptitle", ptitles, np);
+    gp_num_array(vars, "pcolor", pcolor, np);
+    for (int s = 0; s < np; s++) free(ptitles[s]);
     free(ptitles);
     free(pcolor);
-    write_batch_tics(vars, "", pts, n, paper, n_shared);
-    write_batch_tics(vars, "p", paper, n_paper, NULL, 0);
-    write_y_range(vars, "", &ours_y);
-    write_y_range(vars, "p", &paper_y);
-    fprintf(vars, "ndiverged = %d\nncollapsed = %d\n", n_div, n_collapsed);
-    rc = plot_finish(p, kind, dat, dat_path, vars, vars_path, err);
-    dat = vars = NULL;
-    goto out;
-fail:
-    rc = -1;
-out:
-    if (dat) fclose(dat);
-    if (vars) fclose(vars);
-    strlist_free(&series);
-    strlist_free(&pseries);
-    free(pts);
-    free(paper);
-    free(groups);
-    return rc;
 }
+
+static void write_vars(const Plot *p, const void *state, FILE *vars)
+{
+    const Accuracy *a = state;
+    write_titles(p, a, vars);
+    write_paper_series(a, vars);
+    write_batch_tics(vars, "", a->pts, a->n, a->paper, a->beside ? 0 : a->n_paper);
+    write_batch_tics(vars, "p", a->paper, a->n_paper, NULL, 0);
+    write_y_range(vars, "", &a->ours_y);
+    write_y_range(vars, "p", &a->paper_y);
+    fprintf(vars, "ndiverged = %d\nncollapsed = %d\n", a->n_div, a->n_collapsed);
+}
+
+static void release(void *state)
+{
+    Accuracy *a = state;
+    strlist_free(&a->series);
+    strlist_free(&a->pseries);
+    free(a->pts);
+    free(a->paper);
+}
+
+static const FigureSide PAPER = {"-paper.dat", "accuracy-vs-batch (the paper's rows)", "batch, metric, ok|diverged",
+                                 write_paper};
+
+const FigureParts FIG_ACCURACY = {
+    .columns = "batch, metric (mean over repeats), std, ok|collapsed (some seed at chance)|diverged, the best cell's "
+               "tuned values",
+    .state_size = sizeof(Accuracy),
+    .collect = collect,
+    .write_data = write_data,
+    .side = &PAPER,
+    .frame = frame,
+    .write_vars = write_vars,
+    .release = release,
+};

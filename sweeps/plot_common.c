@@ -188,25 +188,6 @@ void gp_num_array(FILE *f, const char *name, const double *x, int n)
     fputs("]\n", f);
 }
 
-FILE *open_out(const Plot *p, const char *kind, const char *suffix, char *path, size_t len, Error *err)
-{
-    if (plot_join_path(path, len, p->out_dir, kind, suffix, err)) return NULL;
-    FILE *f = fopen(path, "w");
-    if (!f) error_set(err, "%s: cannot write: %s", path, strerror(errno));
-    return f;
-}
-
-int close_out(FILE *f, const char *path, Error *err)
-{
-    bool bad = ferror(f) != 0;
-    if (fclose(f) != 0) bad = true;
-    if (bad) {
-        error_set(err, "%s: writing failed", path);
-        return -1;
-    }
-    return 0;
-}
-
 bool plot_is_number(const char *s, double *x)
 {
     char *end;
@@ -387,92 +368,6 @@ int check_gnuplot(const char *gnuplot, Error *err)
         return -1;
     }
     return 0;
-}
-
-/* The last line of gnuplot's output (its error message). */
-void plot_tail_lines(const char *msg, char *out, size_t len)
-{
-    size_t n = strlen(msg);
-    while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' ')) n--;
-    size_t start = n;
-    while (start > 0 && msg[start - 1] != '\n') start--;
-    snprintf(out, len, "%.*s", (int)(n - start), msg + start);
-    for (char *p = out; *p; p++)
-        if (*p == '\n') *p = ' ';
-}
-
-/* Draws one kind from its data files: one gnuplot run per format. */
-int plot_render(Plot *p, const char *kind, Error *err)
-{
-    char script[1200], target[1200], dir[2100], expr[2300], msg[8192];
-    if (plot_join_path(script, sizeof script, p->scripts, kind, ".gp", err)) return -1;
-    if (gp_string_buf(dir, sizeof dir, p->out_dir)) {
-        error_set(err, "path too long: %s", p->out_dir);
-        return -1;
-    }
-    const char *formats[] = {p->o->png ? "png" : NULL, p->o->svg ? "svg" : NULL};
-    for (int f = 0; f < 2; f++) {
-        if (!formats[f]) continue;
-        int n = snprintf(expr, sizeof expr, "dir=%s; fmt='%s'", dir, formats[f]);
-        if (n < 0 || (size_t)n >= sizeof expr) {
-            error_set(err, "path too long: %s", p->out_dir);
-            return -1;
-        }
-        char suffix[8];
-        snprintf(suffix, sizeof suffix, ".%s", formats[f]);
-        if (plot_join_path(target, sizeof target, p->out_dir, kind, suffix, err)) return -1;
-        if (unlink(target) != 0 && errno != ENOENT) {
-            error_set(err, "%s: cannot replace: %s", target, strerror(errno));
-            return -1;
-        }
-        char *argv[] = {(char *)p->o->gnuplot, "-e", expr, script, NULL};
-        int rc = plot_run_capture(argv, msg, sizeof msg, err);
-        if (rc < 0) return -1;
-        struct stat st;
-        if (rc != 0 || stat(target, &st) != 0 || st.st_size == 0) {
-            char tail[600];
-            plot_tail_lines(msg, tail, sizeof tail);
-            error_set(err, "gnuplot %s %s failed (exit %d): %s", kind, formats[f], rc, tail[0] ? tail : "no output file");
-            return -1;
-        }
-        fprintf(p->out, "%s\n", target);
-    }
-    return 0;
-}
-
-/* The variables every script uses. */
-void write_common_vars(const Plot *p, FILE *v, const char *kind, const char *subtitle, const char *xlabel,
-                       const char *ylabel, int width, int height)
-{
-    fprintf(v, "# Written by `bigbatch plot` for plots/%s.gp, which loads it; draw again with\n"
-               "#   gnuplot -e \"dir='%s'; fmt='png'\" plots/%s.gp\n",
-            kind, p->out_dir, kind);
-    /* about 9.5 pixels per character of the title's 13-point sans font; 10 leaves a margin */
-    int chars = (width - 40) / 10;
-    gp_wrapped_var(v, "figtitle", p->figtitle, chars);
-    gp_wrapped_var(v, "subtitle", subtitle, chars);
-    gp_var(v, "xlabel", xlabel);
-    gp_var(v, "ylabel", ylabel);
-    fprintf(v, "width = %d\nheight = %d\n", width, height);
-}
-
-void data_header(const Plot *p, FILE *f, const char *kind, const char *columns)
-{
-    fprintf(f, "# bigbatch plot %s: experiment %s, %s scale, metric %s, database %s\n", kind, p->exp->name,
-            p->exp->scale, p->exp->metric, p->d.path);
-    fprintf(f, "# blocks (gnuplot index) separated by two blank lines; columns: %s\n", columns);
-}
-
-/* Finishes a kind: closes its files and draws it. */
-int plot_finish(Plot *p, const char *kind, FILE *dat, const char *dat_path, FILE *vars, const char *vars_path,
-                Error *err)
-{
-    int rc = close_out(dat, dat_path, err);
-    if (close_out(vars, vars_path, rc ? &(Error){{0}} : err)) rc = -1;
-    if (rc) return -1;
-    fprintf(p->out, "%s\n", dat_path);
-    if (plot_render(p, kind, err)) return -1;
-    return 1;
 }
 
 /* ---- series along the batch axis (accuracy-vs-batch, steps-to-target) -------------------- */

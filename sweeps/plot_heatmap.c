@@ -5,8 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- heatmap ---------------------------------------------------------------------------- */
-
 /* The values of one key over the cells: file order, sorted when all are numbers. */
 static void axis_values(const CellSet *set, const char *key, StrList *out)
 {
@@ -59,63 +57,65 @@ typedef struct {
     bool diverged, any;
 } Slot;
 
-int fig_heatmap(Plot *p, Error *err)
-{
-    const char *kind = "heatmap";
-    const Experiment *exp = p->exp;
-    const CellSet *set = p->set;
+typedef struct {
     const char *ax[2];
-    if (heatmap_axes(exp, set, ax) < 2) {
-        fprintf(p->warn, "bigbatch plot: heatmap skipped: %s has fewer than two axes to cross\n", exp->name);
-        return 0;
+    StrList xs, ys, panels;
+    Slot *slots;
+    int n;
+    double lo, hi; /* the colour range */
+} Heatmap;
+
+/* The slot of a cell (its panel and place on the axes), made when new; NULL past the panels. */
+static Slot *cell_slot(const Experiment *exp, const Cell *c, Heatmap *h)
+{
+    char key[256];
+    panel_key(exp, c->cell, h->ax, key, sizeof key);
+    int pi = strlist_find(&h->panels, key);
+    if (pi < 0) {
+        if (h->panels.n == MAX_PANELS) return NULL;
+        pi = strlist_add(&h->panels, key);
     }
-    StrList xs = {0}, ys = {0}, panels = {0};
-    axis_values(set, ax[0], &xs);
-    axis_values(set, ax[1], &ys);
-    Slot *slots = xcalloc((size_t)set->n_cells, sizeof *slots, "heatmap cells");
-    int n = 0, rc = 0;
-    char key[256], dat_path[1200], vars_path[1200];
-    FILE *dat = NULL, *vars = NULL;
+    const char *vx = cells_value_in(exp, c->cell, h->ax[0]), *vy = cells_value_in(exp, c->cell, h->ax[1]);
+    int xi = strlist_find(&h->xs, vx ? vx : "-"), yi = strlist_find(&h->ys, vy ? vy : "-");
+    for (int j = 0; j < h->n; j++)
+        if (h->slots[j].panel == pi && h->slots[j].xi == xi && h->slots[j].yi == yi) return &h->slots[j];
+    Slot *s = &h->slots[h->n++];
+    *s = (Slot){pi, xi, yi, NULL, false, true};
+    return s;
+}
+
+/* Each cell into its slot; the cells past the panels counted and warned of. */
+static void fill_slots(const Plot *p, Heatmap *h)
+{
+    const CellSet *set = p->set;
     for (int i = 0; i < set->n_cells; i++) {
         const Cell *c = &set->cells[i];
-        panel_key(exp, c->cell, ax, key, sizeof key);
-        int pi = strlist_find(&panels, key);
-        if (pi < 0) {
-            if (panels.n == MAX_PANELS) continue;
-            pi = strlist_add(&panels, key);
-        }
-        const char *vx = cells_value_in(exp, c->cell, ax[0]), *vy = cells_value_in(exp, c->cell, ax[1]);
-        int xi = strlist_find(&xs, vx ? vx : "-"), yi = strlist_find(&ys, vy ? vy : "-");
-        Slot *s = NULL;
-        for (int j = 0; j < n && !s; j++)
-            if (slots[j].panel == pi && slots[j].xi == xi && slots[j].yi == yi) s = &slots[j];
-        if (!s) {
-            s = &slots[n++];
-            *s = (Slot){pi, xi, yi, NULL, false, true};
-        }
+        Slot *s = cell_slot(p->exp, c, h);
+        if (!s) continue;
         if (plot_trained(c) && (!s->cell || cells_better(set, c->mean, s->cell->mean))) s->cell = c;
         if (c->diverged > 0) s->diverged = true;
     }
     int n_left = 0;
+    char key[256];
     for (int i = 0; i < set->n_cells; i++) {
-        panel_key(exp, set->cells[i].cell, ax, key, sizeof key);
-        n_left += strlist_find(&panels, key) < 0;
+        panel_key(p->exp, set->cells[i].cell, h->ax, key, sizeof key);
+        n_left += strlist_find(&h->panels, key) < 0;
     }
     if (n_left) fprintf(p->warn, "bigbatch plot: heatmap: %d cells beyond the first %d panels left out\n", n_left, MAX_PANELS);
-    double scale = metric_scale(exp->metric), lo = INFINITY, hi = -INFINITY;
-    int n_ok = 0;
-    for (int i = 0; i < n; i++) {
-        if (!slots[i].cell) continue;
-        double v = slots[i].cell->mean * scale;
+}
+
+/* The colour range over the trained slots; false when no slot ended at all. */
+static bool colour_range(const Plot *p, Heatmap *h)
+{
+    double scale = metric_scale(p->exp->metric), lo = INFINITY, hi = -INFINITY;
+    bool any = false;
+    for (int i = 0; i < h->n; i++) {
+        any |= !h->slots[i].cell && h->slots[i].diverged;
+        if (!h->slots[i].cell) continue;
+        double v = h->slots[i].cell->mean * scale;
         lo = v < lo ? v : lo;
         hi = v > hi ? v : hi;
-        n_ok++;
-    }
-    bool any_div = false;
-    for (int i = 0; i < n; i++) any_div |= !slots[i].cell && slots[i].diverged;
-    if (n_ok == 0 && !any_div) {
-        fprintf(p->warn, "bigbatch plot: heatmap skipped: no cell of %s has ended yet\n", exp->name);
-        goto out;
+        any = true;
     }
     if (!isfinite(lo)) lo = 0, hi = 1;
     if (hi <= lo) {
@@ -123,52 +123,105 @@ int fig_heatmap(Plot *p, Error *err)
         lo -= d;
         hi += d;
     }
-    if (!(dat = open_out(p, kind, ".dat", dat_path, sizeof dat_path, err))) goto fail;
-    data_header(p, dat, kind, "x index, y index, metric, label, ok|diverged|missing, best of its group (1/0)");
-    for (int pi = 0; pi < panels.n; pi++) {
-        fprintf(dat, "%s# panel %d: %s\n", pi ? "\n\n" : "", pi + 1, panels.v[pi][0] ? panels.v[pi] : "all cells");
-        for (int yi = 0; yi < ys.n; yi++)
-            for (int xi = 0; xi < xs.n; xi++)
-                for (int i = 0; i < n; i++) {
-                    const Slot *s = &slots[i];
-                    if (s->panel != pi || s->xi != xi || s->yi != yi) continue;
-                    char label[64];
-                    const char *status = s->cell ? "ok" : s->diverged ? "diverged" : "missing";
-                    if (s->cell) snprintf(label, sizeof label, metric_is_acc(exp->metric) ? "%.1f" : "%.3g", s->cell->mean * scale);
-                    else snprintf(label, sizeof label, "%s", s->diverged ? "div" : "-");
-                    fprintf(dat, "%d %d %.6g ", xi, yi, s->cell ? s->cell->mean * scale : NAN);
-                    data_label(dat, label);
-                    fprintf(dat, " %s %d    # %s=%s %s=%s\n", status, s->cell && s->cell->best, ax[0], xs.v[xi], ax[1], ys.v[yi]);
+    h->lo = lo;
+    h->hi = hi;
+    return any;
+}
+
+static int collect(Plot *p, void *state, Error *err)
+{
+    (void)err;
+    Heatmap *h = state;
+    const Experiment *exp = p->exp;
+    if (heatmap_axes(exp, p->set, h->ax) < 2) {
+        fprintf(p->warn, "bigbatch plot: heatmap skipped: %s has fewer than two axes to cross\n", exp->name);
+        return 0;
+    }
+    axis_values(p->set, h->ax[0], &h->xs);
+    axis_values(p->set, h->ax[1], &h->ys);
+    h->slots = xcalloc((size_t)p->set->n_cells, sizeof *h->slots, "heatmap cells");
+    fill_slots(p, h);
+    if (!colour_range(p, h)) {
+        fprintf(p->warn, "bigbatch plot: heatmap skipped: no cell of %s has ended yet\n", exp->name);
+        return 0;
+    }
+    return 1;
+}
+
+static void write_slot(const Plot *p, const Heatmap *h, const Slot *s, FILE *dat)
+{
+    double scale = metric_scale(p->exp->metric);
+    char label[64];
+    const char *status = s->cell ? "ok" : s->diverged ? "diverged" : "missing";
+    if (s->cell) snprintf(label, sizeof label, metric_is_acc(p->exp->metric) ? "%.1f" : "%.3g", s->cell->mean * scale);
+    else snprintf(label, sizeof label, "%s", s->diverged ? "div" : "-");
+    fprintf(dat, "%d %d %.6g ", s->xi, s->yi, s->cell ? s->cell->mean * scale : NAN);
+    data_label(dat, label);
+    fprintf(dat, " %s %d    # %s=%s %s=%s\n", status, s->cell && s->cell->best, h->ax[0], h->xs.v[s->xi], h->ax[1],
+            h->ys.v[s->yi]);
+}
+
+static int write_data(Plot *p, void *state, FILE *dat, Error *err)
+{
+    (void)err;
+    const Heatmap *h = state;
+    for (int pi = 0; pi < h->panels.n; pi++) {
+        fprintf(dat, "%s# panel %d: %s\n", pi ? "\n\n" : "", pi + 1, h->panels.v[pi][0] ? h->panels.v[pi] : "all cells");
+        for (int yi = 0; yi < h->ys.n; yi++)
+            for (int xi = 0; xi < h->xs.n; xi++)
+                for (int i = 0; i < h->n; i++) {
+                    const Slot *s = &h->slots[i];
+                    if (s->panel == pi && s->xi == xi && s->yi == yi) write_slot(p, h, s, dat);
                 }
     }
-    if (!(vars = open_out(p, kind, ".vars.gp", vars_path, sizeof vars_path, err))) goto fail;
-    char sub[512];
-    snprintf(sub, sizeof sub, "%s over %s and %s; grey: diverged%s", metric_label(exp->metric), ax[0], ax[1],
-             exp->n_tuned ? "; framed: the best of its group" : "");
-    int cols = panels.n < 3 ? panels.n : (panels.n == 4 ? 2 : 3), rows = (panels.n + cols - 1) / cols;
-    int width = cols * 560 > 800 ? cols * 560 : 800, height = rows * 480 + 80 > 600 ? rows * 480 + 80 : 600;
-    write_common_vars(p, vars, kind, sub, key_label(ax[0]), key_label(ax[1]), width, height);
-    gp_var(vars, "cblabel", metric_label(exp->metric));
-    fprintf(vars, "npanels = %d\nrows = %d\ncols = %d\n", panels.n, rows, cols);
-    char **pt = xcalloc((size_t)panels.n, sizeof *pt, "plot titles");
-    for (int i = 0; i < panels.n; i++) pt[i] = panels.v[i][0] ? panels.v[i] : "all cells";
-    gp_array(vars, "ptitle", pt, panels.n);
-    free(pt);
-    fprintf(vars, "nx = %d\nny = %d\n", xs.n, ys.n);
-    gp_array(vars, "xlab", xs.v, xs.n);
-    gp_array(vars, "ylab", ys.v, ys.n);
-    fprintf(vars, "cbmin = %.10g\ncbmax = %.10g\nbetter_high = %d\n", lo, hi, p->set->higher_is_better);
-    rc = plot_finish(p, kind, dat, dat_path, vars, vars_path, err);
-    dat = vars = NULL;
-    goto out;
-fail:
-    rc = -1;
-out:
-    if (dat) fclose(dat);
-    if (vars) fclose(vars);
-    strlist_free(&xs);
-    strlist_free(&ys);
-    strlist_free(&panels);
-    free(slots);
-    return rc;
+    return 0;
 }
+
+static int grid_cols(const Heatmap *h) { return h->panels.n < 3 ? h->panels.n : (h->panels.n == 4 ? 2 : 3); }
+static int grid_rows(const Heatmap *h) { return (h->panels.n + grid_cols(h) - 1) / grid_cols(h); }
+
+static void frame(const Plot *p, const void *state, FigureFrame *f)
+{
+    const Heatmap *h = state;
+    snprintf(f->subtitle, sizeof f->subtitle, "%s over %s and %s; grey: diverged%s", metric_label(p->exp->metric),
+             h->ax[0], h->ax[1], p->exp->n_tuned ? "; framed: the best of its group" : "");
+    int cols = grid_cols(h), rows = grid_rows(h);
+    f->xlabel = key_label(h->ax[0]);
+    f->ylabel = key_label(h->ax[1]);
+    f->width = cols * 560 > 800 ? cols * 560 : 800;
+    f->height = rows * 480 + 80 > 600 ? rows * 480 + 80 : 600;
+}
+
+static void write_vars(const Plot *p, const void *state, FILE *vars)
+{
+    const Heatmap *h = state;
+    gp_var(vars, "cblabel", metric_label(p->exp->metric));
+    fprintf(vars, "npanels = %d\nrows = %d\ncols = %d\n", h->panels.n, grid_rows(h), grid_cols(h));
+    char **pt = xcalloc((size_t)h->panels.n, sizeof *pt, "plot titles");
+    for (int i = 0; i < h->panels.n; i++) pt[i] = h->panels.v[i][0] ? h->panels.v[i] : "all cells";
+    gp_array(vars, "ptitle", pt, h->panels.n);
+    free(pt);
+    fprintf(vars, "nx = %d\nny = %d\n", h->xs.n, h->ys.n);
+    gp_array(vars, "xlab", h->xs.v, h->xs.n);
+    gp_array(vars, "ylab", h->ys.v, h->ys.n);
+    fprintf(vars, "cbmin = %.10g\ncbmax = %.10g\nbetter_high = %d\n", h->lo, h->hi, p->set->higher_is_better);
+}
+
+static void release(void *state)
+{
+    Heatmap *h = state;
+    strlist_free(&h->xs);
+    strlist_free(&h->ys);
+    strlist_free(&h->panels);
+    free(h->slots);
+}
+
+const FigureParts FIG_HEATMAP = {
+    .columns = "x index, y index, metric, label, ok|diverged|missing, best of its group (1/0)",
+    .state_size = sizeof(Heatmap),
+    .collect = collect,
+    .write_data = write_data,
+    .frame = frame,
+    .write_vars = write_vars,
+    .release = release,
+};

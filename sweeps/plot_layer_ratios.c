@@ -5,8 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- layer-ratios ----------------------------------------------------------------------- */
-
 typedef struct {
     int n;
     char **name, **kind;
@@ -88,92 +86,141 @@ static void members_title(const CellSet *set, const Ratios *r, char *buf, size_t
     if (r->n_members > 1) plot_append(buf, len, " (%d cells, the same at step 0)", r->n_members);
 }
 
-int fig_layer_ratios(Plot *p, Error *err)
+typedef struct {
+    Ratios *series; /* the distinct ratios, each with its cells */
+    int n;
+    int nparams;     /* the most tensors of a series */
+    bool same_names; /* every series names the same tensors */
+} LayerRatios;
+
+/* A cell's step-0 ratios: its first complete run's; else any run's (step 0 comes before a
+ * divergence). r->n = 0 when none has them. */
+static int cell_ratios(Plot *p, const Cell *c, Ratios *r, Error *err)
 {
-    const char *kind = "layer-ratios";
-    const CellSet *set = p->set;
-    Ratios *series = xcalloc(MAX_SERIES, sizeof *series, "layer ratios");
-    int n = 0, left_out = 0, rc = 0;
-    FILE *dat = NULL, *vars = NULL;
-    char dat_path[1200], vars_path[1200];
-    for (int i = 0; i < set->n_cells; i++) {
-        const Cell *c = &set->cells[i];
-        Ratios r = {0};
-        /* The first complete run; else any run of the cell (step 0 comes before a divergence). */
-        const char *id = first_complete(c);
-        if (id && load_ratios(p, id, &r, err)) goto fail;
-        for (int k = 0; k < c->runs && r.n == 0; k++)
-            if (load_ratios(p, c->run_list[k].id, &r, err)) goto fail;
-        if (r.n == 0) continue;
-        int s = 0;
-        while (s < n && !same_ratios(&series[s], &r)) s++;
-        if (s == n && n == MAX_SERIES) {
-            left_out++;
-            ratios_free(&r);
-            continue;
-        }
-        if (s == n) series[n++] = r;
-        else ratios_free(&r);
-        series[s].members = xrealloc(series[s].members, sizeof *series[s].members * (size_t)(series[s].n_members + 1),
-                                     "layer ratio members");
-        series[s].members[series[s].n_members++] = i;
+    const char *id = first_complete(c);
+    if (id && load_ratios(p, id, r, err)) return -1;
+    for (int k = 0; k < c->runs && r->n == 0; k++)
+        if (load_ratios(p, c->run_list[k].id, r, err)) return -1;
+    return 0;
+}
+
+/* Cell i into the series with its ratios (r, taken or freed); false past MAX_SERIES. */
+static bool add_member(LayerRatios *l, Ratios *r, int i)
+{
+    int s = 0;
+    while (s < l->n && !same_ratios(&l->series[s], r)) s++;
+    if (s == l->n && l->n == MAX_SERIES) {
+        ratios_free(r);
+        return false;
     }
-    if (n == 0) {
+    if (s == l->n) l->series[l->n++] = *r;
+    else ratios_free(r);
+    Ratios *t = &l->series[s];
+    t->members = xrealloc(t->members, sizeof *t->members * (size_t)(t->n_members + 1), "layer ratio members");
+    t->members[t->n_members++] = i;
+    return true;
+}
+
+static void count_params(LayerRatios *l)
+{
+    l->same_names = true;
+    for (int s = 0; s < l->n; s++) {
+        const Ratios *r = &l->series[s];
+        if (r->n > l->nparams) l->nparams = r->n;
+        if (r->n != l->series[0].n) l->same_names = false;
+        for (int i = 0; l->same_names && i < r->n; i++) l->same_names = !strcmp(r->name[i], l->series[0].name[i]);
+    }
+}
+
+static int collect(Plot *p, void *state, Error *err)
+{
+    LayerRatios *l = state;
+    int left_out = 0;
+    l->series = xcalloc(MAX_SERIES, sizeof *l->series, "layer ratios");
+    for (int i = 0; i < p->set->n_cells; i++) {
+        Ratios r = {0};
+        if (cell_ratios(p, &p->set->cells[i], &r, err)) {
+            ratios_free(&r);
+            return -1;
+        }
+        if (r.n > 0) left_out += !add_member(l, &r, i);
+    }
+    if (l->n == 0) {
         fprintf(p->warn, "bigbatch plot: layer-ratios skipped: no run of %s has layer statistics "
                          "(set layer-stats = yes or layer-stats-every = N in [train])\n",
                 p->exp->name);
-        goto out;
+        return 0;
     }
     if (left_out)
         fprintf(p->warn, "bigbatch plot: layer-ratios: %d cells beyond the first %d distinct ones left out\n", left_out,
                 MAX_SERIES);
-    int nparams = 0;
-    bool same_names = true;
-    for (int s = 0; s < n; s++) {
-        if (series[s].n > nparams) nparams = series[s].n;
-        if (series[s].n != series[0].n) same_names = false;
-        for (int i = 0; same_names && i < series[s].n; i++) same_names = !strcmp(series[s].name[i], series[0].name[i]);
-    }
-    if (!(dat = open_out(p, kind, ".dat", dat_path, sizeof dat_path, err))) goto fail;
-    data_header(p, dat, kind, "parameter index (network order), ||w||/||g|| at step 0, kind, name");
-    char **titles = xcalloc((size_t)n, sizeof *titles, "plot titles");
-    for (int s = 0; s < n; s++) {
+    count_params(l);
+    return 1;
+}
+
+static int write_data(Plot *p, void *state, FILE *dat, Error *err)
+{
+    (void)err;
+    const LayerRatios *l = state;
+    for (int s = 0; s < l->n; s++) {
+        const Ratios *r = &l->series[s];
         char t[320];
-        members_title(set, &series[s], t, sizeof t);
-        titles[s] = xstrdup(t);
+        members_title(p->set, r, t, sizeof t);
         fprintf(dat, "%s# series %d: %s; cells:", s ? "\n\n" : "", s + 1, t);
-        for (int m = 0; m < series[s].n_members; m++) fprintf(dat, " [%s]", set->cells[series[s].members[m]].label);
+        for (int m = 0; m < r->n_members; m++) fprintf(dat, " [%s]", p->set->cells[r->members[m]].label);
         fputc('\n', dat);
-        for (int i = 0; i < series[s].n; i++) {
-            fprintf(dat, "%d %.6g %s ", i, series[s].ratio[i], series[s].kind[i]);
-            data_label(dat, series[s].name[i]);
+        for (int i = 0; i < r->n; i++) {
+            fprintf(dat, "%d %.6g %s ", i, r->ratio[i], r->kind[i]);
+            data_label(dat, r->name[i]);
             fputc('\n', dat);
         }
     }
-    if (!(vars = open_out(p, kind, ".vars.gp", vars_path, sizeof vars_path, err))) {
-        for (int s = 0; s < n; s++) free(titles[s]);
-        free(titles);
-        goto fail;
-    }
-    write_common_vars(p, vars, kind,
-                      "||w|| / ||g|| per parameter tensor at the first iteration (the LARS paper's Table 2)",
-                      "parameter tensor, in network order", "||w|| / ||g|| (log scale)", nparams > 24 ? 1200 : 960,
-                      680);
-    fprintf(vars, "nseries = %d\n", n);
-    gp_array(vars, "stitle", titles, n);
-    for (int s = 0; s < n; s++) free(titles[s]);
-    free(titles);
-    fprintf(vars, "nparams = %d\nnnames = %d\n", nparams, same_names && nparams <= 40 ? nparams : 0);
-    gp_array(vars, "pname", series[0].name, same_names && nparams <= 40 ? nparams : 0);
-    rc = plot_finish(p, kind, dat, dat_path, vars, vars_path, err);
-    dat = vars = NULL;
-    goto out;
-fail:
-    rc = -1;
-out:
-    if (dat) fclose(dat);
-    if (vars) fclose(vars);
-    for (int s = 0; s < n; s++) ratios_free(&series[s]);
-    free(series);
-    return rc;
+    return 0;
 }
+
+static void frame(const Plot *p, const void *state, FigureFrame *f)
+{
+    (void)p;
+    const LayerRatios *l = state;
+    snprintf(f->subtitle, sizeof f->subtitle, "%s",
+             "||w|| / ||g|| per parameter tensor at the first iteration (the LARS paper's Table 2)");
+    f->xlabel = "parameter tensor, in network order";
+    f->ylabel = "||w|| / ||g|| (log scale)";
+    f->width = l->nparams > 24 ? 1200 : 960;
+    f->height = 680;
+}
+
+static void write_vars(const Plot *p, const void *state, FILE *vars)
+{
+    const LayerRatios *l = state;
+    char **titles = xcalloc((size_t)l->n, sizeof *titles, "plot titles");
+    for (int s = 0; s < l->n; s++) {
+        char t[320];
+        members_title(p->set, &l->series[s], t, sizeof t);
+        titles[s] = xstrdup(t);
+    }
+    fprintf(vars, "nseries = %d\n", l->n);
+    gp_array(vars, "stitle", titles, l->n);
+    for (int s = 0; s < l->n; s++) free(titles[s]);
+    free(titles);
+    int nnames = l->same_names && l->nparams <= 40 ? l->nparams : 0;
+    fprintf(vars, "nparams = %d\nnnames = %d\n", l->nparams, nnames);
+    gp_array(vars, "pname", l->series[0].name, nnames);
+}
+
+static void release(void *state)
+{
+    LayerRatios *l = state;
+    for (int s = 0; s < l->n; s++) ratios_free(&l->series[s]);
+    free(l->series);
+}
+
+const FigureParts FIG_LAYER_RATIOS = {
+    .columns = "parameter index (network order), ||w||/||g|| at step 0, kind, name",
+    .state_size = sizeof(LayerRatios),
+    .collect = collect,
+    .write_data = write_data,
+    .frame = frame,
+    .write_vars = write_vars,
+    .release = release,
+};

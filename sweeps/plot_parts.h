@@ -1,12 +1,14 @@
-/* The parts of `bigbatch plot` (plot.c runs them): the shared state, the helpers that
- * write data files and run gnuplot (plot_common.c), and one function per figure kind
- * (plot_<kind>.c), each writing DIR/<kind>.dat and DIR/<kind>.vars.gp for plots/<kind>.gp. */
+/* The parts of `bigbatch plot` (plot.c runs them): the shared state, the helpers
+ * (plot_common.c), the one skeleton that draws every figure (plot_figure.c: its files and
+ * gnuplot), and what is particular to each kind (plot_<kind>.c: a FigureParts of callbacks
+ * that read its data and write its blocks and variables for plots/<kind>.gp). */
 #ifndef BB_PLOT_PARTS_H
 #define BB_PLOT_PARTS_H
 #include <stdbool.h>
 #include <stdio.h>
 
 #include "cells.h"
+#include "figures.h"
 #include "plot.h"
 
 #define MAX_SERIES 16 /* lines of a loss-curves or layer-ratios figure (colours repeat after 8) */
@@ -61,8 +63,6 @@ void gp_var(FILE *f, const char *name, const char *value);
 void gp_wrapped_var(FILE *f, const char *name, const char *value, int max_chars);
 void gp_array(FILE *f, const char *name, char *const *items, int n);
 void gp_num_array(FILE *f, const char *name, const double *x, int n);
-FILE *open_out(const Plot *p, const char *kind, const char *suffix, char *path, size_t len, Error *err);
-int close_out(FILE *f, const char *path, Error *err);
 bool plot_is_number(const char *s, double *x);
 bool metric_is_acc(const char *metric);
 double metric_scale(const char *metric);
@@ -80,23 +80,45 @@ bool group_diverged(const Group *g);
 const char *first_complete(const Cell *c);
 int plot_run_capture(char *const argv[], char *msg, size_t msg_len, Error *err);
 int check_gnuplot(const char *gnuplot, Error *err);
-void plot_tail_lines(const char *msg, char *out, size_t len);
-int plot_render(Plot *p, const char *kind, Error *err);
-void write_common_vars(const Plot *p, FILE *v, const char *kind, const char *subtitle, const char *xlabel,
-                       const char *ylabel, int width, int height);
-void data_header(const Plot *p, FILE *f, const char *kind, const char *columns);
-int plot_finish(Plot *p, const char *kind, FILE *dat, const char *dat_path, FILE *vars, const char *vars_path,
-                Error *err);
 int cmp_point(const void *a, const void *b);
 bool batch_axis_ok(const Plot *p, const char *kind);
 /* The batch sizes of pts and more as gnuplot tics: <prefix>xticks, <prefix>xmin, <prefix>xmax. */
 void write_batch_tics(FILE *v, const char *prefix, const Point *pts, int n, const Point *more, int n_more);
 
-/* One per figure kind: 1 drawn, 0 skipped (no data: warned), -1 with err. */
-int fig_accuracy(Plot *p, Error *err);
-int fig_heatmap(Plot *p, Error *err);
-int fig_layer_ratios(Plot *p, Error *err);
-int fig_loss_curves(Plot *p, Error *err);
-int fig_steps(Plot *p, Error *err);
+/* ---- one figure: the skeleton (plot_figure.c) and the parts of each kind ---------------- */
+
+/* The frame every script reads (figtitle, subtitle, labels, size): the kind fills it. */
+typedef struct {
+    char subtitle[512];
+    const char *xlabel, *ylabel;
+    int width, height;
+} FigureFrame;
+
+/* A second data file beside DIR/<kind>.dat: DIR/<kind><suffix>. */
+typedef struct {
+    const char *suffix;
+    const char *title;   /* its header's name of the figure */
+    const char *columns; /* its header's columns */
+    void (*write)(const Plot *p, const void *s, FILE *f);
+} FigureSide;
+
+/* What one kind adds to the skeleton. Its state (state_size bytes, zeroed) is filled by
+ * collect and read by the writers; release frees what it holds. */
+typedef struct FigureParts {
+    const char *columns; /* the .dat header's columns */
+    size_t state_size;
+    int (*collect)(Plot *p, void *s, Error *err); /* 1 data, 0 skipped (warned), -1 with err */
+    int (*write_data)(Plot *p, void *s, FILE *dat, Error *err); /* the blocks: 0, or -1 with err */
+    const FigureSide *side;                                      /* or NULL */
+    void (*frame)(const Plot *p, const void *s, FigureFrame *f);
+    void (*write_vars)(const Plot *p, const void *s, FILE *vars); /* after the frame's variables */
+    void (*release)(void *s);
+} FigureParts;
+
+/* Draws one kind: its data read, DIR/<kind>.dat (and side file) and DIR/<kind>.vars.gp
+ * written, gnuplot run once per format. 1 drawn, 0 skipped (no data: warned), -1 with err. */
+int figure_draw(Plot *p, const FigureKind *kind, Error *err);
+
+extern const FigureParts FIG_ACCURACY, FIG_HEATMAP, FIG_LAYER_RATIOS, FIG_LOSS_CURVES, FIG_STEPS;
 
 #endif

@@ -8,8 +8,6 @@
 #include "critical_batch.h"
 #include "steps_target.h"
 
-/* ---- steps-to-target -------------------------------------------------------------------- */
-
 /* S = S_min (1 + B_crit / B) fitted to one series' points (sorted by series, then batch). */
 static CriticalFit series_fit(const Point *pts, int n, int series)
 {
@@ -30,137 +28,197 @@ static void series_title(const char *name, const CriticalFit *f, char *out, size
     else snprintf(out, len, "%s", shown);
 }
 
-int fig_steps(Plot *p, Error *err)
+typedef struct {
+    StrList series, missed; /* missed: the groups where no cell reached the target */
+    Point *pts;
+    int n, n_missed_cells;
+    char target_text[64];
+    char note[NOTE_CHARS + 64], all_missed[4096];
+} Steps;
+
+/* The point of a cell's series and batch, made (diverged: no steps yet) when new. */
+static Point *batch_point(Steps *st, int s, double b)
 {
-    const char *kind = "steps-to-target";
+    for (int k = 0; k < st->n; k++)
+        if (st->pts[k].series == s && st->pts[k].batch == b) return &st->pts[k];
+    Point *q = &st->pts[st->n++];
+    *q = (Point){.series = s, .batch = b, .value = NAN, .diverged = true};
+    return q;
+}
+
+/* One cell's steps into its point: the fewest over the tuned axes. */
+static int cell_steps(Plot *p, const Cell *c, Steps *st, Error *err)
+{
     const Experiment *exp = p->exp;
-    const CellSet *set = p->set;
+    double b;
+    char key[256];
+    if (!plot_is_number(cells_value_in(exp, c->cell, "batch"), &b) || b <= 0) return 0;
+    cell_keys(exp, c->cell, true, false, "batch", key, sizeof key);
+    const char *id = first_complete(c);
+    long step = 0;
+    int epoch = 0, found = 1;
+    if (id && (found = steps_target_run(&p->d, id, &step, &epoch, err)) < 0) return -1;
+    if (!id && c->diverged == 0) return 0; /* not run yet */
+    Point *q = batch_point(st, strlist_add(&st->series, key), b);
+    if (found != 0) {
+        st->n_missed_cells++;
+        return 0;
+    }
+    if (q->diverged || step < q->value) {
+        q->value = (double)step;
+        q->diverged = false;
+        q->extra = epoch;
+        cell_keys(exp, c->cell, false, true, NULL, q->note, sizeof q->note);
+    }
+    return 0;
+}
+
+/* Groups where no cell reached the target: left out of the points, named in the note. */
+static void drop_missed(Steps *st)
+{
+    int k = 0;
+    for (int i = 0; i < st->n; i++) {
+        if (!st->pts[i].diverged) {
+            st->pts[k++] = st->pts[i];
+            continue;
+        }
+        const char *name = st->series.v[st->pts[i].series];
+        char g[300];
+        snprintf(g, sizeof g, "%s%sbatch=%.10g", name, name[0] ? " " : "", st->pts[i].batch);
+        strlist_add(&st->missed, g);
+    }
+    st->n = k;
+}
+
+static void note_missed(const Plot *p, Steps *st)
+{
+    for (int i = 0; i < st->missed.n; i++)
+        plot_append(st->all_missed, sizeof st->all_missed, "%s%s", i ? ", " : "", st->missed.v[i]);
+    if (!st->missed.n) return;
+    snprintf(st->note, sizeof st->note, "never reached %s: %.*s%s", st->target_text, NOTE_CHARS - 20, st->all_missed,
+             strlen(st->all_missed) > NOTE_CHARS - 20 ? "..." : "");
+    fprintf(p->warn, "bigbatch plot: steps-to-target: %s never reached %s %s (%d of %d cells did not)\n",
+            st->all_missed, p->exp->metric, st->target_text, st->n_missed_cells, p->set->n_cells);
+}
+
+static int collect(Plot *p, void *state, Error *err)
+{
+    Steps *st = state;
+    const Experiment *exp = p->exp;
     if (isnan(exp->target)) {
         fprintf(p->warn, "bigbatch plot: steps-to-target skipped: %s sets no target ([experiment] target = X)\n",
                 exp->name);
         return 0;
     }
-    if (!batch_axis_ok(p, kind)) return 0;
-    double scale = metric_scale(exp->metric);
-    StrList series = {0}, missed = {0};
-    Point *pts = xcalloc((size_t)set->n_cells, sizeof *pts, "plot points");
-    int n = 0, rc = 0, n_missed_cells = 0;
-    char key[256], dat_path[1200], vars_path[1200];
-    FILE *dat = NULL, *vars = NULL;
-    for (int i = 0; i < set->n_cells; i++) {
-        const Cell *c = &set->cells[i];
-        double b;
-        if (!plot_is_number(cells_value_in(exp, c->cell, "batch"), &b) || b <= 0) continue;
-        cell_keys(exp, c->cell, true, false, "batch", key, sizeof key);
-        const char *id = first_complete(c);
-        long step = 0;
-        int epoch = 0, found = 1;
-        if (id && (found = steps_target_run(&p->d, id, &step, &epoch, err)) < 0) goto fail;
-        if (!id && c->diverged == 0) continue; /* not run yet */
-        int s = strlist_add(&series, key);
-        Point *q = NULL;
-        for (int k = 0; k < n && !q; k++)
-            if (pts[k].series == s && pts[k].batch == b) q = &pts[k];
-        if (!q) {
-            q = &pts[n++];
-            *q = (Point){.series = s, .batch = b, .value = NAN, .diverged = true};
+    if (!batch_axis_ok(p, "steps-to-target")) return 0;
+    st->pts = xcalloc((size_t)p->set->n_cells, sizeof *st->pts, "plot points");
+    for (int i = 0; i < p->set->n_cells; i++)
+        if (cell_steps(p, &p->set->cells[i], st, err)) return -1;
+    drop_missed(st);
+    snprintf(st->target_text, sizeof st->target_text, metric_is_acc(exp->metric) ? "%.4g%%" : "%.4g",
+             exp->target * metric_scale(exp->metric));
+    note_missed(p, st);
+    if (st->n == 0) {
+        fprintf(p->warn, "bigbatch plot: steps-to-target skipped: no cell of %s reached %s %s\n", exp->name, exp->metric,
+                st->target_text);
+        return 0;
+    }
+    qsort(st->pts, (size_t)st->n, sizeof *st->pts, cmp_point);
+    return 1;
+}
+
+/* One series' block: each point with perfect scaling from its first and the fit. */
+static void write_series(const Steps *st, int s, const CriticalFit *fit, int block, FILE *dat)
+{
+    const Point *first = NULL;
+    for (int i = 0; i < st->n; i++) {
+        const Point *q = &st->pts[i];
+        if (q->series != s) continue;
+        if (!first) {
+            first = q;
+            fprintf(dat, "%s# series %d: %s\n", block ? "\n\n" : "", block + 1, st->series.v[s][0] ? st->series.v[s] : "ours");
         }
-        if (found != 0) {
-            n_missed_cells++;
-            continue;
-        }
-        if (q->diverged || step < q->value) { /* the fewest steps over the tuned axes */
-            q->value = (double)step;
-            q->diverged = false;
-            q->extra = epoch;
-            cell_keys(exp, c->cell, false, true, NULL, q->note, sizeof q->note);
-        }
+        fprintf(dat, "%.10g %.10g %.6g %d ", q->batch, q->value, first->value * first->batch / q->batch, q->extra);
+        if (fit->ok) fprintf(dat, "%.6g ", critical_batch_steps(fit, q->batch));
+        else fprintf(dat, "NaN ");
+        data_label(dat, q->note[0] ? q->note : "-");
+        fputc('\n', dat);
     }
-    /* Groups where no cell reached the target: left out, named in the note. */
-    int k = 0;
-    for (int i = 0; i < n; i++) {
-        if (!pts[i].diverged) {
-            pts[k++] = pts[i];
-            continue;
-        }
-        char g[300];
-        snprintf(g, sizeof g, "%s%sbatch=%.10g", series.v[pts[i].series], series.v[pts[i].series][0] ? " " : "", pts[i].batch);
-        strlist_add(&missed, g);
+}
+
+static bool has_points(const Steps *st, int s)
+{
+    for (int i = 0; i < st->n; i++)
+        if (st->pts[i].series == s) return true;
+    return false;
+}
+
+static int write_data(Plot *p, void *state, FILE *dat, Error *err)
+{
+    (void)p, (void)err;
+    const Steps *st = state;
+    if (st->missed.n) fprintf(dat, "# never reached the target (left out): %s\n", st->all_missed);
+    for (int s = 0, block = 0; s < st->series.n; s++) {
+        if (!has_points(st, s)) continue;
+        CriticalFit fit = series_fit(st->pts, st->n, s);
+        write_series(st, s, &fit, block++, dat);
     }
-    n = k;
-    char target_text[64];
-    snprintf(target_text, sizeof target_text, metric_is_acc(exp->metric) ? "%.4g%%" : "%.4g", exp->target * scale);
-    char note[NOTE_CHARS + 64] = "", all_missed[4096] = "";
-    for (int i = 0; i < missed.n; i++) plot_append(all_missed, sizeof all_missed, "%s%s", i ? ", " : "", missed.v[i]);
-    if (missed.n) {
-        snprintf(note, sizeof note, "never reached %s: %.*s%s", target_text, NOTE_CHARS - 20, all_missed,
-                 strlen(all_missed) > NOTE_CHARS - 20 ? "..." : "");
-        fprintf(p->warn, "bigbatch plot: steps-to-target: %s never reached %s %s (%d of %d cells did not)\n",
-                all_missed, exp->metric, target_text, n_missed_cells, set->n_cells);
+    return 0;
+}
+
+static void frame(const Plot *p, const void *state, FigureFrame *f)
+{
+    const Steps *st = state;
+    char tl[256];
+    snprintf(f->subtitle, sizeof f->subtitle, "steps until %s reaches %s (the first evaluation that does)%s%s",
+             p->exp->metric, st->target_text, p->exp->n_tuned ? "; the fewest over " : "",
+             p->exp->n_tuned ? tuned_list(p->exp, tl, sizeof tl) : "");
+    f->xlabel = key_label("batch");
+    f->ylabel = "training steps to the target (log scale)";
+    f->width = 960;
+    f->height = 720;
+}
+
+static void write_vars(const Plot *p, const void *state, FILE *vars)
+{
+    (void)p;
+    const Steps *st = state;
+    StrList shown = {0}; /* the legend: one title per series drawn (with its fit) */
+    for (int s = 0; s < st->series.n; s++) {
+        if (!has_points(st, s)) continue;
+        CriticalFit fit = series_fit(st->pts, st->n, s);
+        char title[400];
+        series_title(st->series.v[s], &fit, title, sizeof title);
+        strlist_add(&shown, title);
     }
-    if (n == 0) {
-        fprintf(p->warn, "bigbatch plot: steps-to-target skipped: no cell of %s reached %s %s\n", exp->name,
-                exp->metric, target_text);
-        goto out;
-    }
-    qsort(pts, (size_t)n, sizeof *pts, cmp_point);
-    if (!(dat = open_out(p, kind, ".dat", dat_path, sizeof dat_path, err))) goto fail;
-    data_header(p, dat, kind,
-                "batch, steps to the target, perfect scaling from the smallest batch, epoch, the fit S_min (1 + B_crit / B) "
-                "(McCandlish et al.; NaN: the curve does not bend), the cell's tuned values");
-    if (missed.n) fprintf(dat, "# never reached the target (left out): %s\n", all_missed);
-    int block = 0;
-    StrList shown = {0};
-    for (int s = 0; s < series.n; s++) {
-        const Point *first = NULL;
-        CriticalFit fit = series_fit(pts, n, s);
-        for (int i = 0; i < n; i++) {
-            if (pts[i].series != s) continue;
-            if (!first) {
-                first = &pts[i];
-                fprintf(dat, "%s# series %d: %s\n", block ? "\n\n" : "", block + 1, series.v[s][0] ? series.v[s] : "ours");
-                block++;
-                char title[400];
-                series_title(series.v[s], &fit, title, sizeof title);
-                strlist_add(&shown, title);
-            }
-            fprintf(dat, "%.10g %.10g %.6g %d ", pts[i].batch, pts[i].value, first->value * first->batch / pts[i].batch,
-                    pts[i].extra);
-            if (fit.ok) fprintf(dat, "%.6g ", critical_batch_steps(&fit, pts[i].batch));
-            else fprintf(dat, "NaN ");
-            data_label(dat, pts[i].note[0] ? pts[i].note : "-");
-            fputc('\n', dat);
-        }
-    }
-    if (!(vars = open_out(p, kind, ".vars.gp", vars_path, sizeof vars_path, err))) {
-        strlist_free(&shown);
-        goto fail;
-    }
-    char sub[512], tl[256];
-    snprintf(sub, sizeof sub, "steps until %s reaches %s (the first evaluation that does)%s%s", exp->metric, target_text,
-             exp->n_tuned ? "; the fewest over " : "", exp->n_tuned ? tuned_list(exp, tl, sizeof tl) : "");
-    write_common_vars(p, vars, kind, sub, key_label("batch"), "training steps to the target (log scale)", 960, 720);
     fprintf(vars, "nseries = %d\n", shown.n);
     gp_array(vars, "stitle", shown.v, shown.n);
     strlist_free(&shown);
-    write_batch_tics(vars, "", pts, n, NULL, 0);
+    write_batch_tics(vars, "", st->pts, st->n, NULL, 0);
     double lo = INFINITY, hi = 0;
-    for (int i = 0; i < n; i++) {
-        lo = fmin(lo, pts[i].value);
-        hi = fmax(hi, pts[i].value);
+    for (int i = 0; i < st->n; i++) {
+        lo = fmin(lo, st->pts[i].value);
+        hi = fmax(hi, st->pts[i].value);
     }
     fprintf(vars, "ylo = %.10g\nyhi = %.10g\n", fmax(lo, 1) / 2, fmax(hi, 1) * 2); /* the reference stays inside */
-    gp_var(vars, "note", note);
-    rc = plot_finish(p, kind, dat, dat_path, vars, vars_path, err);
-    dat = vars = NULL;
-    goto out;
-fail:
-    rc = -1;
-out:
-    if (dat) fclose(dat);
-    if (vars) fclose(vars);
-    strlist_free(&series);
-    strlist_free(&missed);
-    free(pts);
-    return rc;
+    gp_var(vars, "note", st->note);
 }
+
+static void release(void *state)
+{
+    Steps *st = state;
+    strlist_free(&st->series);
+    strlist_free(&st->missed);
+    free(st->pts);
+}
+
+const FigureParts FIG_STEPS = {
+    .columns = "batch, steps to the target, perfect scaling from the smallest batch, epoch, the fit S_min (1 + B_crit / B) "
+               "(McCandlish et al.; NaN: the curve does not bend), the cell's tuned values",
+    .state_size = sizeof(Steps),
+    .collect = collect,
+    .write_data = write_data,
+    .frame = frame,
+    .write_vars = write_vars,
+    .release = release,
+};
