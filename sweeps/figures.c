@@ -1,16 +1,15 @@
 /* The table of figure kinds (figures.h); each kind is drawn by its plot_<kind>.c. */
 #include "figures.h"
 
-#include <string.h>
-
 #include "plot_parts.h"
+#include "../engine/base/name_table.h"
 
 static const FigureKind FIGURES[] = {
     {"accuracy-vs-batch", fig_accuracy}, {"heatmap", fig_heatmap},         {"layer-ratios", fig_layer_ratios},
     {"loss-curves", fig_loss_curves},    {"steps-to-target", fig_steps},
 };
 enum { N_FIGURES = (int)(sizeof FIGURES / sizeof FIGURES[0]) };
-static const NameTable NAMES = {FIGURES, N_FIGURES, sizeof FIGURES[0]};
+static const NameTable NAMES = NAME_TABLE(FIGURES);
 
 const FigureKind *figure_list(int *count)
 {
