@@ -6,6 +6,7 @@
 #include "../engine/backend.h"
 #include "../engine/blas_core.h"
 #include "../engine/base/fault.h"
+#include "../engine/base/name_table.h"
 #include "../engine/optim/optimizer.h"
 #include "../sweeps/flags/train_flags.h"
 #include "../engine/base/version.h"
@@ -47,6 +48,7 @@ static const struct {
     {"version", cli_version, "print the engine version"},
 };
 enum { N_COMMANDS = (int)(sizeof COMMANDS / sizeof COMMANDS[0]) };
+static const NameTable COMMAND_NAMES = NAME_TABLE(COMMANDS);
 
 static void usage(FILE *f)
 {
@@ -101,8 +103,8 @@ int main(int argc, char **argv)
         return argc < 2 ? 2 : 0;
     }
     const char *cmd = !strcmp(argv[1], "--version") ? "version" : argv[1];
-    for (int i = 0; i < N_COMMANDS; i++)
-        if (!strcmp(cmd, COMMANDS[i].name)) return COMMANDS[i].run(argc - 1, argv + 1);
+    int i = name_table_index(COMMAND_NAMES, cmd);
+    if (i >= 0) return COMMANDS[i].run(argc - 1, argv + 1);
     fprintf(stderr, "bigbatch: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return 2;

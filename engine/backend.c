@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/name_table.h"
 #include "base/util.h"
 
 /* The devices this build can open, one row each. */
@@ -20,7 +21,7 @@ static const DeviceKind DEVICES[] = {
     {"cuda", cuda_backend_open},
 #endif
 };
-enum { N_DEVICES = (int)(sizeof DEVICES / sizeof DEVICES[0]) };
+static const NameTable DEVICE_NAMES = NAME_TABLE(DEVICES);
 
 const char *backend_devices(void)
 {
@@ -89,8 +90,8 @@ static const DeviceKind *device_kind(const char *device, int *index, Error *err)
                   backend_devices());
         return NULL;
     }
-    for (int i = 0; i < N_DEVICES; i++)
-        if (!strcmp(kind, DEVICES[i].name)) return &DEVICES[i];
+    const DeviceKind *k = name_table_find(DEVICE_NAMES, kind);
+    if (k) return k;
     if (!strcmp(kind, "cuda"))
         error_set(err, "device '%s': this bigbatch was built without CUDA (build it with make GPU=1)", device);
     else
@@ -148,15 +149,12 @@ static const struct {
                   {"tf32", BK_PRECISION_TF32, false},
                   {"bf16", BK_PRECISION_BF16, false},
                   {"fp16", BK_PRECISION_FP16, true}};
-enum { N_PRECISIONS = (int)(sizeof PRECISIONS / sizeof PRECISIONS[0]) };
-#define PRECISION_NAMES "fp32, tf32, bf16 or fp16"
+static const NameTable PRECISION_NAMES = NAME_TABLE(PRECISIONS);
 
 static int precision_index(const char *precision, Error *err)
 {
-    for (int i = 0; precision && i < N_PRECISIONS; i++)
-        if (!strcmp(precision, PRECISIONS[i].name)) return i;
-    error_set(err, "unknown precision '%s' (" PRECISION_NAMES ")", precision ? precision : "");
-    return -1;
+    int i = name_table_index(PRECISION_NAMES, precision);
+    return i >= 0 ? i : name_table_unknown(PRECISION_NAMES, "precision", precision, "", " or ", err);
 }
 
 int backend_precision_check(const char *precision, Error *err) { return precision_index(precision, err) < 0 ? -1 : 0; }

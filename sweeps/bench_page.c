@@ -7,6 +7,8 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "../engine/base/name_table.h"
+
 typedef struct {
     char **items; /* without their line ends */
     int n;
@@ -114,7 +116,7 @@ static const Directive DIRECTIVES[] = {
     {"line", emit_line, ""},
     {"block", emit_block, "no lines follow it"},
 };
-static const NameTable NAMES = {DIRECTIVES, (int)(sizeof DIRECTIVES / sizeof DIRECTIVES[0]), sizeof DIRECTIVES[0]};
+static const NameTable NAMES = NAME_TABLE(DIRECTIVES);
 
 /* What directive `d` names in bench/file: the first line starting with `text`, filled out. */
 static int fill(const Directive *d, const char *bench, const char *file, const char *text, FILE *out, Error *err)
@@ -174,11 +176,7 @@ static int fill_line(const char *line, const char *bench, FILE *out, Error *err)
     s[len - 4] = '\0';
     int rc = parse(s, &name, &file, &text, err);
     const Directive *d = rc == 0 ? name_table_find(NAMES, name) : NULL;
-    if (rc == 0 && !d) {
-        char known[64];
-        error_set(err, "unknown directive '%s' (known: %s)", name, name_table_join(NAMES, known, sizeof known, ", ", " and "));
-        rc = -1;
-    }
+    if (rc == 0 && !d) rc = name_table_unknown(NAMES, "directive", name, "known: ", " and ", err);
     if (rc == 0) rc = fill(d, bench, file, text, out, err);
     free(s);
     return rc;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "expr.h"
+#include "../engine/base/name_table.h"
 #include "figures.h"
 #include "../engine/train/train.h"
 #include "flags/train_flags.h"
@@ -275,12 +276,11 @@ static const struct {
     {"findings", offsetof(Experiment, findings)}, {"reference_points", offsetof(Experiment, reference_points)},
 };
 enum { N_EXPERIMENT_TEXT = (int)(sizeof EXPERIMENT_TEXT / sizeof EXPERIMENT_TEXT[0]) };
+static const NameTable EXPERIMENT_TEXT_NAMES = NAME_TABLE(EXPERIMENT_TEXT);
 
 static int experiment_text_index(const char *name)
 {
-    for (int i = 0; i < N_EXPERIMENT_TEXT; i++)
-        if (!strcmp(name, EXPERIMENT_TEXT[i].name)) return i;
-    return -1;
+    return name_table_index(EXPERIMENT_TEXT_NAMES, name);
 }
 
 static bool text_key(SecKind kind, const char *name)

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../engine/base/name_table.h"
+
 #define EXPR_NAME_MAX 64
 #define EXPR_MAX_DEPTH 64 /* nesting; keeps a hostile file from exhausting the stack */
 
@@ -104,6 +106,7 @@ static const struct {
     {"min", F_MIN, 2, 16},  {"max", F_MAX, 2, 16},  {"pow", F_POW, 2, 2}, {"floor", F_FLOOR, 1, 1},
     {"ceil", F_CEIL, 1, 1}, {"round", F_ROUND, 1, 1}, {"abs", F_ABS, 1, 1},
 };
+static const NameTable FUNC_NAMES = NAME_TABLE(FUNCS);
 
 static int apply(Parser *ps, Func f, const double *a, int n, double *v)
 {
@@ -135,14 +138,8 @@ static int apply(Parser *ps, Func f, const double *a, int n, double *v)
 
 static int call(Parser *ps, const char *name, double *v)
 {
-    int k = -1;
-    for (size_t i = 0; i < sizeof FUNCS / sizeof FUNCS[0]; i++)
-        if (!strcmp(FUNCS[i].name, name)) k = (int)i;
-    if (k < 0) {
-        error_set(ps->err, "unknown function '%s' (known: sqrt, log2, ln, exp, min, max, pow, floor, "
-                           "ceil, round, abs)", name);
-        return -1;
-    }
+    int k = name_table_index(FUNC_NAMES, name);
+    if (k < 0) return name_table_unknown(FUNC_NAMES, "function", name, "known: ", ", ", ps->err);
     ps->p++; /* '(' */
     double args[16];
     int n = 0;

@@ -1,16 +1,15 @@
 /* The table of figure kinds (figures.h); each kind's parts are in its plot_<kind>.c. */
 #include "figures.h"
 
-#include <string.h>
-
 #include "plot_parts.h"
+#include "../engine/base/name_table.h"
 
 static const FigureKind FIGURES[] = {
     {"accuracy-vs-batch", &FIG_ACCURACY}, {"heatmap", &FIG_HEATMAP},       {"layer-ratios", &FIG_LAYER_RATIOS},
     {"loss-curves", &FIG_LOSS_CURVES},    {"steps-to-target", &FIG_STEPS},
 };
 enum { N_FIGURES = (int)(sizeof FIGURES / sizeof FIGURES[0]) };
-static const NameTable NAMES = {FIGURES, N_FIGURES, sizeof FIGURES[0]};
+static const NameTable NAMES = NAME_TABLE(FIGURES);
 
 const FigureKind *figure_list(int *count)
 {

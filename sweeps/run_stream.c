@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../engine/base/name_table.h"
+
 /* ---- the run's side ---- */
 
 /* cJSON says it ran out of memory only by a NULL; a record cannot be sent half. */
@@ -319,6 +321,7 @@ static const struct {
     {"start", apply_start},       {"step", apply_step},   {"epoch", apply_epoch}, {"eval", apply_eval},
     {"diverged", apply_diverged}, {"layer_stats", apply_layer_stats}, {"end", apply_end},
 };
+static const NameTable RECORD_NAMES = NAME_TABLE(RECORDS);
 
 /* No row: the sweep renames the file once this record's transaction is committed. */
 static int read_checkpoint(const cJSON *o, RecordEffect *fx, Error *err)
@@ -355,9 +358,8 @@ int run_stream_apply(Store *s, const char *run_id, const char *line, RecordEffec
         cJSON_Delete(o);
         return rc;
     }
-    size_t i = 0;
-    while (rc == 0 && i < sizeof RECORDS / sizeof RECORDS[0] && strcmp(RECORDS[i].name, kind)) i++;
-    if (rc == 0 && i == sizeof RECORDS / sizeof RECORDS[0]) {
+    int i = rc == 0 ? name_table_index(RECORD_NAMES, kind) : -1;
+    if (rc == 0 && i < 0) {
         error_set(err, "a record of unknown kind \"%s\"", kind);
         rc = 1;
     }

@@ -101,31 +101,6 @@ void error_prefix(Error *err, const char *prefix)
     error_set(err, "%s: %s", prefix, why);
 }
 
-static const char *name_at(NameTable t, int i)
-{
-    return *(const char *const *)((const char *)t.rows + (size_t)i * t.stride);
-}
-
-const void *name_table_find(NameTable t, const char *name)
-{
-    for (int i = 0; name && i < t.count; i++)
-        if (strcmp(name_at(t, i), name) == 0) return (const char *)t.rows + (size_t)i * t.stride;
-    return NULL;
-}
-
-char *name_table_join(NameTable t, char *buf, size_t len, const char *sep, const char *last_sep)
-{
-    size_t used = 0;
-    if (len) buf[0] = 0;
-    for (int i = 0; i < t.count && used < len; i++) {
-        const char *before = i == 0 ? "" : i == t.count - 1 ? last_sep : sep;
-        int w = snprintf(buf + used, len - used, "%s%s", before, name_at(t, i));
-        if (w < 0) break;
-        used += (size_t)w;
-    }
-    return buf;
-}
-
 static double clock_seconds(clockid_t clock)
 {
     struct timespec ts;

@@ -30,18 +30,6 @@ void error_set(Error *err, const char *fmt, ...) __attribute__((format(printf, 2
 /* "prefix: " before the message already in err (the flag or file a lower layer's error is about). */
 void error_prefix(Error *err, const char *prefix);
 
-/* A table of structs whose first member is `const char *name` (models, data sets, optimizers,
- * figures): one lookup and one list of names for every such table. */
-typedef struct {
-    const void *rows;
-    int count;
-    size_t stride; /* sizeof one row */
-} NameTable;
-/* The row named `name` (NULL for none, also for a NULL name). */
-const void *name_table_find(NameTable t, const char *name);
-/* "a, b or c": the names with `sep` between them and `last_sep` before the last; returns buf. */
-char *name_table_join(NameTable t, char *buf, size_t len, const char *sep, const char *last_sep);
-
 double now_seconds(void);
 /* Seconds since 1970 (the wall clock): for times stored where another process, or a later
  * boot, reads them; now_seconds() is for intervals within one process. */

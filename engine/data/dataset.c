@@ -3,6 +3,7 @@
  * the per-channel normalization from the training pixels, so every dataset is
  * normalized the same way without hard-coded constants. */
 #include "data.h"
+#include "../base/name_table.h"
 #include "cifar_bin.h"
 #include "jpeg_store.h"
 
@@ -314,7 +315,7 @@ static const DatasetInfo DATASETS[] = {
     {"synthetic", false, 0, load_synthetic},
 };
 enum { N_DATASETS = (int)(sizeof DATASETS / sizeof DATASETS[0]) };
-static const NameTable NAMES = {DATASETS, N_DATASETS, sizeof DATASETS[0]};
+static const NameTable NAMES = NAME_TABLE(DATASETS);
 
 const DatasetInfo *dataset_list(int *count)
 {
@@ -334,11 +335,7 @@ char *dataset_names(char *buf, size_t len, const char *sep, const char *last_sep
 
 int dataset_check_name(const char *name, Error *err)
 {
-    if (dataset_find(name)) return 0;
-    char names[256];
-    error_set(err, "unknown dataset '%s' (expected %s)", name ? name : "",
-              dataset_names(names, sizeof names, ", ", " or "));
-    return -1;
+    return dataset_find(name) ? 0 : name_table_unknown(NAMES, "dataset", name, "expected ", " or ", err);
 }
 
 int dataset_load(const DataOptions *opt, Dataset *ds, Error *err)

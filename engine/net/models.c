@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../base/name_table.h"
+
 static const Init ZERO = {INIT_ZERO, 0};
 static const Init TORCH = {INIT_TORCH_DEFAULT, 0};
 static const Init KAIMING = {INIT_KAIMING_NORMAL, 0};
@@ -185,7 +187,7 @@ static const ModelInfo MODELS[] = {
     {"resnet50", "ResNet-50 v1.5 (stride on the 3x3 conv), torchvision layout", 3, 224, 224, 1000, build_resnet50},
 };
 enum { N_MODELS = (int)(sizeof MODELS / sizeof MODELS[0]) };
-static const NameTable NAMES = {MODELS, N_MODELS, sizeof MODELS[0]};
+static const NameTable NAMES = NAME_TABLE(MODELS);
 
 const ModelInfo *model_list(int *count)
 {
@@ -207,8 +209,7 @@ Net *model_build_shapes(const char *name, Backend *bk, int classes, Error *err)
 {
     const ModelInfo *info = model_find(name);
     if (!info) {
-        char names[512];
-        error_set(err, "unknown model '%s' (known: %s)", name ? name : "", model_names(names, sizeof names, ", "));
+        name_table_unknown(NAMES, "model", name, "known: ", ", ", err);
         return NULL;
     }
     if (classes <= 0) classes = info->classes;

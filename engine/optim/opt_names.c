@@ -1,7 +1,7 @@
 /* The table of optimizer names (opt_names.h). */
 #include "opt_names.h"
 
-#include <string.h>
+#include "../base/name_table.h"
 
 static const OptName OPTIMIZERS[] = {
     {"sgd", false, OPT_RULE_SGD, false, false},
@@ -11,7 +11,7 @@ static const OptName OPTIMIZERS[] = {
     {"lamb", false, OPT_RULE_LAMB, true, true},
 };
 enum { N_OPTIMIZERS = (int)(sizeof OPTIMIZERS / sizeof OPTIMIZERS[0]) };
-static const NameTable NAMES = {OPTIMIZERS, N_OPTIMIZERS, sizeof OPTIMIZERS[0]};
+static const NameTable NAMES = NAME_TABLE(OPTIMIZERS);
 
 const OptName *opt_name_list(int *count)
 {
@@ -31,9 +31,5 @@ char *opt_names(char *buf, size_t len, const char *sep, const char *last_sep)
 
 int opt_name_check(const char *name, Error *err)
 {
-    if (opt_name_find(name)) return 0;
-    char names[128];
-    error_set(err, "unknown optimizer '%s' (known: %s)", name ? name : "",
-              opt_names(names, sizeof names, ", ", ", "));
-    return -1;
+    return opt_name_find(name) ? 0 : name_table_unknown(NAMES, "optimizer", name, "known: ", ", ", err);
 }

@@ -19,6 +19,7 @@
 #include "cli_args.h"
 #include "../../engine/data/data.h"
 #include "../../engine/optim/opt_names.h"
+#include "../../engine/base/name_table.h"
 
 /* LARS/LARC flags given by hand: applied over the preset, whatever their order. */
 typedef struct {
@@ -392,6 +393,7 @@ static const Flag FLAGS[] = {
     {"help", NULL, NULL, NULL, .type = T_HELP},
 };
 enum { N_FLAGS = (int)(sizeof FLAGS / sizeof FLAGS[0]) };
+static const NameTable FLAG_NAMES = NAME_TABLE(FLAGS);
 
 /* ---- parsing ---- */
 
@@ -616,10 +618,8 @@ int train_flags_parse(int argc, char **argv, TrainFlags *out, Error *err)
 
 int train_flag_takes_value(const char *name)
 {
-    for (int i = 0; i < N_FLAGS; i++)
-        if (FLAGS[i].name && !strcmp(FLAGS[i].name, name))
-            return FLAGS[i].type == T_HELP ? -1 : FLAGS[i].type != T_SWITCH;
-    return -1;
+    const Flag *f = name_table_find(FLAG_NAMES, name);
+    return !f || f->type == T_HELP ? -1 : f->type != T_SWITCH;
 }
 
 /* ---- the help text ---- */
