@@ -365,8 +365,10 @@ int train_config_check(const TrainConfig *cfg, Error *err)
             error_set(err, "--batch %d is not divisible by --micro-batch %d", cfg->batch, cfg->micro_batch);
         return -1;
     }
-    if (cfg->noise_scale && (cfg->micro_batch <= 0 || cfg->micro_batch == cfg->batch)) {
-        error_set(err, "--noise-scale needs --micro-batch (or --workers-emulated) smaller than --batch");
+    /* the small batch of the two-batch estimator: a micro-batch, else each rank's share */
+    const int small = cfg->micro_batch > 0 ? cfg->micro_batch : cfg->batch / ranks;
+    if (cfg->noise_scale && small >= cfg->batch) {
+        error_set(err, "--noise-scale needs --micro-batch (or --workers-emulated) smaller than --batch, or 2+ ranks");
         return -1;
     }
     ScheduleConfig sched = cfg->sched;

@@ -317,7 +317,8 @@ static const Flag FLAGS[] = {
      LONG_TO(AT(workers), 1, BB_MAX_PROCESSES)},
     {"noise-scale", NULL,
      "estimate the gradient noise scale B_simple (McCandlish et al.\n"
-     "2018) from the micro-batch and batch gradients; printed per epoch",
+     "2018) from the micro-batch (or, at 2+ ranks, each rank's) and batch\n"
+     "gradients; printed per epoch",
      NULL, SWITCH(CFG(noise_scale))},
     {"layer-stats", NULL,
      "print ||w||, ||g||, ratio, local and effective rate and\n"

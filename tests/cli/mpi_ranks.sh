@@ -41,6 +41,15 @@ b1=$(awk '$1 == 1 && NF == 11 {print $11}' "$TMP/out")
 expect_exit 0 $MPIRUN -np 2 "$BB" train $ns
 b2=$(awk '$1 == 1 && NF == 11 {print $11}' "$TMP/out")
 [ -n "$b1" ] && [ "$b1" = "$b2" ] || fail "noise scale: one process '$b1', 2 ranks '$b2'"
+# without micro-batches each rank's share is the small batch (McCandlish et al.'s estimator
+# across data-parallel workers): 2 ranks of 128 each = one process in micro-batches of 128
+ns0="--model lenet --train-subset 2048 --test-subset 200 --epochs 1 --batch 256 --noise-scale --lr 0.05 --threads 1 --quiet --bucket-mb 0.02"
+expect_exit 0 "$BB" train $ns0 --micro-batch 128
+b3=$(awk '$1 == 1 && NF == 11 {print $11}' "$TMP/out")
+expect_exit 0 $MPIRUN -np 2 "$BB" train $ns0
+b4=$(awk '$1 == 1 && NF == 11 {print $11}' "$TMP/out")
+[ -n "$b3" ] && [ "$b3" != nan ] && [ "$b3" = "$b4" ] || fail "noise scale: micro-batches of 128 '$b3', 2 ranks without '$b4'"
+[ "$b3" != "$b1" ] || fail "noise scale: the small batch (128 vs 64) did not change the estimate"
 # with dropout too: each mask element is a Philox draw of its place in the global batch, so
 # 2 ranks draw the masks of one process (with per-rank streams they differed by 1.2 relative)
 ax="--model alexnet-cifar --data synthetic --steps 4 --batch 32 --lr 0.05 --momentum 0.9 --threads 1 --quiet"
