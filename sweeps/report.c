@@ -650,8 +650,11 @@ static const char *const RUN_FACETS[] = {
     "coalesce(r.engine_version, 'unrecorded')",             /* the engine */
     "coalesce(r.device, 'unrecorded')",                     /* where it ran */
     "coalesce(json_extract(r.config, '$.precision'), 'fp32')", /* its arithmetic */
+    /* where it ran, for telling whether devices mix: runs from before devices were recorded
+     * all ran on CPUs (the CUDA backend had run only its device checks then) */
+    "coalesce(r.device, 'cpu')",
 };
-enum { FACET_ENGINE, FACET_DEVICE, FACET_PRECISION };
+enum { FACET_ENGINE, FACET_DEVICE, FACET_PRECISION, FACET_DEVICE_KIND };
 
 /* "a (24 runs), b (3 runs)": the experiment's runs counted by one facet, most runs first;
  * returns how many distinct values there were. */
@@ -684,7 +687,9 @@ static void write_provenance(FILE *out, const ReportRequest *r, const CellsData 
     char stamped_by[96];
     Error err = {{0}};
     runs_by(d, FACET_ENGINE, engines, sizeof engines);
-    int n_devices = runs_by(d, FACET_DEVICE, devices, sizeof devices);
+    runs_by(d, FACET_DEVICE, devices, sizeof devices);
+    char kinds[512];
+    int n_devices = runs_by(d, FACET_DEVICE_KIND, kinds, sizeof kinds);
     runs_by(d, FACET_PRECISION, precisions, sizeof precisions);
     if (fingerprint_read(d->path, &fp, stamped_by, sizeof stamped_by, &err) == 0 && fp.hex[0])
         snprintf(recorded, sizeof recorded, "%s (%s)", fp.hex, fp.platform);

@@ -38,6 +38,10 @@ expect_output "mean ± sample standard deviation over its seeds"
 expect_output "| 0.16 | 2 | 0\.[0-9]* (2 seeds, 1 of 2 diverged) |"
 expect_output "| 0.04 | 2 | 0\.[0-9]* ± 0\.[0-9]* (2 seeds)"
 expect_exit 2 "$BB" sweep "$TMP/exp.ini" --db "$TMP/s.db" --repeats 0
+# runs from before devices were recorded ran on CPUs: beside CPU runs they mix nothing
+sqlite3 "$TMP/s.db" "update runs set device=NULL where json_extract(config, '$.lr') = '0.02'"
+expect_exit 0 "$BB" report "$TMP/exp.ini" --db "$TMP/s.db"
+expect_output "on cpu (8 runs), unrecorded (2 runs); in fp32"
 # a table whose runs ran on two devices says so, and marks the cells that ran on a GPU
 sqlite3 "$TMP/s.db" "update runs set device='cuda:0 NVIDIA H200' where json_extract(config, '$.lr') = '0.02'"
 expect_exit 0 "$BB" report "$TMP/exp.ini" --db "$TMP/s.db"
