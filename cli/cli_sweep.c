@@ -144,6 +144,7 @@ static int parse_sbatch_option(int c, const char *flag, SweepOptions *o, const c
 static int parse_prune_option(int c, PruneOptions *p, Error *err)
 {
     long v;
+    p->given = p->given || c != S_PRUNE;
     switch (c) {
     case S_PRUNE:
         if (strcmp(optarg, "asha")) {
@@ -323,7 +324,7 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, const char **line
         return -1;
     }
     const PruneOptions *p = &o->prune;
-    if (!p->on && (p->eta != PRUNE_DEFAULT_ETA || p->min_epochs || p->n_rungs)) {
+    if (!p->on && p->given) {
         error_set(err, "--prune-eta, --prune-min-epochs and --prune-rungs are for --prune asha");
         return -1;
     }

@@ -20,6 +20,7 @@
 
 typedef struct {
     bool on;           /* --prune asha */
+    bool given;        /* some --prune-* setting was given (they need --prune asha) */
     int eta;           /* --prune-eta: the reduction factor [3] */
     int min_epochs;    /* --prune-min-epochs: the first rung; 0: ceil(epochs / eta^2) */
     int n_rungs;       /* --prune-rungs: rungs given as epochs (then min_epochs is unused) */

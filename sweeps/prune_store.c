@@ -203,7 +203,7 @@ int prune_mark(Store *s, const char *run_id, int epoch, bool *marked, Error *err
     sqlite3_stmt *st;
     if (store_prepare(s, &st,
                       "SELECT e.step FROM epochs e JOIN runs r ON r.id = e.run_id WHERE e.run_id=?1 AND e.epoch=?2"
-                      " AND r.status IN ('running','pending','stale')",
+                      " AND r.status != 'pruned'",
                       err)) {
         store_rollback(s);
         return -1;

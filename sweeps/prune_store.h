@@ -23,9 +23,11 @@ typedef struct {
 /* One verdict per run of runs[0..n_runs), in the experiment's grid and tuned axes. */
 int prune_scan(Store *s, const Experiment *exp, const RunSpec *runs, int n_runs, const PruneOptions *o,
                RunVerdict *out, Error *err);
-/* The run (running, pending or stale) becomes pruned at `epoch`: its rows after that epoch
- * go, its result is that epoch's evaluation. *marked: whether it was (not when it has no row
- * of that epoch, or has ended otherwise). One transaction. */
+/* The run becomes pruned at `epoch`: its rows after that epoch go, its result is that epoch's
+ * evaluation. Running, waiting or stale, or ended already: a run that got past its rung before
+ * the sweep looked (a short one can end between two looks) is cut back to it, so that what the
+ * database holds never depends on timing or on the number of workers. *marked: whether it was
+ * (not when it has no row of that epoch, or is pruned already). One transaction. */
 int prune_mark(Store *s, const char *run_id, int epoch, bool *marked, Error *err);
 
 #endif

@@ -601,9 +601,10 @@ static Child *child_of_spec(Sweep *w, int spec)
     return NULL;
 }
 
-/* A run of a cell stopped at a rung is marked pruned (any run of the sweep's database that is
- * running, waiting or stale: a restarted sweep prunes what the rows of the last one decide); one
- * of ours is killed, its rows after the rung already gone. */
+/* A run of a cell stopped at a rung is marked pruned (any run of the sweep's database: a
+ * restarted sweep prunes what the rows of the last one decide, and one that ended past its rung
+ * before the sweep looked is cut back to it); one of ours is killed, its rows after the rung
+ * already gone. */
 static int prune_run(Sweep *w, int spec, const RunVerdict *v, Error *err)
 {
     bool marked;
@@ -623,8 +624,7 @@ static int prune_step(Sweep *w, Error *err)
     if (prune_scan(&w->store, w->exp, w->runs, w->n_runs, &w->o->prune, w->verdicts, err)) return -1;
     for (int i = 0; i < w->n_runs; i++) {
         const RunVerdict *v = &w->verdicts[i];
-        bool open = !strcmp(v->status, "running") || !strcmp(v->status, "pending") || !strcmp(v->status, "stale");
-        if (v->verdict == PRUNE_STOP && v->reached && open && prune_run(w, i, v, err))
+        if (v->verdict == PRUNE_STOP && v->reached && strcmp(v->status, "pruned") && prune_run(w, i, v, err))
             return -1;
     }
     for (int i = 0; i < w->n_children; i++) {
@@ -735,7 +735,11 @@ static int run_loop(Sweep *w, Error *err)
         if (w->n_children == 0) {
             int counts[RUN_N_STATUS];
             if (claims_count(&w->store, w->exp_id, counts, err)) return -1;
-            if (counts[RUN_PENDING] + counts[RUN_STALE] + counts[RUN_RUNNING] == 0) break;
+            if (counts[RUN_PENDING] + counts[RUN_STALE] + counts[RUN_RUNNING] == 0) {
+                /* runs that ended past a rung since the last look are judged before the end */
+                if (o->prune.on && prune_step(w, err)) return -1;
+                break;
+            }
             /* Only other processes' runs are left: wait for them (or for them to go stale). */
             sleep_seconds(1);
             continue;
