@@ -75,7 +75,7 @@ static void sweep_usage(FILE *f, const SweepOptions *d)
             "                     or the next sweep on PATH merges in; logs and checkpoints as above\n"
             "  --array-task K     run only task K's runs (K*N .. K*N+N-1 of the grid, less those\n"
             "                     ended in PATH) into PATH's .array/K.db: what the array's tasks run\n"
-            "  --prune asha       ASHA pruning (docs/experiments.md, \"Pruning\"): at each rung a cell goes\n"
+            "  --prune asha       ASHA pruning (docs/cli.md, \"Pruning\"): at each rung a cell goes\n"
             "                     on only if its test accuracy there is in the top 1/eta of its group\n"
             "                     (the cells that differ only in the file's tuned axes); a run stopped\n"
             "                     at a rung is `pruned`, its rows kept up to that evaluation. A run\n"

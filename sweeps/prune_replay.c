@@ -2,10 +2,13 @@
 #include "prune_replay.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "archive.h"
 #include "cells.h"
 #include "train.h"
 
@@ -157,7 +160,7 @@ static int replay_group(FILE *out, CellsData *d, int g, const PruneOptions *o, R
     return rc;
 }
 
-int prune_replay(FILE *out, const char *file, const char *scale, const char *db, const PruneOptions *o, Error *err)
+static int replay_db(FILE *out, const char *file, const char *scale, const char *db, const PruneOptions *o, Error *err)
 {
     CellsData d;
     if (cells_open(&d, file, scale, db, err) != 0) return -1;
@@ -181,5 +184,29 @@ int prune_replay(FILE *out, const char *file, const char *scale, const char *db,
         fprintf(out, "\n%d of %d groups find the same best cell; the pruned sweep trains %ld of the full grid's %ld "
                      "epochs (%.1f%%)\n", t.same, t.groups, t.pruned, t.full, t.full ? 100.0 * t.pruned / t.full : 0.0);
     cells_close(&d);
+    return rc;
+}
+
+static bool is_archive(const char *path)
+{
+    size_t n = strlen(path);
+    return n > 7 && !strcmp(path + n - 7, ".sql.gz");
+}
+
+/* An archive (results/archive/X.sql.gz) is read through a temporary database, so that the docs
+ * can print the replay of archived data with nothing loaded first. */
+int prune_replay(FILE *out, const char *file, const char *scale, const char *db, const PruneOptions *o, Error *err)
+{
+    if (!db || !is_archive(db)) return replay_db(out, file, scale, db, o, err);
+    char dir[] = "/tmp/bigbatch-replay.XXXXXX", path[64];
+    if (!mkdtemp(dir)) {
+        error_set(err, "a temporary folder for %s: %s", db, strerror(errno));
+        return -1;
+    }
+    snprintf(path, sizeof path, "%s/replay.db", dir);
+    int rc = archive_restore(db, path, err);
+    if (rc == 0) rc = replay_db(out, file, scale, path, o, err);
+    unlink(path);
+    rmdir(dir);
     return rc;
 }

@@ -7,7 +7,8 @@
 
 #include "prune.h"
 
-/* db NULL: results/<experiment>.db. A database with runs not ended, or already pruned, is
+/* db NULL: results/<experiment>.db; a path ending .sql.gz: an archive (sweeps/archive.sh), read
+ * through a temporary database. A database with runs not ended, or already pruned, is
  * an error (the replay needs every run's whole curve). 0, or -1 with err. */
 int prune_replay(FILE *out, const char *file, const char *scale, const char *db, const PruneOptions *o, Error *err);
 
