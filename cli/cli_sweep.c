@@ -332,6 +332,14 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, const char **line
         error_set(err, "--prune-min-epochs and --prune-rungs: give one (the rungs, or the first of them)");
         return -1;
     }
+    /* A run waits at a rung stopped by SIGSTOP, which reaches a local child only: srun and
+     * mpirun would stop themselves, not their ranks. A job array's tasks each see a part of
+     * a group, in databases of their own. */
+    if (p->on && (o->slurm || o->ranks > 1 || o->array || o->array_task >= 0)) {
+        error_set(err, "--prune asha: not with %s (it holds runs at rungs by stopping their local process)",
+                   o->slurm ? "--launcher slurm" : o->ranks > 1 ? "--ranks > 1" : "a job array");
+        return -1;
+    }
     if (o->slurm && o->mpirun_given) {
         error_set(err, "--mpirun: --launcher slurm starts every rank with srun");
         return -1;

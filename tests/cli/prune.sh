@@ -21,7 +21,7 @@ batch = 32, 64
 lr = 0.003, 0.01, 0.03, 0.1, 0.3, 1
 INI
 for bad in "--prune nope" "--prune-eta 3" "--prune asha --prune-eta 1" "--prune asha --prune-rungs 3,1" \
-           "--prune asha --prune-rungs 1 --prune-min-epochs 1"; do
+           "--prune asha --prune-rungs 1 --prune-min-epochs 1" "--prune asha --ranks 2"; do
     # shellcheck disable=SC2086 # the words of $bad are flags
     expect_exit 2 "$BB" sweep "$TMP/exp.ini" --db "$TMP/bad.db" $bad
     expect_output "prune"
@@ -67,11 +67,24 @@ done
 expect_output "the pruned sweep trains 22 of the full grid's 43 epochs"
 expect_exit 1 "$BB" report "$TMP/exp.ini" --db "$TMP/p.db" --replay-prune
 expect_output "is pruned: the replay needs"
+# on a fixed database, the archive of eta-vs-batch (docs/cli.md prints it, docs_cli.sh checks that)
+expect_exit 0 "$BB" report experiments/eta-vs-batch.ini --db results/archive/eta-vs-batch.sql.gz --replay-prune
+expect_output "^| batch=160 lr=10 | 6 | 2, 6 | eta=0.0005 (0.7077) | eta=0.0005 (0.7077) | yes | 22 / 42 |$"
+expect_output "3 of 3 groups find the same best cell; the pruned sweep trains 68 of the full grid's 144 epochs (47.2%)"
+expect_exit 0 "$BB" report experiments/eta-vs-batch.ini --db results/archive/eta-vs-batch.sql.gz --replay-prune \
+    --prune-eta 2 --prune-rungs 1,2
+expect_output "^| batch=40 lr=2 | 6 | 1, 2 | eta=0.001 (0.7227) | eta=0.0005 (0.6899) | \*\*no\*\* | 17 / 60 |$"
+expect_output "1 of 3 groups find the same best cell; the pruned sweep trains 51 of the full grid's 144 epochs (35.4%)"
+expect_exit 2 "$BB" report "$TMP/exp.ini" --db "$TMP/full.db" --prune-eta 2
+expect_output "are for --replay-prune"
+expect_exit 2 "$BB" report "$TMP/exp.ini" --db "$TMP/full.db" --replay-prune --prune-rungs 2,1
+expect_output "--prune-rungs: '2,1' is not ascending"
 # the report marks pruned cells
 expect_exit 0 "$BB" report "$TMP/exp.ini" --db "$TMP/p.db"
 expect_output "| pruned at epoch 1 (0\.[0-9]*) |"
 expect_output "| pruned at epoch 3 (0\.[0-9]*) |"
 # kill -9 of a pruned sweep once it has pruned or held a run, then a restart with one worker
+: >"$TMP/k1.log"
 # shellcheck disable=SC2086
 "$BB" sweep "$TMP/exp.ini" --db "$TMP/k.db" --workers 3 --threads 1 $P > "$TMP/k1.log" 2>&1 &
 pid=$!
