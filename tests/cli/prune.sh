@@ -27,8 +27,7 @@ for bad in "--prune nope" "--prune-eta 3" "--prune asha --prune-eta 1" "--prune 
     expect_output "prune"
 done
 [ ! -e "$TMP/bad.db" ] || fail "a bad flag touched the database"
-R="--prune-min-epochs 1"   # rungs at epochs 1 and 3 of 4
-P="--prune asha $R"
+P="--prune asha --prune-min-epochs 1"   # rungs at epochs 1 and 3 of 4
 expect_exit 0 "$BB" sweep "$TMP/exp.ini" --db "$TMP/full.db" --workers 2 --threads 1
 expect_done 10 2 0 0   # lr 1 diverges in both groups
 # shellcheck disable=SC2086
@@ -58,7 +57,7 @@ for b in 32 64; do
     [ "$top" = "$went" ] || fail "batch $b: the top 2 at epoch 1 were $top, the cells that went on $went"
 done
 # the replay over the full sweep picks the pruned sweep's survivors
-expect_exit 0 "$BB" report "$TMP/exp.ini" --db "$TMP/full.db" --replay-prune $R
+expect_exit 0 "$BB" report "$TMP/exp.ini" --db "$TMP/full.db" --replay-prune --prune-min-epochs 1
 cat "$TMP/out"
 for b in 32 64; do
     lr=$(grep "^batch=$b .*|c[a-z]*|4|" "$TMP/p.txt" | sed 's/.* lr=\([^|]*\)|.*/\1/')
