@@ -297,7 +297,10 @@ static int read_child(Sweep *w, Child *c, bool to_end, Error *err)
     RunClaim claim = {&w->store, &w->owner, c->run_id, c->attempt};
     bool was_stopped = c->out.lost || c->out.refused;
     if (run_output_read(&c->out, &claim, to_end, err)) return -1;
-    if (!to_end && !was_stopped && (c->out.lost || c->out.refused)) kill(c->pid, SIGTERM);
+    if (!to_end && !was_stopped && (c->out.lost || c->out.refused)) {
+        kill(c->pid, SIGTERM);
+        if (c->held) kill(c->pid, SIGCONT); /* held at a rung (--prune): it acts on it now */
+    }
     return 0;
 }
 
@@ -607,12 +610,13 @@ static Child *child_of_spec(Sweep *w, int spec)
  * already gone. */
 static int prune_run(Sweep *w, int spec, const RunVerdict *v, Error *err)
 {
-    bool marked;
-    if (prune_mark(&w->store, w->runs[spec].id, v->epoch, &marked, err)) return -1;
-    if (!marked) return 0;
+    bool marked = false;
+    if (strcmp(v->status, "pruned") && prune_mark(&w->store, w->runs[spec].id, v->epoch, &marked, err)) return -1;
     Child *c = child_of_spec(w, spec);
-    if (c) kill(c->pid, SIGKILL); /* nothing of it is wanted past the rung; stopped or not */
-    say(w, "prune %s  %s  at the rung of epoch %d", w->runs[spec].id, w->runs[spec].label, v->epoch);
+    /* nothing of it is wanted past the rung, stopped or not; pruned by another sweep on this
+     * database too (held here, it would never act on the SIGTERM a lost claim sends) */
+    if (c && (marked || !strcmp(v->status, "pruned"))) kill(c->pid, SIGKILL);
+    if (marked) say(w, "prune %s  %s  at the rung of epoch %d", w->runs[spec].id, w->runs[spec].label, v->epoch);
     return 0;
 }
 
@@ -624,7 +628,7 @@ static int prune_step(Sweep *w, Error *err)
     if (prune_scan(&w->store, w->exp, w->runs, w->n_runs, &w->o->prune, w->verdicts, err)) return -1;
     for (int i = 0; i < w->n_runs; i++) {
         const RunVerdict *v = &w->verdicts[i];
-        if (v->verdict == PRUNE_STOP && v->reached && strcmp(v->status, "pruned") && prune_run(w, i, v, err))
+        if (v->verdict == PRUNE_STOP && v->reached && prune_run(w, i, v, err))
             return -1;
     }
     for (int i = 0; i < w->n_children; i++) {
