@@ -10,6 +10,7 @@
 #include "../sweeps/flags/cli_args.h"
 #include "../sweeps/claims.h"
 #include "../sweeps/experiment.h"
+#include "../sweeps/prune_replay.h"
 #include "../sweeps/report.h"
 #include "../sweeps/report_html.h"
 #include "../sweeps/results_docs.h"
@@ -74,15 +75,26 @@ static void sweep_usage(FILE *f, const SweepOptions *d)
             "                     or the next sweep on PATH merges in; logs and checkpoints as above\n"
             "  --array-task K     run only task K's runs (K*N .. K*N+N-1 of the grid, less those\n"
             "                     ended in PATH) into PATH's .array/K.db: what the array's tasks run\n"
+            "  --prune asha       ASHA pruning (docs/cli.md, \"Pruning\"): at each rung a cell goes\n"
+            "                     on only if its test accuracy there is in the top 1/eta of its group\n"
+            "                     (the cells that differ only in the file's tuned axes); a run stopped\n"
+            "                     at a rung is `pruned`, its rows kept up to that evaluation. A run\n"
+            "                     at a rung its group has not decided waits stopped (SIGSTOP), its\n"
+            "                     worker given to the next run; the decisions come from the rows\n"
+            "                     alone: the same for any --workers and after a restart [off]\n"
+            "  --prune-eta N      the reduction factor: max(1, n/N) of a rung's n cells go on [%d]\n"
+            "  --prune-min-epochs E  the first rung; then E*eta, E*eta^2, ... below the run's\n"
+            "                     epochs [ceil(epochs / eta^2)]\n"
+            "  --prune-rungs LIST the rungs as epochs instead, e.g. 2,6\n"
             "  --dry-run          list the runs (and their status in the database) and exit\n"
             "  --quiet            no progress lines\n",
-            d->scale, d->workers, d->ranks, d->device, d->mpirun, d->max_attempts, d->stale_after);
+            d->scale, d->workers, d->ranks, d->device, d->mpirun, d->max_attempts, d->stale_after, d->prune.eta);
 }
 
 enum {
     S_SCALE = 256, S_DB, S_WORKERS, S_THREADS, S_RANKS, S_DEVICE, S_MPIRUN, S_ATTEMPTS, S_RETRY, S_STALE, S_PROGRESS,
     S_DRY, S_QUIET, S_LAUNCHER, S_SBATCH, S_REPEATS, S_CKPT, S_GPUS, S_MEM, S_PARTITION, S_ACCOUNT, S_TIME, S_CHDIR,
-    S_LINE, S_REQUEUE, S_ARRAY, S_ARRAY_RUNS, S_ARRAY_TASK, S_HELP
+    S_LINE, S_REQUEUE, S_ARRAY, S_ARRAY_RUNS, S_ARRAY_TASK, S_PRUNE, S_PRUNE_ETA, S_PRUNE_MIN, S_PRUNE_RUNGS, S_HELP
 };
 
 /* A value for a #SBATCH line: one line of printable text (a newline would start a line of its
@@ -128,6 +140,31 @@ static int parse_sbatch_option(int c, const char *flag, SweepOptions *o, const c
     }
 }
 
+/* --prune asha and its settings (prune.h). */
+static int parse_prune_option(int c, PruneOptions *p, Error *err)
+{
+    long v;
+    p->given = p->given || c != S_PRUNE;
+    switch (c) {
+    case S_PRUNE:
+        if (strcmp(optarg, "asha")) {
+            error_set(err, "--prune: '%s' is not asha (the one pruning rule there is)", optarg);
+            return -1;
+        }
+        p->on = true;
+        return 0;
+    case S_PRUNE_ETA:
+        if (cli_parse_long("--prune-eta", optarg, 2, 100, &v, err)) return -1;
+        p->eta = (int)v;
+        return 0;
+    case S_PRUNE_MIN:
+        if (cli_parse_long("--prune-min-epochs", optarg, 1, 1000000, &v, err)) return -1;
+        p->min_epochs = (int)v;
+        return 0;
+    default: return prune_parse_rungs(optarg, p, err);
+    }
+}
+
 static int parse_sweep(int argc, char **argv, SweepOptions *o, const char **lines, Error *err)
 {
     static const struct option opts[] = {
@@ -148,6 +185,8 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, const char **line
         {"sbatch-line", required_argument, 0, S_LINE}, {"requeue", no_argument, 0, S_REQUEUE},
         {"array", no_argument, 0, S_ARRAY}, {"array-runs-per-task", required_argument, 0, S_ARRAY_RUNS},
         {"array-task", required_argument, 0, S_ARRAY_TASK},
+        {"prune", required_argument, 0, S_PRUNE}, {"prune-eta", required_argument, 0, S_PRUNE_ETA},
+        {"prune-min-epochs", required_argument, 0, S_PRUNE_MIN}, {"prune-rungs", required_argument, 0, S_PRUNE_RUNGS},
         {0, 0, 0, 0},
     };
     optind = 1;
@@ -244,6 +283,12 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, const char **line
         case S_LINE:
             if (parse_sbatch_option(c, flag, o, lines, err)) return -1;
             break;
+        case S_PRUNE:
+        case S_PRUNE_ETA:
+        case S_PRUNE_MIN:
+        case S_PRUNE_RUNGS:
+            if (parse_prune_option(c, &o->prune, err)) return -1;
+            break;
         case S_CKPT:
             if (checkpoint_every_parse("--checkpoint-every", optarg, &o->checkpoint_seconds, &o->checkpoint_epochs,
                                        err))
@@ -276,6 +321,23 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, const char **line
     }
     if (o->array_runs_per_task != 1 && !o->array && o->array_task < 0) {
         error_set(err, "--array-runs-per-task: for --array or --array-task");
+        return -1;
+    }
+    const PruneOptions *p = &o->prune;
+    if (!p->on && p->given) {
+        error_set(err, "--prune-eta, --prune-min-epochs and --prune-rungs are for --prune asha");
+        return -1;
+    }
+    if (p->min_epochs && p->n_rungs) {
+        error_set(err, "--prune-min-epochs and --prune-rungs: give one (the rungs, or the first of them)");
+        return -1;
+    }
+    /* A run waits at a rung stopped by SIGSTOP, which reaches a local child only: srun and
+     * mpirun would stop themselves, not their ranks. A job array's tasks each see a part of
+     * a group, in databases of their own. */
+    if (p->on && (o->slurm || o->ranks > 1 || o->array || o->array_task >= 0)) {
+        error_set(err, "--prune asha: not with %s (it holds runs at rungs by stopping their local process)",
+                   o->slurm ? "--launcher slurm" : o->ranks > 1 ? "--ranks > 1" : "a job array");
         return -1;
     }
     if (o->slurm && o->mpirun_given) {
@@ -446,6 +508,8 @@ int cli_runs(int argc, char **argv)
 
 static const char REPORT_USAGE[] =
     "usage: bigbatch report FILE [--scale S] [--db PATH] [--format md|csv] [--html DIR [--plots DIR]]\n"
+    "       bigbatch report FILE --replay-prune [--scale S] [--db PATH] [--prune-eta N]\n"
+    "                            [--prune-min-epochs E | --prune-rungs LIST]\n"
     "       bigbatch report --all [--experiments DIR] [--archive DIR] [--out DIR] [--html DIR] [--plots DIR]\n"
     "                             [--readme FILE] [--results DIR]\n"
     "                             [--bench DIR] [--performance TEMPLATE]\n"
@@ -467,7 +531,35 @@ static const char REPORT_USAGE[] =
     "--html DIR: a self-contained page DIR/<experiment>.html (FILE: instead of the Markdown;\n"
     "--all: besides results.md, a page per archived experiment and DIR/index.html): the\n"
     "tables, the figures as inline SVG, every run's state, final metrics, loss curve and layer\n"
-    "ratios; every table sorts by a click on a header.\n";
+    "ratios; every table sorts by a click on a header.\n"
+    "--replay-prune: what `sweep --prune asha` with these settings (bigbatch sweep --help)\n"
+    "would have found, played over the per-epoch curves of a finished sweep without pruning:\n"
+    "per group the full grid's best cell beside the pruned sweep's, and the epochs each trains.\n";
+
+/* `bigbatch report FILE --replay-prune ...` (prune_replay.h) */
+static int report_replay(const char *file, const char *scale, const char *db, const char *eta, const char *min_epochs,
+                         const char *rungs)
+{
+    PruneOptions p;
+    prune_options_defaults(&p);
+    Error err = {{0}};
+    long v;
+    if (eta && cli_parse_long("--prune-eta", eta, 2, 100, &v, &err) == 0) p.eta = (int)v;
+    if (!err.msg[0] && min_epochs && cli_parse_long("--prune-min-epochs", min_epochs, 1, 1000000, &v, &err) == 0)
+        p.min_epochs = (int)v;
+    if (!err.msg[0] && rungs) prune_parse_rungs(rungs, &p, &err);
+    if (!err.msg[0] && min_epochs && rungs)
+        error_set(&err, "--prune-min-epochs and --prune-rungs: give one (the rungs, or the first of them)");
+    if (err.msg[0]) {
+        fprintf(stderr, "bigbatch report: %s\n", err.msg);
+        return 2;
+    }
+    if (prune_replay(stdout, file, scale, db, &p, &err) != 0) {
+        fprintf(stderr, "bigbatch report: %s\n", err.msg);
+        return 1;
+    }
+    return 0;
+}
 
 /* `bigbatch report --all ...` (results_docs.h) */
 static int report_all(int argc, char **argv)
@@ -508,9 +600,13 @@ int cli_report(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--all")) return report_all(argc, argv);
     const char *file = NULL, *scale = "proxy", *db = NULL, *format = "md", *html = NULL, *plots = NULL;
-    const ValueOption opts[] = {
-        {"--scale", &scale}, {"--db", &db}, {"--format", &format}, {"--html", &html}, {"--plots", &plots}};
-    int taken = take_value_options("report", argc, argv, opts, 5, &file);
+    const char *eta = NULL, *min_epochs = NULL, *rungs = NULL;
+    const ValueOption opts[] = {{"--scale", &scale},          {"--db", &db},
+                                {"--format", &format},        {"--html", &html},
+                                {"--plots", &plots},          {"--prune-eta", &eta},
+                                {"--prune-min-epochs", &min_epochs}, {"--prune-rungs", &rungs}};
+    bool replay = take_switch(&argc, argv, "--replay-prune");
+    int taken = take_value_options("report", argc, argv, opts, 8, &file);
     if (taken == 1) {
         fputs(REPORT_USAGE, stdout);
         return 0;
@@ -528,6 +624,15 @@ int cli_report(int argc, char **argv)
         fprintf(stderr, "bigbatch report: --scale: '%s' is not one of smoke, proxy, full\n", scale);
         return 2;
     }
+    if (!replay && (eta || min_epochs || rungs)) {
+        fprintf(stderr, "bigbatch report: --prune-eta, --prune-min-epochs and --prune-rungs are for --replay-prune\n");
+        return 2;
+    }
+    if (replay && (html || plots || strcmp(format, "md"))) {
+        fprintf(stderr, "bigbatch report: --replay-prune prints its own table: not with --html, --plots or --format\n");
+        return 2;
+    }
+    if (replay) return report_replay(file, scale, db, eta, min_epochs, rungs);
     Error err = {{0}};
     if (html) {
         HtmlReportRequest h = {.file = file, .scale = scale, .db = db, .plots_dir = plots, .dir = html};

@@ -44,7 +44,7 @@ static int run_status(Store *s, const char *id, char *out, size_t len, Error *er
 static bool ended(const char *status, bool retry_failed)
 {
     return !strcmp(status, "complete") || !strcmp(status, "diverged") || !strcmp(status, "collapsed") ||
-           (!strcmp(status, "failed") && !retry_failed);
+           !strcmp(status, "pruned") || (!strcmp(status, "failed") && !retry_failed);
 }
 
 int array_keep_task(const char *db, int task, int per_task, bool retry_failed, RunSpec *runs, int *n_runs,

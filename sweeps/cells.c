@@ -78,7 +78,8 @@ static int load_cells(CellSet *set, Store *s, long long exp_id, Error *err)
 {
     char sql[1024];
     snprintf(sql, sizeof sql,
-             "SELECT e.cell, e.label, r.status, %s, r.id, coalesce(r.device, '') FROM experiment_runs e"
+             "SELECT e.cell, e.label, r.status, %s, r.id, coalesce(r.device, ''),"
+             " (SELECT max(epoch) FROM epochs WHERE run_id = r.id) FROM experiment_runs e"
              " JOIN runs r ON r.id = e.run_id"
              " WHERE e.experiment_id = ?1 ORDER BY e.seq",
              cells_metric_sql(set->exp->metric));
@@ -132,6 +133,10 @@ static int load_cells(CellSet *set, Store *s, long long exp_id, Error *err)
             c->sum_sq += x * x;
         } else if (!strcmp(status, "diverged")) {
             c->diverged++;
+        } else if (!strcmp(status, "pruned")) { /* a result of the pruning, not of training to the end */
+            c->pruned++;
+            if (sqlite3_column_int(st, 6) > c->pruned_epoch) c->pruned_epoch = sqlite3_column_int(st, 6);
+            if (sqlite3_column_type(st, 3) != SQLITE_NULL) c->pruned_sum += sqlite3_column_double(st, 3);
         } else if (!strcmp(status, "failed") || !strcmp(status, "complete") || collapsed) {
             c->failed++;
         } else {

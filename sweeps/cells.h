@@ -24,6 +24,9 @@ typedef struct Cell {
     char *label;
     int runs, complete, diverged, failed, waiting;
     int collapsed;      /* of the complete ones: ended at the chance level (engine/train/collapse.h) */
+    int pruned;         /* stopped at a rung by sweep --prune (prune.h): no final result */
+    int pruned_epoch;   /* the last epoch of its pruned runs */
+    double pruned_sum;  /* their metric at that evaluation, summed */
     double sum, sum_sq; /* over complete runs, collapsed ones included: a seed's outcome */
     double mean, std;
     bool best;          /* the best of its group over the tuned axes */

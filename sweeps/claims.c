@@ -13,7 +13,8 @@
 
 #include "run_config.h"
 
-const char *const RUN_STATUS_NAMES[RUN_N_STATUS] = {"pending", "running", "complete", "diverged", "failed", "stale", "collapsed"};
+const char *const RUN_STATUS_NAMES[RUN_N_STATUS] = {"pending", "running", "complete", "diverged", "failed", "stale", "collapsed",
+                                                     "pruned"};
 
 /* {"columns": [...], "rows": [[...], ...], "notes": [...]}: the paper's numbers as filed. */
 static char *paper_json(const Experiment *exp)
@@ -439,7 +440,7 @@ int claims_note_recorded_end(Store *s, const char *run_id, int attempt, Error *e
     if (store_prepare(s, &st,
                       "INSERT OR IGNORE INTO attempts(run_id, attempt, finished, host, outcome, reason, retried)"
                       " SELECT id, attempt, coalesce(finished, " STORE_NOW_SQL "), host, status, error, 0 FROM runs"
-                      " WHERE id=?1 AND attempt=?2 AND status IN ('complete','collapsed','diverged','failed')",
+                      " WHERE id=?1 AND attempt=?2 AND status IN ('complete','collapsed','diverged','failed','pruned')",
                       err))
         return -1;
     sqlite3_bind_text(st, 1, run_id, -1, SQLITE_STATIC);

@@ -27,7 +27,8 @@ typedef struct {
 /* This process as an owner: a fresh token from getrandom. 0, or -1 with err. */
 int claims_owner_init(ClaimOwner *o, double lease_s, Error *err);
 
-enum { RUN_PENDING, RUN_RUNNING, RUN_COMPLETE, RUN_DIVERGED, RUN_FAILED, RUN_STALE, RUN_COLLAPSED, RUN_N_STATUS };
+enum { RUN_PENDING, RUN_RUNNING, RUN_COMPLETE, RUN_DIVERGED, RUN_FAILED, RUN_STALE, RUN_COLLAPSED, RUN_PRUNED,
+       RUN_N_STATUS };
 extern const char *const RUN_STATUS_NAMES[RUN_N_STATUS];
 
 /* The experiment row (name, scale) and its runs, in one transaction; runs already present

@@ -96,7 +96,8 @@ typedef struct {
 
 static bool finished(const RunEnd *r)
 {
-    return !strcmp(r->status, "complete") || !strcmp(r->status, "diverged") || !strcmp(r->status, "collapsed");
+    return !strcmp(r->status, "complete") || !strcmp(r->status, "diverged") || !strcmp(r->status, "collapsed") ||
+           !strcmp(r->status, "pruned");
 }
 
 static bool same_real(double a, double b) { return (isnan(a) && isnan(b)) || a == b; }

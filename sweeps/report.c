@@ -31,7 +31,7 @@ static void format_outcomes(const Cell *c, char *out, size_t len)
     const struct {
         int n;
         const char *what;
-    } ends[] = {{c->collapsed, "collapsed"}, {c->diverged, "diverged"}, {c->failed, "failed"}};
+    } ends[] = {{c->collapsed, "collapsed"}, {c->diverged, "diverged"}, {c->failed, "failed"}, {c->pruned, "pruned"}};
     for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) {
         if (ends[i].n == 0) continue;
         if (c->runs > 1) NOTE(", %d of %d %s", ends[i].n, c->runs, ends[i].what);
@@ -42,7 +42,8 @@ static void format_outcomes(const Cell *c, char *out, size_t len)
 }
 
 /* "0.8712 ± 0.0041 (3 seeds)", "0.1000 (collapsed)", "0.6102 ± 0.4390 (3 seeds, 1 of 3
- * collapsed)", "0.7100 (3 seeds, 2 of 3 diverged)", "diverged (3 seeds)" (all of them), "not run yet" */
+ * collapsed)", "0.7100 (3 seeds, 2 of 3 diverged)", "diverged (3 seeds)" (all of them), "pruned at epoch 2
+ * (0.4830)" (sweep --prune), "not run yet" */
 static void format_result(const Cell *c, char *out, size_t len)
 {
     char num[64] = "", notes[128];
@@ -52,7 +53,10 @@ static void format_result(const Cell *c, char *out, size_t len)
     if (!c->complete && c->diverged == c->runs && c->runs == 1) snprintf(out, len, "diverged");
     else if (!c->complete && c->diverged == c->runs) snprintf(out, len, "diverged (%d seeds)", c->runs);
     else if (!c->complete && c->failed == c->runs) snprintf(out, len, "failed");
-    else if (!c->complete && !c->diverged && !c->failed) snprintf(out, len, "not run yet");
+    else if (!c->complete && c->pruned == c->runs)
+        snprintf(out, len, "pruned at epoch %d (%.4f%s)", c->pruned_epoch, c->pruned_sum / c->pruned,
+                 c->runs > 1 ? ", mean of its seeds" : "");
+    else if (!c->complete && !c->diverged && !c->failed && !c->pruned) snprintf(out, len, "not run yet");
     else if (!c->complete && c->runs == 1) snprintf(out, len, "%s", notes);
     else if (!c->complete) snprintf(out, len, "(%s)", notes);
     else if (notes[0]) snprintf(out, len, "%s (%s)", num, notes);
@@ -747,7 +751,11 @@ static void write_headline_table(FILE *out, const CellsData *d, const Markup *m,
         n[0] += c->complete - c->collapsed, n[1] += c->collapsed, n[2] += c->diverged, n[3] += c->failed;
     }
     char counts[160];
-    snprintf(counts, sizeof counts, "%d complete, %d collapsed, %d diverged, %d failed.", n[0], n[1], n[2], n[3]);
+    int pruned = 0;
+    for (int i = 0; i < d->set.n_cells; i++) pruned += d->set.cells[i].pruned;
+    snprintf(counts, sizeof counts, "%d complete, %d collapsed, %d diverged, %d failed%s", n[0], n[1], n[2], n[3],
+             pruned ? "," : ".");
+    if (pruned) snprintf(counts + strlen(counts), sizeof counts - strlen(counts), " %d pruned.", pruned);
     m->para(out, "Runs:", counts);
     if (d->exp.n_tuned) write_best(out, &d->set, m);
     else write_cells(out, &d->set, m, spread);

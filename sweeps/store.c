@@ -30,7 +30,7 @@ static const char SCHEMA[] =
     "  config TEXT NOT NULL,\n"             /* canonical JSON of the train flags */
     "  args TEXT NOT NULL,\n"               /* the train command line */
     "  status TEXT NOT NULL CHECK(status IN\n"
-    "    ('pending','running','complete','diverged','failed','stale','collapsed')),\n"
+    "    ('pending','running','complete','diverged','failed','stale','collapsed','pruned')),\n"
     "  attempt INTEGER NOT NULL DEFAULT 0,\n"
     "  created REAL NOT NULL, started REAL, finished REAL, heartbeat REAL,\n"
     "  host TEXT, pid INTEGER, engine_version TEXT, device TEXT,\n"
@@ -72,7 +72,7 @@ static const char SCHEMA[] =
     "  run_id TEXT NOT NULL REFERENCES runs(id), attempt INTEGER NOT NULL,\n"
     "  finished REAL NOT NULL, host TEXT, exit_code INTEGER,\n"
     "  outcome TEXT NOT NULL CHECK(outcome IN\n"
-    "    ('complete','diverged','collapsed','failed','killed','interrupted')),\n"
+    "    ('complete','diverged','collapsed','failed','killed','interrupted','pruned')),\n"
     "  reason TEXT, retried INTEGER NOT NULL DEFAULT 0,\n"
     "  PRIMARY KEY(run_id, attempt)) WITHOUT ROWID;\n";
 
@@ -249,8 +249,10 @@ static int check_version(Store *s, bool read_only, Error *err)
         if (have <= 4 && (store_exec(s, "ALTER TABLE runs ADD COLUMN skipped_steps INTEGER", err) ||
                           store_exec(s, "ALTER TABLE steps ADD COLUMN skipped INTEGER NOT NULL DEFAULT 0", err)))
             return -1;
-        /* version 4 had no status collapsed */
+        /* version 4 had no status collapsed, version 5 no status pruned: both rebuild runs and
+         * attempts under today's schema, so one rebuild brings either */
         if (have <= 4 && store_upgrade_collapsed(s, err)) return -1;
+        if (have == 5 && store_upgrade_statuses(s, err)) return -1;
         char sql[128];
         snprintf(sql, sizeof sql, "UPDATE meta SET value='%d' WHERE key='schema_version'", STORE_SCHEMA_VERSION);
         return store_exec(s, sql, err);

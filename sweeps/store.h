@@ -14,8 +14,9 @@
 
 #include "../engine/base/util.h"
 
-#define STORE_SCHEMA_VERSION 5 /* 2: runs.device; 3: the attempts table; 4: runs.claim, lease, owner_ns;
-                                  5: the status collapsed, runs.skipped_steps, steps.skipped */
+#define STORE_SCHEMA_VERSION 6 /* 2: runs.device; 3: the attempts table; 4: runs.claim, lease, owner_ns;
+                                  5: the status collapsed, runs.skipped_steps, steps.skipped;
+                                  6: the status pruned (sweep --prune, prune.h) */
 /* The database's own clock, in seconds since 1970, for leases (every process that writes a
  * database runs on the host that holds it: the sweep is its only writer). */
 #define STORE_NOW_SQL "((julianday('now') - 2440587.5) * 86400.0)"
@@ -36,6 +37,8 @@ const char *store_missing_hint(void);
 char *store_table_definition(const char *table);
 /* From schema version 4 to 5 (store_upgrade.c): the status collapsed. */
 int store_upgrade_collapsed(Store *s, Error *err);
+/* runs and attempts rebuilt under today's CHECK constraints (from version 5: the status pruned). */
+int store_upgrade_statuses(Store *s, Error *err);
 
 /* Statement helpers: every call that can fail names the database and what it did. */
 int store_exec(Store *s, const char *sql, Error *err);

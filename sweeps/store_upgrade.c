@@ -1,4 +1,5 @@
-/* Schema version 5: the status `collapsed` (engine/train/collapse.h) in runs and attempts.
+/* Schema version 5: the status `collapsed` (engine/train/collapse.h) in runs and attempts; version 6
+ * the status `pruned` (sweep --prune), by the same rebuild.
  * SQLite cannot change a CHECK constraint in place, so both tables are rebuilt under the
  * current schema (the 12 steps of SQLite's "ALTER TABLE" page, foreign keys off while
  * store_open upgrades), and runs recorded `complete` at the chance level before the status
@@ -38,8 +39,8 @@ static int rebuild_table(Store *s, const char *table, Error *err)
         size_t len = strlen(body) + 2 * strlen(cols) + 6 * strlen(table) + 256;
         char *sql = xmalloc(len, "schema upgrade");
         snprintf(sql, len,
-                 "CREATE TABLE %s_v5%s INSERT INTO %s_v5(%s) SELECT %s FROM %s; DROP TABLE %s;"
-                 " ALTER TABLE %s_v5 RENAME TO %s;",
+                 "CREATE TABLE %s_new%s INSERT INTO %s_new(%s) SELECT %s FROM %s; DROP TABLE %s;"
+                 " ALTER TABLE %s_new RENAME TO %s;",
                  table, body, table, cols, cols, table, table, table, table);
         rc = store_exec(s, sql, err);
         free(sql);
@@ -107,9 +108,13 @@ static int judge_complete_runs(Store *s, Error *err)
     return rc;
 }
 
-int store_upgrade_collapsed(Store *s, Error *err)
+int store_upgrade_statuses(Store *s, Error *err)
 {
     if (rebuild_table(s, "runs", err) || rebuild_table(s, "attempts", err)) return -1;
-    if (store_exec(s, "CREATE INDEX IF NOT EXISTS runs_status ON runs(status)", err)) return -1;
-    return judge_complete_runs(s, err);
+    return store_exec(s, "CREATE INDEX IF NOT EXISTS runs_status ON runs(status)", err);
+}
+
+int store_upgrade_collapsed(Store *s, Error *err)
+{
+    return store_upgrade_statuses(s, err) ? -1 : judge_complete_runs(s, err);
 }

@@ -26,6 +26,7 @@
 #include "claims.h"
 #include "experiment.h"
 #include "launcher.h"
+#include "prune_store.h"
 #include "run_checkpoint.h"
 #include "run_output.h"
 #include "run_rows.h"
@@ -47,6 +48,7 @@ void sweep_options_defaults(SweepOptions *o)
     o->max_attempts = 3;
     o->array_runs_per_task = 1;
     o->array_task = -1;
+    prune_options_defaults(&o->prune);
 }
 
 double sweep_progress_every(const SweepOptions *o)
@@ -79,7 +81,12 @@ typedef struct {
     RunOutput out;     /* its standard output: records and log lines */
     char checkpoint[1100]; /* --checkpoint-every: the run's checkpoint; "" without */
     bool resume;       /* this attempt goes on from it */
+    int held;          /* --prune: 0 running; HELD_AT_RUNG stopped (SIGSTOP) at a rung until its group's
+                        * decision; HELD_PROMOTED stopped and promoted, to go on when a worker is free */
+    int held_epoch;    /* the rung it waits at */
 } Child;
+
+enum { HELD_AT_RUNG = 1, HELD_PROMOTED = 2 };
 
 typedef struct {
     const SweepOptions *o;
@@ -98,6 +105,8 @@ typedef struct {
     int finished_here;
     double run_seconds;  /* summed over the runs finished here, for the ETA */
     char gone[400];      /* --launcher slurm: why the allocation is gone; "" while it is there */
+    RunVerdict *verdicts; /* --prune: one per run, from the last look at the database */
+    int max_children;     /* workers, and with --prune the runs held at rungs besides them */
 } Sweep;
 
 /* The sweep stops starting runs: a signal, or its SLURM allocation is gone. */
@@ -231,7 +240,8 @@ static int spawn(Sweep *w, Child *c, Error *err)
     }
     if (pid == 0) {
         /* The run dies with its sweep (even by kill -9), so a restarted sweep can take it over. */
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        /* A run held at a rung (SIGSTOP) would never act on a SIGTERM: with --prune it is SIGKILL. */
+        prctl(PR_SET_PDEATHSIG, w->o->prune.on ? SIGKILL : SIGTERM);
         if (getppid() != parent) _exit(1);
         int in = open("/dev/null", O_RDONLY);
         if (in < 0 || dup2(pipe_fds[1], 1) < 0 || dup2(log_fd, 2) < 0 || dup2(in, 0) < 0) _exit(126);
@@ -287,7 +297,10 @@ static int read_child(Sweep *w, Child *c, bool to_end, Error *err)
     RunClaim claim = {&w->store, &w->owner, c->run_id, c->attempt};
     bool was_stopped = c->out.lost || c->out.refused;
     if (run_output_read(&c->out, &claim, to_end, err)) return -1;
-    if (!to_end && !was_stopped && (c->out.lost || c->out.refused)) kill(c->pid, SIGTERM);
+    if (!to_end && !was_stopped && (c->out.lost || c->out.refused)) {
+        kill(c->pid, SIGTERM);
+        if (c->held) kill(c->pid, SIGCONT); /* held at a rung (--prune): it acts on it now */
+    }
     return 0;
 }
 
@@ -304,10 +317,34 @@ static int wait_for_output(Sweep *w, double seconds, Error *err)
 }
 
 /* Claims and starts runs while a worker slot is free; the number started, or -1. */
+/* The children that hold a worker: all but those stopped at a rung (--prune). */
+static int active_children(const Sweep *w)
+{
+    int n = 0;
+    for (int i = 0; i < w->n_children; i++) n += w->children[i].held == 0;
+    return n;
+}
+
+/* A run promoted at its rung goes on before any new run starts (ASHA's order): 1 if one did. */
+static int resume_promoted(Sweep *w)
+{
+    for (int i = 0; i < w->n_children; i++) {
+        Child *c = &w->children[i];
+        if (c->held != HELD_PROMOTED) continue;
+        kill(c->pid, SIGCONT);
+        c->held = 0;
+        say(w, "go on %s  %s  (promoted at the rung of epoch %d)", c->run_id, w->runs[c->spec].label, c->held_epoch);
+        return 1;
+    }
+    return 0;
+}
+
 static int fill_slots(Sweep *w, Error *err)
 {
     int started = 0;
-    while (w->n_children < w->o->workers && !stopping(w)) {
+    while (active_children(w) < w->o->workers && !stopping(w)) {
+        if (resume_promoted(w)) continue;
+        if (w->n_children == w->max_children) break;
         Child c = {0};
         int got = claims_take(&w->store, w->exp_id, &w->owner, w->log_dir, c.run_id, &c.attempt, err);
         if (got < 0) return -1;
@@ -346,6 +383,8 @@ static void describe_end(Sweep *w, const Child *c, char *out, size_t len)
             snprintf(out, len, "diverged at step %d", sqlite3_column_int(st, 3));
         else if (!strcmp(status, "collapsed"))
             snprintf(out, len, "collapsed to chance, test_acc=%.4f", sqlite3_column_double(st, 1));
+        else if (!strcmp(status, "pruned"))
+            snprintf(out, len, "pruned, test_acc=%.4f at its last evaluation", sqlite3_column_double(st, 1));
         else if (!strcmp(status, "pending"))
             snprintf(out, len, "%s; tried again (%d of at most %d attempts so far)",
                      (const char *)sqlite3_column_text(st, 2), c->attempt, w->o->max_attempts);
@@ -387,7 +426,7 @@ static int end_attempt(Sweep *w, const Child *c, int st, Error *err)
     if (claims_attempt_state(&w->store, c->run_id, c->attempt, &status, recorded, sizeof recorded, err)) return -1;
     if (status < 0) return 0; /* taken over by another sweep: its attempt, not ours */
     AttemptEnd e = {.run_id = c->run_id, .attempt = c->attempt, .exit_code = code};
-    if (status == RUN_COMPLETE || status == RUN_DIVERGED || status == RUN_COLLAPSED) {
+    if (status == RUN_COMPLETE || status == RUN_DIVERGED || status == RUN_COLLAPSED || status == RUN_PRUNED) {
         e.outcome = RUN_STATUS_NAMES[status];
         return claims_end_attempt(&w->store, &e, err);
     }
@@ -558,6 +597,56 @@ static void report_running(Sweep *w)
         w->n_runs, counts[RUN_RUNNING], waiting, eta);
 }
 
+static Child *child_of_spec(Sweep *w, int spec)
+{
+    for (int i = 0; i < w->n_children; i++)
+        if (w->children[i].spec == spec) return &w->children[i];
+    return NULL;
+}
+
+/* A run of a cell stopped at a rung is marked pruned (any run of the sweep's database: a
+ * restarted sweep prunes what the rows of the last one decide, and one that ended past its rung
+ * before the sweep looked is cut back to it); one of ours is killed, its rows after the rung
+ * already gone. */
+static int prune_run(Sweep *w, int spec, const RunVerdict *v, Error *err)
+{
+    bool marked = false;
+    if (strcmp(v->status, "pruned") && prune_mark(&w->store, w->runs[spec].id, v->epoch, &marked, err)) return -1;
+    Child *c = child_of_spec(w, spec);
+    /* nothing of it is wanted past the rung, stopped or not; pruned by another sweep on this
+     * database too (held here, it would never act on the SIGTERM a lost claim sends) */
+    if (c && (marked || !strcmp(v->status, "pruned"))) kill(c->pid, SIGKILL);
+    if (marked) say(w, "prune %s  %s  at the rung of epoch %d", w->runs[spec].id, w->runs[spec].label, v->epoch);
+    return 0;
+}
+
+/* --prune: the decisions the database allows now. A run of ours at an undecided rung is
+ * stopped (SIGSTOP: it keeps its memory, gives up its worker); a promoted one goes on when a
+ * worker is free (fill_slots); a stopped cell's runs are pruned. */
+static int prune_step(Sweep *w, Error *err)
+{
+    if (prune_scan(&w->store, w->exp, w->runs, w->n_runs, &w->o->prune, w->verdicts, err)) return -1;
+    for (int i = 0; i < w->n_runs; i++) {
+        const RunVerdict *v = &w->verdicts[i];
+        if (v->verdict == PRUNE_STOP && v->reached && prune_run(w, i, v, err))
+            return -1;
+    }
+    for (int i = 0; i < w->n_children; i++) {
+        Child *c = &w->children[i];
+        const RunVerdict *v = &w->verdicts[c->spec];
+        if (v->verdict == PRUNE_HOLD && c->held == 0) {
+            kill(c->pid, SIGSTOP);
+            c->held = HELD_AT_RUNG;
+            c->held_epoch = v->epoch;
+            say(w, "hold  %s  %s  at the rung of epoch %d, until its group has reached it", c->run_id,
+                w->runs[c->spec].label, v->epoch);
+        } else if (v->verdict == PRUNE_GO && c->held == HELD_AT_RUNG) {
+            c->held = HELD_PROMOTED;
+        }
+    }
+    return 0;
+}
+
 static int heartbeat_all(Sweep *w, Error *err)
 {
     for (int i = 0; i < w->n_children; i++)
@@ -615,7 +704,10 @@ static int stop_children(Sweep *w, Error *err)
     if (w->gone[0]) say(w, "the SLURM allocation is gone (%s): stopping; the runs stay queued", w->gone);
     else say(w, "interrupted (signal %d): %s %d run%s; they stay queued", (int)interrupted,
              save ? "checkpointing and stopping" : "stopping", w->n_children, w->n_children == 1 ? "" : "s");
-    for (int i = 0; i < w->n_children; i++) kill(w->children[i].pid, save ? SIGUSR1 : SIGTERM);
+    for (int i = 0; i < w->n_children; i++) {
+        kill(w->children[i].pid, save ? SIGUSR1 : SIGTERM);
+        if (w->children[i].held) kill(w->children[i].pid, SIGCONT); /* a stopped run acts on it now */
+    }
     while (w->n_children > 0)
         if (reap(w, err) || wait_for_output(w, 0.05, err)) return -1;
     return 0;
@@ -631,7 +723,7 @@ static int run_loop(Sweep *w, Error *err)
     }
     /* The first lines on runs in flight come within seconds, then every `every`. */
     const double every = sweep_progress_every(o);
-    double last_beat = 0, last_stale = 0, last_progress = now_seconds() - every + (every < 5 ? every : 5);
+    double last_beat = 0, last_stale = 0, last_prune = 0, last_progress = now_seconds() - every + (every < 5 ? every : 5);
     for (;;) {
         double t = now_seconds();
         if (t - last_stale > 5) {
@@ -647,12 +739,20 @@ static int run_loop(Sweep *w, Error *err)
         if (w->n_children == 0) {
             int counts[RUN_N_STATUS];
             if (claims_count(&w->store, w->exp_id, counts, err)) return -1;
-            if (counts[RUN_PENDING] + counts[RUN_STALE] + counts[RUN_RUNNING] == 0) break;
+            if (counts[RUN_PENDING] + counts[RUN_STALE] + counts[RUN_RUNNING] == 0) {
+                /* runs that ended past a rung since the last look are judged before the end */
+                if (o->prune.on && prune_step(w, err)) return -1;
+                break;
+            }
             /* Only other processes' runs are left: wait for them (or for them to go stale). */
             sleep_seconds(1);
             continue;
         }
         if (reap(w, err)) return -1;
+        if (o->prune.on && now_seconds() - last_prune > 0.2) {
+            if (prune_step(w, err)) return -1;
+            last_prune = now_seconds();
+        }
         if (now_seconds() - last_beat > 5) {
             if (heartbeat_all(w, err)) return -1;
             last_beat = now_seconds();
@@ -762,6 +862,12 @@ int sweep_run(const SweepOptions *given, Error *err)
         return SWEEP_USAGE;
     }
     if (o->n_only_labels > 0 && keep_labels(o, runs, &n_runs, err) != 0) goto out_runs;
+    if (o->prune.on && exp.n_tuned == 0) {
+        error_set(err, "--prune asha: %s tunes no axis (its [experiment] `tuned =`), so no cell has a group to be "
+                       "compared in", o->file);
+        rc = SWEEP_USAGE;
+        goto out_runs;
+    }
     Sweep w;
     memset(&w, 0, sizeof w);
     w.o = o;
@@ -811,8 +917,11 @@ int sweep_run(const SweepOptions *given, Error *err)
         goto out_store;
     }
     if (claims_register(&w.store, &exp, runs, n_runs, &w.exp_id, err) != 0) goto out_store;
-    w.children = xcalloc((size_t)o->workers, sizeof *w.children, "sweep workers");
-    w.poll_fds = xcalloc((size_t)o->workers, sizeof *w.poll_fds, "sweep workers");
+    /* --prune: runs held at rungs give up their workers, so up to every run may be a child */
+    w.max_children = o->workers + (o->prune.on ? n_runs : 0);
+    w.children = xcalloc((size_t)w.max_children, sizeof *w.children, "sweep workers");
+    w.poll_fds = xcalloc((size_t)w.max_children, sizeof *w.poll_fds, "sweep workers");
+    w.verdicts = xcalloc((size_t)(n_runs > 0 ? n_runs : 1), sizeof *w.verdicts, "pruning");
     say(&w, "sweep %s (%s scale): %d runs, %d worker%s x %d thread%s; database %s, logs in %s/", exp.name, exp.scale,
         n_runs, o->workers, o->workers == 1 ? "" : "s", w.threads, w.threads == 1 ? "" : "s", w.db, w.log_dir);
     report_progress(&w);
@@ -829,14 +938,19 @@ int sweep_run(const SweepOptions *given, Error *err)
     if (loop == 0) {
         int counts[RUN_N_STATUS];
         if (claims_count(&w.store, w.exp_id, counts, err) == 0) {
-            say(&w, "%s: %d complete, %d collapsed, %d diverged, %d failed, %d not run", stopping(&w) ? "stopped" : "done",
+            char pruned[32] = ""; /* after the fixed part, which scripts read */
+            if (o->prune.on || counts[RUN_PRUNED]) snprintf(pruned, sizeof pruned, "; %d pruned", counts[RUN_PRUNED]);
+            say(&w, "%s: %d complete, %d collapsed, %d diverged, %d failed, %d not run%s", stopping(&w) ? "stopped" : "done",
                 counts[RUN_COMPLETE], counts[RUN_COLLAPSED], counts[RUN_DIVERGED], counts[RUN_FAILED],
-                counts[RUN_PENDING] + counts[RUN_STALE] + counts[RUN_RUNNING]);
+                counts[RUN_PENDING] + counts[RUN_STALE] + counts[RUN_RUNNING], pruned);
             rc = w.gone[0] ? SWEEP_EXIT_ALLOCATION_GONE : interrupted ? 130 : counts[RUN_FAILED] > 0 ? 1 : 0;
         }
     } else {
         /* The store failed under us: stop our runs; they stay running until found stale. */
-        for (int i = 0; i < w.n_children; i++) kill(w.children[i].pid, SIGTERM);
+        for (int i = 0; i < w.n_children; i++) {
+            kill(w.children[i].pid, SIGTERM);
+            if (w.children[i].held) kill(w.children[i].pid, SIGCONT);
+        }
         for (int i = 0; i < w.n_children; i++) {
             waitpid(w.children[i].pid, NULL, 0);
             run_output_close(&w.children[i].out);
@@ -844,6 +958,7 @@ int sweep_run(const SweepOptions *given, Error *err)
     }
     free(w.children);
     free(w.poll_fds);
+    free(w.verdicts);
 out_store:
     store_close(&w.store);
 out:

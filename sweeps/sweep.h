@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "../engine/base/util.h"
+#include "prune.h"
 
 typedef struct {
     const char *file;       /* the experiment file */
@@ -41,6 +42,7 @@ typedef struct {
     bool array;                /* --print-sbatch --array: a job array, one task per array_runs_per_task runs */
     int array_runs_per_task;   /* runs of the grid per array task [1] */
     int array_task;            /* >= 0: be that task of the array (array.h); -1: the whole sweep */
+    PruneOptions prune;        /* --prune asha: stop the cells that fall behind in their group */
 } SweepOptions;
 
 void sweep_options_defaults(SweepOptions *o);
@@ -53,7 +55,7 @@ enum { SWEEP_ERROR = -1, SWEEP_USAGE = -2 };
 /* The exit status when the SLURM allocation went away under the sweep (EX_TEMPFAIL): its runs
  * are left queued, none counted as failed. */
 enum { SWEEP_EXIT_ALLOCATION_GONE = 75 };
-/* The exit status: 0 every run ended complete or diverged, 1 some failed, 130 interrupted, 75
+/* The exit status: 0 every run ended complete, collapsed, diverged or pruned, 1 some failed, 130 interrupted, 75
  * the allocation is gone;
  * SWEEP_USAGE or SWEEP_ERROR with err. */
 int sweep_run(const SweepOptions *o, Error *err);

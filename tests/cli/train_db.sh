@@ -57,7 +57,7 @@ sqlite3 "$V1" "alter table runs drop column device; alter table runs drop column
     drop table attempts; update meta set value='1' where key='schema_version'"
 expect_exit 0 "$BB" runs --db "$V1"
 expect_exit 0 "$BB" train $args --seed 77 --db "$V1"
-[ "$(sqlite3 "$V1" "select value from meta where key='schema_version'")" = 5 ] || fail "schema not migrated"
+[ "$(sqlite3 "$V1" "select value from meta where key='schema_version'")" = 6 ] || fail "schema not migrated"
 [ "$(sqlite3 "$V1" "select count(*) from steps where skipped != 0")" = 0 ] || fail "old steps not unskipped"
 [ "$(sqlite3 "$V1" "select count(*) from runs where claim is null and lease is null and owner_ns is null")" -ge "$n" ] ||
     fail "old runs' claim columns not NULL"
@@ -75,8 +75,23 @@ sqlite3 "$V4" "update runs set status='complete' where status='collapsed'; alter
 expect_exit 0 "$BB" runs --db "$V4"
 expect_exit 0 "$BB" runs --db "$V4" --upgrade
 [ "$(sqlite3 "$V4" "select count(*) from runs where status='collapsed'")" = "$at_chance" ] || fail "collapsed runs not named"
-[ "$(sqlite3 "$V4" "select value from meta where key='schema_version'")" = 5 ] || fail "version 4 not upgraded"
+[ "$(sqlite3 "$V4" "select value from meta where key='schema_version'")" = 6 ] || fail "version 4 not upgraded"
 [ "$(sqlite3 "$V4" 'pragma foreign_key_check; pragma integrity_check')" = ok ] || fail "upgraded file not consistent"
+# version 5 knew no pruned status (sweep --prune): its CHECK constraints refuse it until a
+# writer opens the file and rebuilds runs and attempts; rows and statuses stay as they were
+V5=$TMP/v5.db
+cp "$DB" "$V5"
+sqlite3 "$V5" "pragma writable_schema=on;
+    update sqlite_master set sql=replace(sql, ',''pruned''', '') where name in ('runs', 'attempts');
+    update meta set value='5' where key='schema_version'"
+! sqlite3 "$V5" "update runs set status='pruned'" 2>/dev/null || fail "the version 5 file took status pruned"
+before=$(sqlite3 "$V5" "select id, status, test_acc from runs order by id")
+expect_exit 0 "$BB" runs --db "$V5" --upgrade
+[ "$(sqlite3 "$V5" "select value from meta where key='schema_version'")" = 6 ] || fail "version 5 not upgraded"
+[ "$(sqlite3 "$V5" "select id, status, test_acc from runs order by id")" = "$before" ] || fail "the upgrade changed runs"
+sqlite3 "$V5" "update runs set status='pruned'; insert into attempts(run_id, attempt, finished, outcome)
+    select id, 99, 0, 'pruned' from runs" || fail "the upgraded file refuses status pruned"
+[ "$(sqlite3 "$V5" 'pragma foreign_key_check; pragma integrity_check')" = ok ] || fail "upgraded version 5 not consistent"
 # the database is valid, and --run-id without a claimed row is refused
 [ "$(q 'pragma integrity_check')" = ok ] || fail integrity
 expect_exit 1 "$BB" train $args --db "$DB" --run-id 0000000000000000
