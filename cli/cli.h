@@ -2,6 +2,7 @@
  * status. */
 #ifndef BB_CLI_H
 #define BB_CLI_H
+#include <stdio.h>
 
 int cli_models(int argc, char **argv);
 int cli_train(int argc, char **argv);
@@ -24,5 +25,12 @@ int cli_fingerprint(int argc, char **argv);
 int cli_verify(int argc, char **argv);
 /* cli_plot.c */
 int cli_plot(int argc, char **argv);
+
+/* Each command's flags from its one table (sweeps/flags/flag_table.h): its --help, and the
+ * Markdown of docs/cli.md (bigbatch help --markdown COMMAND). */
+void bench_flags_usage(FILE *out);
+void bench_flags_markdown(FILE *out);
+void allreduce_flags_usage(FILE *out);
+void allreduce_flags_markdown(FILE *out);
 
 #endif
