@@ -30,6 +30,8 @@ int cli_plot(int argc, char **argv);
  * Markdown of docs/cli.md (bigbatch help --markdown COMMAND). */
 void bench_flags_usage(FILE *out);
 void bench_flags_markdown(FILE *out);
+void sweep_flags_usage(FILE *out);
+void sweep_flags_markdown(FILE *out);
 void allreduce_flags_usage(FILE *out);
 void allreduce_flags_markdown(FILE *out);
 

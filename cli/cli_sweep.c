@@ -1,6 +1,7 @@
 /* `bigbatch sweep` and `bigbatch runs`: the command lines of the sweep runner and of the
  * run listing. */
-#include <getopt.h>
+#include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 
 #include "../engine/backend.h"
 #include "../sweeps/flags/cli_args.h"
+#include "../sweeps/flags/flag_table.h"
 #include "../sweeps/claims.h"
 #include "../sweeps/experiment.h"
 #include "../sweeps/report.h"
@@ -18,249 +20,206 @@
 #include "../sweeps/sweep.h"
 #include "cli.h"
 
-static void sweep_usage(FILE *f, const SweepOptions *d)
+/* What sweep's flags set: the options, and room for the --sbatch-line values (argc of them). */
+typedef struct {
+    SweepOptions o;
+    const char **lines;
+} SweepFlags;
+
+static void sweep_defaults(void *target) { sweep_options_defaults(&((SweepFlags *)target)->o); }
+
+static int set_scale(void *target, const FlagCall *c, const char *v, Error *err)
 {
-    fprintf(f,
-            "usage: bigbatch sweep FILE [options]\n"
-            "\n"
-            "Runs every cell of an experiment file's grid (experiments/FORMAT.md), each run a\n"
-            "`bigbatch train --db` process, and stores everything in one SQLite database.\n"
-            "Running the same command again resumes: complete and diverged runs are skipped,\n"
-            "runs left by a dead sweep are re-queued. Several sweeps may share one database.\n"
-            "\n"
-            "  --scale S          smoke | proxy | full: the file's section of overrides [%s]\n"
-            "  --db PATH          results database [results/<experiment>.db]; run logs go to\n"
-            "                     <PATH without .db>.logs/<run>.log\n"
-            "  --workers N        runs at once in this process [%d]\n"
-            "  --threads N        threads per run [cores / (workers x ranks)]\n"
-            "  --ranks K          run each under `mpirun -np K` [%d]\n"
-            "  --device NAME      every run's train --device: cpu, cuda, cuda:N [%s]\n"
-            "  --mpirun CMD       the launcher for --ranks, its words split at blanks and\n"
-            "                     run without a shell (quotes are ordinary characters) [%s]\n"
-            "  --max-attempts N   a run killed from outside (OOM killer, kill -9) is tried again\n"
-            "                     up to N attempts in all; one that fails by itself is tried\n"
-            "                     again unless it failed the same way the attempt before [%d]\n"
-            "  --retry-failed     run failed runs again (one attempt each, beyond N)\n"
-            "  --stale-after SEC  a running run without a heartbeat for this long is re-queued [%g]\n"
-            "  --progress-every SEC  a line per run in flight (epoch, step, loss, test accuracy,\n"
-            "                     time left) and the sweep's ETA this often; the first within\n"
-            "                     5 s; 0: none [30 on a terminal, else 600]\n"
-            "  --repeats N        seeds per cell instead of the file's `repeats` (seeds 1..N;\n"
-            "                     --repeats 1 is a first look at a file that asks for more)\n"
-            "  --launcher L       local: runs are child processes here (mpirun for --ranks);\n"
-            "                     slurm: inside a SLURM allocation (salloc, sbatch), each run is a\n"
-            "                     job step (srun --ntasks K --cpus-per-task T --exclusive), as many at\n"
-            "                     once as the allocation's tasks hold unless --workers says [local]\n"
-            "  --print-sbatch     with --launcher slurm: write an sbatch script for the whole sweep\n"
-            "                     (tasks, CPUs, a time limit from the runs measured so far) and exit\n"
-            "  --checkpoint-every T  every run saves a checkpoint beside its log (<run>.ckpt) every\n"
-            "                     T: a duration (90s, 30m, 2h; a bare number is seconds, checked\n"
-            "                     after each step) or epochs (2e); a run interrupted (a signal,\n"
-            "                     a time limit, a lost node, kill -9 of the sweep) resumes from it\n"
-            "                     on its next attempt, its rows kept up to it [off]\n"
-            "  --gpus-per-run N   --device cuda: GPUs of each run (srun --gpus; the script asks\n"
-            "                     for workers x N) [one per rank]\n"
-            "  --mem M, --partition P, --account A, --time T, --chdir DIR\n"
-            "                     --print-sbatch: the script's #SBATCH lines of those names\n"
-            "                     (--chdir: absolute, default the current folder; --output is\n"
-            "                     relative to it; --time: else from the runs measured so far)\n"
-            "  --sbatch-line TEXT --print-sbatch: a line `#SBATCH TEXT` of your own (repeatable)\n"
-            "  --requeue          in a SLURM job, on SIGUSR2 (the script's --signal=B:USR2@90),\n"
-            "                     SIGUSR1 or SIGTERM: checkpoint the runs, stop, and requeue the\n"
-            "                     job (scontrol requeue); --print-sbatch's script passes it\n"
-            "  --array            --print-sbatch: a job array, one task per run (or per N runs,\n"
-            "                     --array-runs-per-task N), each task with a database of its own\n"
-            "                     (<PATH without .db>.array/K.db) that `bigbatch merge --array PATH`\n"
-            "                     or the next sweep on PATH merges in; logs and checkpoints as above\n"
-            "  --array-task K     run only task K's runs (K*N .. K*N+N-1 of the grid, less those\n"
-            "                     ended in PATH) into PATH's .array/K.db: what the array's tasks run\n"
-            "  --dry-run          list the runs (and their status in the database) and exit\n"
-            "  --quiet            no progress lines\n",
-            d->scale, d->workers, d->ranks, d->device, d->mpirun, d->max_attempts, d->stale_after);
+    (void)target;
+    if (experiment_scale_known(v)) return 0;
+    error_set(err, "%s: '%s' is not one of smoke, proxy, full", c->flag, v);
+    return -1;
 }
 
-enum {
-    S_SCALE = 256, S_DB, S_WORKERS, S_THREADS, S_RANKS, S_DEVICE, S_MPIRUN, S_ATTEMPTS, S_RETRY, S_STALE, S_PROGRESS,
-    S_DRY, S_QUIET, S_LAUNCHER, S_SBATCH, S_REPEATS, S_CKPT, S_GPUS, S_MEM, S_PARTITION, S_ACCOUNT, S_TIME, S_CHDIR,
-    S_LINE, S_REQUEUE, S_ARRAY, S_ARRAY_RUNS, S_ARRAY_TASK, S_HELP
-};
-
-/* A value for a #SBATCH line: one line of printable text (a newline would start a line of its
- * own in the script). */
-static int sbatch_value(const char *flag, const char *v, const char **slot, Error *err)
+static int set_workers(void *target, const FlagCall *c, const char *v, Error *err)
 {
-    for (const char *p = v; *p; p++)
-        if ((unsigned char)*p < 32 || *p == 127) {
-            error_set(err, "%s: '%s' holds a control character (a newline would be a line of the script)", flag, v);
-            return -1;
-        }
-    if (!*v) {
-        error_set(err, "%s: the value is empty", flag);
-        return -1;
-    }
-    *slot = v;
+    (void)c, (void)v, (void)err;
+    ((SweepFlags *)target)->o.workers_given = true;
     return 0;
 }
 
-/* The options only --print-sbatch reads, each checked as it comes; lines: room for argc. */
-static int parse_sbatch_option(int c, const char *flag, SweepOptions *o, const char **lines, Error *err)
+static int set_mpirun(void *target, const FlagCall *c, const char *v, Error *err)
 {
-    long v;
-    switch (c) {
-    case S_GPUS:
-        if (cli_parse_long("--gpus-per-run", optarg, 1, 1024, &v, err)) return -1;
-        o->gpus_per_run = (int)v;
-        return 0;
-    case S_MEM: return sbatch_value(flag, optarg, &o->mem, err);
-    case S_PARTITION: return sbatch_value(flag, optarg, &o->partition, err);
-    case S_ACCOUNT: return sbatch_value(flag, optarg, &o->account, err);
-    case S_TIME: return sbatch_value(flag, optarg, &o->time_limit, err);
-    case S_CHDIR:
-        if (optarg[0] != '/') {
-            error_set(err, "--chdir: '%s' is not an absolute path", optarg);
-            return -1;
-        }
-        return sbatch_value(flag, optarg, &o->chdir, err);
-    default:
-        if (sbatch_value(flag, optarg, &lines[o->n_sbatch_lines], err)) return -1;
-        o->n_sbatch_lines++;
-        return 0;
-    }
-}
-
-static int parse_sweep(int argc, char **argv, SweepOptions *o, const char **lines, Error *err)
-{
-    static const struct option opts[] = {
-        {"scale", required_argument, 0, S_SCALE},     {"db", required_argument, 0, S_DB},
-        {"workers", required_argument, 0, S_WORKERS}, {"threads", required_argument, 0, S_THREADS},
-        {"ranks", required_argument, 0, S_RANKS},     {"mpirun", required_argument, 0, S_MPIRUN},
-        {"max-attempts", required_argument, 0, S_ATTEMPTS},
-        {"device", required_argument, 0, S_DEVICE},
-        {"retry-failed", no_argument, 0, S_RETRY},    {"stale-after", required_argument, 0, S_STALE},
-        {"progress-every", required_argument, 0, S_PROGRESS},
-        {"dry-run", no_argument, 0, S_DRY},           {"quiet", no_argument, 0, S_QUIET},
-        {"launcher", required_argument, 0, S_LAUNCHER}, {"print-sbatch", no_argument, 0, S_SBATCH},
-        {"repeats", required_argument, 0, S_REPEATS}, {"help", no_argument, 0, S_HELP},
-        {"checkpoint-every", required_argument, 0, S_CKPT},
-        {"gpus-per-run", required_argument, 0, S_GPUS}, {"mem", required_argument, 0, S_MEM},
-        {"partition", required_argument, 0, S_PARTITION}, {"account", required_argument, 0, S_ACCOUNT},
-        {"time", required_argument, 0, S_TIME}, {"chdir", required_argument, 0, S_CHDIR},
-        {"sbatch-line", required_argument, 0, S_LINE}, {"requeue", no_argument, 0, S_REQUEUE},
-        {"array", no_argument, 0, S_ARRAY}, {"array-runs-per-task", required_argument, 0, S_ARRAY_RUNS},
-        {"array-task", required_argument, 0, S_ARRAY_TASK},
-        {0, 0, 0, 0},
-    };
-    optind = 1;
-    opterr = 0;
-    int c;
-    long v;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        const char *flag = argv[optind - 1];
-        switch (c) {
-        case S_SCALE:
-            if (!experiment_scale_known(optarg)) {
-                error_set(err, "--scale: '%s' is not one of smoke, proxy, full", optarg);
-                return -1;
-            }
-            o->scale = optarg;
-            break;
-        case S_DB: o->db = optarg; break;
-        case S_WORKERS:
-            if (cli_parse_long("--workers", optarg, 1, BB_MAX_PROCESSES, &v, err)) return -1;
-            o->workers = (int)v;
-            o->workers_given = true;
-            break;
-        case S_THREADS:
-            if (cli_parse_long("--threads", optarg, 1, BB_MAX_THREADS, &v, err)) return -1;
-            o->threads = (int)v;
-            break;
-        case S_RANKS:
-            if (cli_parse_long("--ranks", optarg, 1, BB_MAX_PROCESSES, &v, err)) return -1;
-            o->ranks = (int)v;
-            break;
-        case S_MPIRUN:
-            if (!optarg[strspn(optarg, " \t")]) {
-                error_set(err, "--mpirun: the launcher's command is empty");
-                return -1;
-            }
-            o->mpirun = optarg;
-            o->mpirun_given = true;
-            break;
-        case S_DEVICE:
-            if (backend_device_check(optarg, err)) {
-                error_prefix(err, "--device");
-                return -1;
-            }
-            o->device = optarg;
-            break;
-        case S_ATTEMPTS:
-            if (cli_parse_long("--max-attempts", optarg, 1, 100, &v, err)) return -1;
-            o->max_attempts = (int)v;
-            break;
-        case S_RETRY: o->retry_failed = true; break;
-        case S_STALE:
-            if (cli_parse_double("--stale-after", optarg, &o->stale_after, err)) return -1;
-            if (o->stale_after < 10) {
-                error_set(err, "--stale-after: %g s is shorter than the 5 s heartbeat allows (at least 10)", o->stale_after);
-                return -1;
-            }
-            break;
-        case S_PROGRESS:
-            if (cli_parse_double("--progress-every", optarg, &o->progress_every, err)) return -1;
-            if (o->progress_every < 0) {
-                error_set(err, "--progress-every: %g s is negative (0 turns the lines off)", o->progress_every);
-                return -1;
-            }
-            break;
-        case S_DRY: o->dry_run = true; break;
-        case S_REPEATS:
-            if (cli_parse_long("--repeats", optarg, 1, 1000, &v, err)) return -1;
-            o->repeats = (int)v;
-            break;
-        case S_LAUNCHER:
-            if (strcmp(optarg, "local") && strcmp(optarg, "slurm")) {
-                error_set(err, "--launcher: '%s' is not local or slurm", optarg);
-                return -1;
-            }
-            o->slurm = !strcmp(optarg, "slurm");
-            break;
-        case S_SBATCH: o->print_sbatch = true; break;
-        case S_REQUEUE: o->requeue = true; break;
-        case S_ARRAY: o->array = true; break;
-        case S_ARRAY_RUNS:
-            if (cli_parse_long("--array-runs-per-task", optarg, 1, 1000000, &v, err)) return -1;
-            o->array_runs_per_task = (int)v;
-            break;
-        case S_ARRAY_TASK:
-            if (cli_parse_long("--array-task", optarg, 0, 10000000, &v, err)) return -1;
-            o->array_task = (int)v;
-            break;
-        case S_GPUS:
-        case S_MEM:
-        case S_PARTITION:
-        case S_ACCOUNT:
-        case S_TIME:
-        case S_CHDIR:
-        case S_LINE:
-            if (parse_sbatch_option(c, flag, o, lines, err)) return -1;
-            break;
-        case S_CKPT:
-            if (checkpoint_every_parse("--checkpoint-every", optarg, &o->checkpoint_seconds, &o->checkpoint_epochs,
-                                       err))
-                return -1;
-            break;
-        case S_QUIET: o->quiet = true; break;
-        case S_HELP: return 1;
-        case ':': error_set(err, "%s needs a value", flag); return -1;
-        default: error_set(err, "unknown option '%s' (bigbatch sweep --help)", flag); return -1;
-        }
-    }
-    if (optind != argc - 1) {
-        error_set(err, optind >= argc ? "which experiment file? (bigbatch sweep FILE)"
-                                      : "one experiment file, not several (bigbatch sweep FILE)");
+    if (!v[strspn(v, " \t")]) {
+        error_set(err, "%s: the launcher's command is empty", c->flag);
         return -1;
     }
-    o->file = argv[optind];
+    ((SweepFlags *)target)->o.mpirun_given = true;
+    return 0;
+}
+
+static int set_device(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    (void)target;
+    if (backend_device_check(v, err) == 0) return 0;
+    error_prefix(err, c->flag);
+    return -1;
+}
+
+static int set_launcher(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    if (strcmp(v, "local") && strcmp(v, "slurm")) {
+        error_set(err, "%s: '%s' is not local or slurm", c->flag, v);
+        return -1;
+    }
+    ((SweepFlags *)target)->o.slurm = !strcmp(v, "slurm");
+    return 0;
+}
+
+static int set_checkpoint_every(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    SweepOptions *o = &((SweepFlags *)target)->o;
+    return checkpoint_every_parse(c->flag, v, &o->checkpoint_seconds, &o->checkpoint_epochs, err);
+}
+
+/* A value for a #SBATCH line (stored by its type): one line of printable text (a newline would
+ * start a line of its own in the script). */
+static int sbatch_value(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    (void)target;
+    for (const char *p = v; *p; p++)
+        if ((unsigned char)*p < 32 || *p == 127) {
+            error_set(err, "%s: '%s' holds a control character (a newline would be a line of the script)", c->flag, v);
+            return -1;
+        }
+    if (!*v) {
+        error_set(err, "%s: the value is empty", c->flag);
+        return -1;
+    }
+    return 0;
+}
+
+static int set_chdir(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    if (v[0] != '/') {
+        error_set(err, "%s: '%s' is not an absolute path", c->flag, v);
+        return -1;
+    }
+    return sbatch_value(target, c, v, err);
+}
+
+/* --sbatch-line, repeatable: lines has room for every argument. */
+static int add_sbatch_line(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    SweepFlags *s = target;
+    if (sbatch_value(target, c, v, err)) return -1;
+    s->lines[s->o.n_sbatch_lines++] = v;
+    return 0;
+}
+
+static const char SWEEP_HEAD[] =
+    "usage: bigbatch sweep FILE [options]\n"
+    "\n"
+    "Runs every cell of an experiment file's grid (experiments/FORMAT.md), each run a\n"
+    "`bigbatch train --db` process, and stores everything in one SQLite database.\n"
+    "Running the same command again resumes: complete and diverged runs are skipped,\n"
+    "runs left by a dead sweep are re-queued. Several sweeps may share one database.\n"
+    "\n";
+
+#define AT(member) offsetof(SweepFlags, o.member)
+
+static const Flag SWEEP_FLAGS[] = {
+    {"scale", "S", "smoke | proxy | full: the file's section of overrides", "%s", F_STR(AT(scale)), .set = set_scale},
+    {"db", "PATH",
+     "results database [results/<experiment>.db]; run logs go to\n"
+     "<PATH without .db>.logs/<run>.log",
+     NULL, F_STR(AT(db))},
+    {"workers", "N", "runs at once in this process", "%d", F_INT(AT(workers), 1, BB_MAX_PROCESSES), .set = set_workers},
+    {"threads", "N", "threads per run [cores / (workers x ranks)]", NULL, F_INT(AT(threads), 1, BB_MAX_THREADS)},
+    {"ranks", "K", "run each under `mpirun -np K`", "%d", F_INT(AT(ranks), 1, BB_MAX_PROCESSES)},
+    {"device", "NAME", "every run's train --device: cpu, cuda, cuda:N", "%s", F_STR(AT(device)), .set = set_device},
+    {"mpirun", "CMD",
+     "the launcher for --ranks, its words split at blanks and\n"
+     "run without a shell (quotes are ordinary characters)",
+     "%s", F_STR(AT(mpirun)), .set = set_mpirun},
+    {"max-attempts", "N",
+     "a run killed from outside (OOM killer, kill -9) is tried again\n"
+     "up to N attempts in all; one that fails by itself is tried\n"
+     "again unless it failed the same way the attempt before",
+     "%d", F_INT(AT(max_attempts), 1, 100)},
+    {"retry-failed", NULL, "run failed runs again (one attempt each, beyond N)", NULL, F_SWITCH(AT(retry_failed))},
+    {"stale-after", "SEC", "a running run without a heartbeat for this long is re-queued", "%g",
+     F_DBL(AT(stale_after)), F_RANGE(10, INFINITY, false, false, "s is shorter than the 5 s heartbeat allows (at least 10)")},
+    {"progress-every", "SEC",
+     "a line per run in flight (epoch, step, loss, test accuracy,\n"
+     "time left) and the sweep's ETA this often; the first within\n"
+     "5 s; 0: none [30 on a terminal, else 600]",
+     NULL, F_DBL(AT(progress_every)), F_RANGE(0, INFINITY, false, false, "s is negative (0 turns the lines off)")},
+    {"repeats", "N",
+     "seeds per cell instead of the file's `repeats` (seeds 1..N;\n"
+     "--repeats 1 is a first look at a file that asks for more)",
+     NULL, F_INT(AT(repeats), 1, 1000)},
+    {"launcher", "L",
+     "local: runs are child processes here (mpirun for --ranks);\n"
+     "slurm: inside a SLURM allocation (salloc, sbatch), each run is a\n"
+     "job step (srun --ntasks K --cpus-per-task T --exclusive), as many at\n"
+     "once as the allocation's tasks hold unless --workers says [local]",
+     NULL, .set = set_launcher},
+    {"print-sbatch", NULL,
+     "with --launcher slurm: write an sbatch script for the whole sweep\n"
+     "(tasks, CPUs, a time limit from the runs measured so far) and exit",
+     NULL, F_SWITCH(AT(print_sbatch))},
+    {"checkpoint-every", "T",
+     "every run saves a checkpoint beside its log (<run>.ckpt) every\n"
+     "T: a duration (90s, 30m, 2h; a bare number is seconds, checked\n"
+     "after each step) or epochs (2e); a run interrupted (a signal,\n"
+     "a time limit, a lost node, kill -9 of the sweep) resumes from it\n"
+     "on its next attempt, its rows kept up to it [off]",
+     NULL, .set = set_checkpoint_every},
+    {"gpus-per-run", "N",
+     "--device cuda: GPUs of each run (srun --gpus; the script asks\n"
+     "for workers x N) [one per rank]",
+     NULL, F_INT(AT(gpus_per_run), 1, 1024)},
+    {"mem", "M", "--print-sbatch: the script's #SBATCH --mem", NULL, F_STR(AT(mem)), .set = sbatch_value},
+    {"partition", "P", "--print-sbatch: the script's #SBATCH --partition", NULL, F_STR(AT(partition)), .set = sbatch_value},
+    {"account", "A", "--print-sbatch: the script's #SBATCH --account", NULL, F_STR(AT(account)), .set = sbatch_value},
+    {"time", "T", "--print-sbatch: the script's #SBATCH --time [from the runs measured so far]", NULL,
+     F_STR(AT(time_limit)), .set = sbatch_value},
+    {"chdir", "DIR",
+     "--print-sbatch: the script's #SBATCH --chdir, absolute (--output\n"
+     "is relative to it) [the current folder]",
+     NULL, F_STR(AT(chdir)), .set = set_chdir},
+    {"sbatch-line", "TEXT", "--print-sbatch: a line `#SBATCH TEXT` of your own (repeatable)", NULL,
+     .set = add_sbatch_line},
+    {"requeue", NULL,
+     "in a SLURM job, on SIGUSR2 (the script's --signal=B:USR2@90),\n"
+     "SIGUSR1 or SIGTERM: checkpoint the runs, stop, and requeue the\n"
+     "job (scontrol requeue); --print-sbatch's script passes it",
+     NULL, F_SWITCH(AT(requeue))},
+    {"array", NULL,
+     "--print-sbatch: a job array, one task per run (or per N runs,\n"
+     "--array-runs-per-task N), each task with a database of its own\n"
+     "(<PATH without .db>.array/K.db) that `bigbatch merge --array PATH`\n"
+     "or the next sweep on PATH merges in; logs and checkpoints as above",
+     NULL, F_SWITCH(AT(array))},
+    {"array-runs-per-task", "N", "runs of the grid per task of --array or --array-task", "%d",
+     F_INT(AT(array_runs_per_task), 1, 1000000)},
+    {"array-task", "K",
+     "run only task K's runs (K*N .. K*N+N-1 of the grid, less those\n"
+     "ended in PATH) into PATH's .array/K.db: what the array's tasks run",
+     NULL, F_INT(AT(array_task), 0, 10000000)},
+    /* (the pruning flags of ASHA go here, above the listing's) */
+    {"dry-run", NULL, "list the runs (and their status in the database) and exit", NULL, F_SWITCH(AT(dry_run))},
+    {"quiet", NULL, "no progress lines", NULL, F_SWITCH(AT(quiet))},
+    FLAG_HELP_ROW,
+};
+
+#undef AT
+
+static const FlagTable SWEEP_TABLE = {"sweep", SWEEP_FLAGS, FLAG_COUNT(SWEEP_FLAGS), sizeof(SweepFlags),
+                                      sweep_defaults, SWEEP_HEAD, NULL, 18, NULL, NULL};
+
+void sweep_flags_usage(FILE *out) { flag_table_usage(&SWEEP_TABLE, out); }
+void sweep_flags_markdown(FILE *out) { flag_table_markdown(&SWEEP_TABLE, out); }
+
+/* The checks across flags: 0, or -1 with err. */
+static int check_sweep(const SweepOptions *o, Error *err)
+{
     bool sbatch_only = o->mem || o->partition || o->account || o->time_limit || o->chdir || o->n_sbatch_lines;
     if (sbatch_only && !o->print_sbatch) {
         error_set(err, "--mem, --partition, --account, --time, --chdir and --sbatch-line are for --print-sbatch");
@@ -285,26 +244,40 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, const char **line
     return 0;
 }
 
+static int parse_sweep(int argc, char **argv, SweepFlags *s, Error *err)
+{
+    int rest;
+    int rc = flag_table_parse(&SWEEP_TABLE, argc, argv, s, &rest, err);
+    if (rc != 0) return rc;
+    if (rest != argc - 1) {
+        error_set(err, rest >= argc ? "which experiment file? (bigbatch sweep FILE)"
+                                    : "one experiment file, not several (bigbatch sweep FILE)");
+        return -1;
+    }
+    s->o.file = argv[rest];
+    return check_sweep(&s->o, err);
+}
+
 int cli_sweep(int argc, char **argv)
 {
-    SweepOptions o;
-    sweep_options_defaults(&o);
+    SweepFlags s;
+    sweep_defaults(&s);
     Error err = {{0}};
-    const char **lines = xcalloc((size_t)argc + 1, sizeof *lines, "--sbatch-line");
-    o.sbatch_lines = lines;
-    int parsed = parse_sweep(argc, argv, &o, lines, &err);
+    s.lines = xcalloc((size_t)argc + 1, sizeof *s.lines, "--sbatch-line");
+    s.o.sbatch_lines = s.lines;
+    int parsed = parse_sweep(argc, argv, &s, &err);
     if (parsed == 1) {
-        sweep_usage(stdout, &o);
-        free(lines);
+        sweep_flags_usage(stdout);
+        free(s.lines);
         return 0;
     }
     if (parsed < 0) {
         fprintf(stderr, "bigbatch sweep: %s\n", err.msg);
-        free(lines);
+        free(s.lines);
         return 2;
     }
-    int rc = sweep_run(&o, &err);
-    free(lines);
+    int rc = sweep_run(&s.o, &err);
+    free(s.lines);
     if (rc < 0) {
         fprintf(stderr, "bigbatch sweep: %s\n", err.msg);
         return rc == SWEEP_USAGE ? 2 : 1;
