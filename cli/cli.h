@@ -32,6 +32,8 @@ void bench_flags_usage(FILE *out);
 void bench_flags_markdown(FILE *out);
 void sweep_flags_usage(FILE *out);
 void sweep_flags_markdown(FILE *out);
+void scale_flags_usage(FILE *out);
+void scale_flags_markdown(FILE *out);
 void allreduce_flags_usage(FILE *out);
 void allreduce_flags_markdown(FILE *out);
 
