@@ -35,6 +35,7 @@ void sweep_flags_markdown(FILE *out);
 void scale_flags_usage(FILE *out);
 void scale_flags_markdown(FILE *out);
 void plot_flags_markdown(FILE *out);
+void compare_flags_markdown(FILE *out);
 void allreduce_flags_usage(FILE *out);
 void allreduce_flags_markdown(FILE *out);
 
