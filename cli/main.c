@@ -70,6 +70,12 @@ static const struct {
 } MARKDOWN[] = {
     {"commands", commands_markdown},
     {"train", train_flags_markdown},
+    {"sweep", sweep_flags_markdown},
+    {"plot", plot_flags_markdown},
+    {"bench", bench_flags_markdown},
+    {"bench-allreduce", allreduce_flags_markdown},
+    {"scale", scale_flags_markdown},
+    {"compare", compare_flags_markdown},
     {"presets", optimizer_presets_markdown},
 };
 
