@@ -17,6 +17,7 @@
 #include "flag_table.h"
 #include "../../engine/data/data.h"
 #include "../../engine/optim/opt_names.h"
+#include "../../engine/optim/opt_switches.h"
 
 /* LARS/LARC flags given by hand: applied over the preset, whatever their order. */
 typedef struct {
@@ -147,12 +148,60 @@ static int set_exclude(void *target, const FlagCall *c, const char *v, Error *er
 static char *data_choices(char *buf, size_t len) { return dataset_names(buf, len, " | ", " | "); }
 static char *opt_choices(char *buf, size_t len) { return opt_names(buf, len, " | ", " | "); }
 
-/* The values of the LARS/LARC switches, in the order of their enums (optimizer.h). */
-static const char *const POLICY_NAMES[] = {"scale", "clip", "apex-clip", NULL};
-static const char *const DENOM_NAMES[] = {"g-wd", "g", "decayed", "update", NULL};
-static const char *const MOMENTUM_NAMES[] = {"inside", "after", "trust-after", NULL};
-static const char *const GUARD_NAMES[] = {"one", "apex", NULL};
 static const char *const NO_YES[] = {"no", "yes", NULL};
+
+/* A LARS/LARC switch's value by its name in the switches' table (opt_switches.h). */
+static int set_switch(const FlagCall *c, OptSwitchKind k, int *out, const char *v, Error *err)
+{
+    char names[128];
+    *out = opt_switch_find(k, v);
+    if (*out >= 0) return 0;
+    error_set(err, "%s: '%s' is not one of %s", c->flag, v, opt_switch_names(k, names, sizeof names));
+    return -1;
+}
+
+static int set_policy(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    return set_switch(c, OPT_SWITCH_POLICY, &((FlagParse *)target)->ov.larc_policy, v, err);
+}
+
+static int set_denom(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    return set_switch(c, OPT_SWITCH_DENOM, &((FlagParse *)target)->ov.denom, v, err);
+}
+
+static int set_momentum(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    return set_switch(c, OPT_SWITCH_MOMENTUM, &((FlagParse *)target)->ov.momentum, v, err);
+}
+
+static int set_guard(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    return set_switch(c, OPT_SWITCH_GUARD, &((FlagParse *)target)->ov.guard, v, err);
+}
+
+/* A switch's values for the help, "name (meaning) | ...", a line break before one that
+ * would pass 66 columns. */
+static char *switch_choices(OptSwitchKind k, char *buf, size_t len)
+{
+    Said s = {buf, len, 0, ""};
+    size_t line = 0;
+    buf[0] = 0;
+    char text[128];
+    for (int v = 0; opt_switch_value(k, v); v++) {
+        opt_switch_text(k, v, text, sizeof text);
+        const char *sep = !v ? "" : line + strlen(text) + 3 > 66 ? " |\n" : " | ";
+        size_t before = s.used;
+        said(&s, "%s%s", sep, text);
+        line = sep[2] == '\n' ? strlen(text) : line + (s.used - before);
+    }
+    return buf;
+}
+
+static char *policy_choices(char *buf, size_t len) { return switch_choices(OPT_SWITCH_POLICY, buf, len); }
+static char *denom_choices(char *buf, size_t len) { return switch_choices(OPT_SWITCH_DENOM, buf, len); }
+static char *momentum_choices(char *buf, size_t len) { return switch_choices(OPT_SWITCH_MOMENTUM, buf, len); }
+static char *guard_choices(char *buf, size_t len) { return switch_choices(OPT_SWITCH_GUARD, buf, len); }
 
 /* ---- the table ---- */
 
@@ -240,22 +289,13 @@ static const Flag FLAGS[] = {
      "nvcaffe-clip | apex | tf | timm | mlperf | tf-garden | tf-garden-nc\n"
      "[paper for lars, nvcaffe for larc]; the run prints what it set",
      NULL, STR(AT(ov.variant))},
-    {"larc-policy", "P",
-     "clip (min(lr, r), NVCaffe) | apex-clip (lr*min(r/lr, 1)) |\n"
-     "scale (lr*r) [the preset's]",
-     NULL, CHOICE(AT(ov.larc_policy), POLICY_NAMES, "clip, apex-clip, scale")},
-    {"lars-denom", "D",
-     "ratio eta*||w||/D: g-wd (||g||+wd||w||) | g | decayed (||g+wd w||) |\n"
-     "update (||update after momentum||) [the preset's]",
-     NULL, CHOICE(AT(ov.denom), DENOM_NAMES, "g-wd, g, decayed, update")},
+    {"larc-policy", "P", "[the preset's]", NULL, .set = set_policy, .choices = policy_choices},
+    {"lars-denom", "D", "[the preset's]", NULL, .set = set_denom,
+     .choices = denom_choices},
     {"lars-wd-in-update", "B", "yes | no: add wd*w to the update direction [the preset's]", NULL,
      CHOICE(AT(ov.wd_in_update), NO_YES, "yes, no")},
-    {"lars-momentum", "M",
-     "inside (v=m v+lr r g') | after (b=m b+r g'; w-=lr b) |\n"
-     "trust-after (b=m b+g'; w-=lr r b) [the preset's]",
-     NULL, CHOICE(AT(ov.momentum), MOMENTUM_NAMES, "inside, after, trust-after")},
-    {"lars-guard", "G", "one (r=1 at a zero norm) | apex (also skip scaling and wd) [the preset's]", NULL,
-     CHOICE(AT(ov.guard), GUARD_NAMES, "one, apex")},
+    {"lars-momentum", "M", "[the preset's]", NULL, .set = set_momentum, .choices = momentum_choices},
+    {"lars-guard", "G", "[the preset's]", NULL, .set = set_guard, .choices = guard_choices},
     {"lars-adapt-if-wd", "B", "yes | no: adapt only parameters with weight decay (timm) [the preset's]", NULL,
      CHOICE(AT(ov.adapt_if_wd), NO_YES, "yes, no")},
     {"eta", "X", "trust coefficient [the preset's: 0.001, apex 0.02]", NULL, DBL(AT(ov.eta)), .set = mark_eta,
@@ -425,19 +465,21 @@ static int apply_preset(OptConfig *opt, const OptOverrides *ov, char *what, size
 /* The switches given by hand, over the preset. */
 static void apply_switches(OptConfig *opt, const OptOverrides *ov, Said *s)
 {
-    struct { int value; int *field; bool *flag; const char *name; const char *const *names; } sw[] = {
-        {ov->larc_policy, &opt->larc_policy, NULL, "larc-policy", POLICY_NAMES},
-        {ov->denom, &opt->lars_denom, NULL, "lars-denom", DENOM_NAMES},
-        {ov->wd_in_update, NULL, &opt->lars_wd_in_update, "lars-wd-in-update", NO_YES},
-        {ov->momentum, &opt->lars_momentum, NULL, "lars-momentum", MOMENTUM_NAMES},
-        {ov->guard, &opt->lars_guard, NULL, "lars-guard", GUARD_NAMES},
-        {ov->adapt_if_wd, NULL, &opt->lars_adapt_if_wd, "lars-adapt-if-wd", NO_YES},
+    /* kind: the switch's table, or -1 for a yes/no */
+    struct { int value; int *field; bool *flag; const char *name; int kind; } sw[] = {
+        {ov->larc_policy, &opt->larc_policy, NULL, "larc-policy", OPT_SWITCH_POLICY},
+        {ov->denom, &opt->lars_denom, NULL, "lars-denom", OPT_SWITCH_DENOM},
+        {ov->wd_in_update, NULL, &opt->lars_wd_in_update, "lars-wd-in-update", -1},
+        {ov->momentum, &opt->lars_momentum, NULL, "lars-momentum", OPT_SWITCH_MOMENTUM},
+        {ov->guard, &opt->lars_guard, NULL, "lars-guard", OPT_SWITCH_GUARD},
+        {ov->adapt_if_wd, NULL, &opt->lars_adapt_if_wd, "lars-adapt-if-wd", -1},
     };
     for (size_t i = 0; i < sizeof sw / sizeof sw[0]; i++) {
         if (sw[i].value < 0) continue;
         if (sw[i].field) *sw[i].field = sw[i].value;
         else *sw[i].flag = sw[i].value == 1;
-        said(s, " %s=%s", sw[i].name, sw[i].names[sw[i].value]);
+        const char *name = sw[i].kind < 0 ? NO_YES[sw[i].value] : opt_switch_value(sw[i].kind, sw[i].value)->name;
+        said(s, " %s=%s", sw[i].name, name);
     }
 }
 
