@@ -8,7 +8,7 @@
 typedef enum { OPT_SWITCH_POLICY, OPT_SWITCH_DENOM, OPT_SWITCH_MOMENTUM, OPT_SWITCH_GUARD, N_OPT_SWITCHES } OptSwitchKind;
 
 typedef struct {
-    const char *name;    /* as a flag's value: "g-wd" */
+    const char *name;    /* as a flag's value, such as g-wd */
     const char *meaning; /* what it does: "||g||+wd||w||+eps" */
 } OptSwitchValue;
 
