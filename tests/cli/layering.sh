@@ -171,7 +171,7 @@ plant "sweeps -> cli" sweeps/report.c '#include "../cli/cli.h"' 'sweeps/report.c
 plant "a two-file cycle in engine/data" engine/data/imagefolder.c '#include "data.h"' 'cycle between data and imagefolder'
 plant "a call cycle in engine/data" engine/data/imagefolder.c 'static void f(void) { dataset_free(0); }' \
     'call cycle between dataset.c and imagefolder.c'
-plant "a file on engine/'s floor" engine/stray.c 'int stray;' "engine/stray.c: engine/'s top level holds only"
+plant "a file on engine/'s floor" engine/STRAY.c 'int stray;' "engine/STRAY.c: engine/'s top level holds only"
 plant "engine/base -> a room" engine/base/util.h '#include "../net/net.h"' 'engine/base/util.h includes "../net/net.h": engine/base/ includes no room'
 plant "a command parsing with getopt" cli/cli_merge.c '#include <getopt.h>' 'cli/cli_merge.c:.*only sweeps/flags/flag_table.c parses with getopt'
 plant "a getopt_long call" sweeps/verify.c 'static int f(int c, char **v) { return getopt_long(c, v, "", 0, 0); }' \
