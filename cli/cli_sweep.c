@@ -285,33 +285,22 @@ int cli_sweep(int argc, char **argv)
     return rc;
 }
 
-/* "--name value" options into their slots and at most one positional argument (when
- * `positional` is given): 0, 1 for --help, -1 after saying what is wrong. */
-typedef struct {
-    const char *name;
-    const char **slot;
-} ValueOption;
+/* runs and report: the messages of their flags */
+#define UNKNOWN_ARG "unknown option or extra argument '%s' (bigbatch %s --help)"
+#define MISSING_VALUE "a value is missing after '%s' (bigbatch %s --help)"
 
-static int take_value_options(const char *cmd, int argc, char **argv, const ValueOption *opts, int n,
-                              const char **positional)
+/* Parses a table whose command takes at most `positionals` arguments: 0, 1 for --help, -1
+ * after saying what is wrong; *rest as flag_table_parse's. */
+static int parse_or_say(const FlagTable *t, int argc, char **argv, void *target, int positionals, int *rest)
 {
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help")) return 1;
-        const char **slot = NULL;
-        for (int k = 0; k < n && !slot; k++)
-            if (!strcmp(argv[i], opts[k].name)) slot = opts[k].slot;
-        if (!slot && positional && !*positional && argv[i][0] != '-') {
-            *positional = argv[i];
-            continue;
-        }
-        if (!slot || i + 1 >= argc) {
-            fprintf(stderr, "bigbatch %s: %s '%s' (bigbatch %s --help)\n", cmd,
-                    slot ? "a value is missing after" : "unknown option or extra argument", argv[i], cmd);
-            return -1;
-        }
-        *slot = argv[++i];
+    Error err = {{0}};
+    int rc = flag_table_parse(t, argc, argv, target, rest, &err);
+    if (rc == 0 && argc - *rest > positionals) {
+        error_set(&err, UNKNOWN_ARG, argv[*rest + positionals], t->command);
+        rc = -1;
     }
-    return 0;
+    if (rc < 0) fprintf(stderr, "bigbatch %s: %s\n", t->command, err.msg);
+    return rc;
 }
 
 /* Under a run's line, how its earlier attempts ended (attempts holds them from schema 3 on;
@@ -328,35 +317,47 @@ static void print_earlier_attempts(sqlite3_stmt *earlier, const char *run_id, in
                sqlite3_column_int(earlier, 3) ? " (tried again)" : "");
 }
 
-/* Takes the switch `name` out of argv (so the value options see the rest); true if present. */
-static bool take_switch(int *argc, char **argv, const char *name)
-{
-    for (int i = 1; i < *argc; i++) {
-        if (strcmp(argv[i], name) != 0) continue;
-        memmove(argv + i, argv + i + 1, (size_t)(*argc - i) * sizeof *argv);
-        (*argc)--;
-        return true;
-    }
-    return false;
-}
-
 /* `bigbatch runs --db PATH [--experiment NAME] [--status S] [--upgrade]`: one line per run. */
+typedef struct {
+    const char *db, *experiment, *status;
+    bool upgrade;
+} RunsFlags;
+
+static const Flag RUNS_FLAGS[] = {
+    {"db", "PATH", "the results database", NULL, F_STR(offsetof(RunsFlags, db))},
+    {"experiment", "NAME", "only this experiment's runs [all]", NULL, F_STR(offsetof(RunsFlags, experiment))},
+    {"status", "S", "only the runs in this status (complete, failed, ...) [all]", NULL,
+     F_STR(offsetof(RunsFlags, status))},
+    {"upgrade", NULL,
+     "first bring the file to this bigbatch's schema (results/SCHEMA.md;\n"
+     "runs recorded complete at the chance level become collapsed), as\n"
+     "any sweep on it would",
+     NULL, F_SWITCH(offsetof(RunsFlags, upgrade))},
+    FLAG_HELP_ROW,
+};
+
+static const FlagTable RUNS_TABLE = {
+    "runs", RUNS_FLAGS, FLAG_COUNT(RUNS_FLAGS), sizeof(RunsFlags), NULL,
+    "usage: bigbatch runs --db PATH [--experiment NAME] [--status S] [--upgrade]\n"
+    "Lists the runs in a results database: id, experiment, status, attempts, final\n"
+    "test accuracy, steps, duration and cell (or, for a run started by hand, its flags);\n"
+    "under a run tried more than once, how each earlier attempt ended and why.\n",
+    NULL, 0, UNKNOWN_ARG, MISSING_VALUE};
+
+void runs_flags_markdown(FILE *out) { flag_table_markdown(&RUNS_TABLE, out); }
+
 int cli_runs(int argc, char **argv)
 {
-    const char *db = NULL, *experiment = NULL, *status = NULL;
-    const ValueOption opts[] = {{"--db", &db}, {"--experiment", &experiment}, {"--status", &status}};
-    bool upgrade = take_switch(&argc, argv, "--upgrade");
-    int taken = take_value_options("runs", argc, argv, opts, 3, NULL);
+    RunsFlags f = {NULL, NULL, NULL, false};
+    int rest;
+    int taken = parse_or_say(&RUNS_TABLE, argc, argv, &f, 0, &rest);
     if (taken == 1) {
-        printf("usage: bigbatch runs --db PATH [--experiment NAME] [--status S] [--upgrade]\n"
-               "Lists the runs in a results database: id, experiment, status, attempts, final\n"
-               "test accuracy, steps, duration and cell (or, for a run started by hand, its flags);\n"
-               "under a run tried more than once, how each earlier attempt ended and why.\n"
-               "--upgrade first brings the file to this bigbatch's schema (results/SCHEMA.md; runs\n"
-               "recorded complete at the chance level become collapsed), as any sweep on it would.\n");
+        flag_table_usage(&RUNS_TABLE, stdout);
         return 0;
     }
     if (taken < 0) return 2;
+    const char *db = f.db, *experiment = f.experiment, *status = f.status;
+    const bool upgrade = f.upgrade;
     if (!db) {
         fprintf(stderr, "bigbatch runs: which database? (--db PATH)\n");
         return 2;
@@ -440,27 +441,93 @@ static const char REPORT_USAGE[] =
     "--html DIR: a self-contained page DIR/<experiment>.html (FILE: instead of the Markdown;\n"
     "--all: besides results.md, a page per archived experiment and DIR/index.html): the\n"
     "tables, the figures as inline SVG, every run's state, final metrics, loss curve and layer\n"
-    "ratios; every table sorts by a click on a header.\n";
+    "ratios; every table sorts by a click on a header.\n"
+    "\nreport FILE:\n";
+
+/* report FILE's flags */
+typedef struct {
+    const char *scale, *db, *format, *html, *plots;
+} ReportFlags;
+
+static void report_defaults(void *target) { *(ReportFlags *)target = (ReportFlags){"proxy", NULL, "md", NULL, NULL}; }
+
+static int set_report_scale(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    return set_scale(target, c, v, err);
+}
+
+static int set_report_format(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    (void)target;
+    if (!strcmp(v, "md") || !strcmp(v, "csv")) return 0;
+    error_set(err, "%s: '%s' is not md or csv", c->flag, v);
+    return -1;
+}
+
+#define AT(member) offsetof(ReportFlags, member)
+
+static const Flag REPORT_FLAGS[] = {
+    {"scale", "S", "the sweep's scale", "%s", F_STR(AT(scale)), .set = set_report_scale},
+    {"db", "PATH", "the results database [results/<experiment>.db]", NULL, F_STR(AT(db))},
+    {"format", "F", "md (Markdown) or csv (one row per cell)", "%s", F_STR(AT(format)), .set = set_report_format},
+    {"html", "DIR", "a self-contained page DIR/<experiment>.html instead of the Markdown", NULL, F_STR(AT(html))},
+    {"plots", "DIR", "with --html: the gnuplot scripts (as bigbatch plot)", NULL, F_STR(AT(plots))},
+    FLAG_HELP_ROW,
+};
+
+#undef AT
+#define AT(member) offsetof(ResultsDocsOptions, member)
+
+static const Flag REPORT_ALL_FLAGS[] = {
+    {"all", NULL, NULL, NULL, .type = T_ACTION}, /* the mode itself */
+    {"experiments", "DIR", "the experiment files", "%s", F_STR(AT(experiments))},
+    {"archive", "DIR", "the archived results", "%s", F_STR(AT(archive))},
+    {"results", "DIR", "read your own DIR/<experiment>.db instead of the archives", NULL, F_STR(AT(results_dir))},
+    {"out", "DIR", "where results.md, benchmarks.md, performance.md and figures/ go", "%s", F_STR(AT(out))},
+    {"bench", "DIR", "the dated make bench outputs", "%s", F_STR(AT(bench))},
+    {"performance", "TEMPLATE", "performance.md's template", "%s", F_STR(AT(performance))},
+    {"readme", "FILE", "the README whose headline markers take OUT/headline.md\n[README.md when OUT is docs]", NULL,
+     F_STR(AT(readme))},
+    {"html", "DIR", "also a page per archived experiment and DIR/index.html", NULL, F_STR(AT(html_dir))},
+    {"plots", "DIR", "the gnuplot scripts (as bigbatch plot)", NULL, F_STR(AT(plots_dir))},
+    FLAG_HELP_ROW,
+};
+
+#undef AT
+
+static void report_all_defaults(void *target)
+{
+    *(ResultsDocsOptions *)target = (ResultsDocsOptions){.experiments = "experiments", .archive = "results/archive",
+                                                         .out = "docs", .bench = "bench/results",
+                                                         .performance = "bench/performance.md.in"};
+}
+
+static const FlagTable REPORT_TABLE = {"report", REPORT_FLAGS, FLAG_COUNT(REPORT_FLAGS), sizeof(ReportFlags),
+                                       report_defaults, REPORT_USAGE, "\nreport --all:\n", 0, UNKNOWN_ARG,
+                                       MISSING_VALUE};
+static const FlagTable REPORT_ALL_TABLE = {"report", REPORT_ALL_FLAGS, FLAG_COUNT(REPORT_ALL_FLAGS),
+                                           sizeof(ResultsDocsOptions), report_all_defaults, NULL, NULL, 0,
+                                           UNKNOWN_ARG, MISSING_VALUE};
+
+void report_flags_markdown(FILE *out) { flag_table_markdown(&REPORT_TABLE, out); }
+void report_all_flags_markdown(FILE *out) { flag_table_markdown(&REPORT_ALL_TABLE, out); }
+
+/* report --help: both tables, FILE's then --all's */
+static void report_usage(void)
+{
+    flag_table_usage(&REPORT_TABLE, stdout);
+    flag_table_usage(&REPORT_ALL_TABLE, stdout);
+}
 
 /* `bigbatch report --all ...` (results_docs.h) */
 static int report_all(int argc, char **argv)
 {
-    ResultsDocsOptions o = {.experiments = "experiments", .archive = "results/archive", .out = "docs",
-                            .bench = "bench/results", .performance = "bench/performance.md.in"};
-    const ValueOption opts[] = {{"--experiments", &o.experiments}, {"--archive", &o.archive},
-                                {"--out", &o.out},                 {"--plots", &o.plots_dir},
-                                {"--html", &o.html_dir},           {"--bench", &o.bench},
-                                {"--performance", &o.performance}, {"--readme", &o.readme},
-                                {"--results", &o.results_dir}};
-    int kept = 0; /* argv without --all */
-    for (int i = 0; i < argc; i++)
-        if (strcmp(argv[i], "--all")) argv[kept++] = argv[i];
-    int taken = take_value_options("report", kept, argv, opts, (int)(sizeof opts / sizeof opts[0]), NULL);
-    if (taken == 1) {
-        fputs(REPORT_USAGE, stdout);
-        return 0;
-    }
-    if (taken < 0) return 2;
+    ResultsDocsOptions o;
+    report_all_defaults(&o);
+    int rest;
+    int taken = parse_or_say(&REPORT_ALL_TABLE, argc, argv, &o, 0, &rest);
+    if (taken == 1) report_usage();
+    if (taken != 0) return taken < 0 ? 2 : 0;
     /* the repository's own docs come with its README's headline; pages made elsewhere do not
      * touch it unless asked */
     if (!o.readme && !strcmp(o.out, "docs")) o.readme = "README.md";
@@ -480,27 +547,17 @@ int cli_report(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--all")) return report_all(argc, argv);
-    const char *file = NULL, *scale = "proxy", *db = NULL, *format = "md", *html = NULL, *plots = NULL;
-    const ValueOption opts[] = {
-        {"--scale", &scale}, {"--db", &db}, {"--format", &format}, {"--html", &html}, {"--plots", &plots}};
-    int taken = take_value_options("report", argc, argv, opts, 5, &file);
-    if (taken == 1) {
-        fputs(REPORT_USAGE, stdout);
-        return 0;
-    }
-    if (taken < 0) return 2;
-    if (!file) {
+    ReportFlags f;
+    report_defaults(&f);
+    int rest;
+    int taken = parse_or_say(&REPORT_TABLE, argc, argv, &f, 1, &rest);
+    if (taken == 1) report_usage();
+    if (taken != 0) return taken < 0 ? 2 : 0;
+    if (rest >= argc) {
         fprintf(stderr, "bigbatch report: which experiment file? (bigbatch report FILE)\n");
         return 2;
     }
-    if (strcmp(format, "md") && strcmp(format, "csv")) {
-        fprintf(stderr, "bigbatch report: --format: '%s' is not md or csv\n", format);
-        return 2;
-    }
-    if (!experiment_scale_known(scale)) {
-        fprintf(stderr, "bigbatch report: --scale: '%s' is not one of smoke, proxy, full\n", scale);
-        return 2;
-    }
+    const char *file = argv[rest], *scale = f.scale, *db = f.db, *format = f.format, *html = f.html, *plots = f.plots;
     Error err = {{0}};
     if (html) {
         HtmlReportRequest h = {.file = file, .scale = scale, .db = db, .plots_dir = plots, .dir = html};
