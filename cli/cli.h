@@ -36,6 +36,12 @@ void scale_flags_usage(FILE *out);
 void scale_flags_markdown(FILE *out);
 void plot_flags_markdown(FILE *out);
 void compare_flags_markdown(FILE *out);
+void verify_flags_markdown(FILE *out);
+void runs_flags_markdown(FILE *out);
+void report_flags_markdown(FILE *out);
+void report_all_flags_markdown(FILE *out);
+void fingerprint_flags_markdown(FILE *out);
+void merge_flags_markdown(FILE *out);
 void allreduce_flags_usage(FILE *out);
 void allreduce_flags_markdown(FILE *out);
 

@@ -76,6 +76,12 @@ static const struct {
     {"bench-allreduce", allreduce_flags_markdown},
     {"scale", scale_flags_markdown},
     {"compare", compare_flags_markdown},
+    {"verify", verify_flags_markdown},
+    {"runs", runs_flags_markdown},
+    {"report", report_flags_markdown},
+    {"report-all", report_all_flags_markdown},
+    {"merge", merge_flags_markdown},
+    {"fingerprint", fingerprint_flags_markdown},
     {"presets", optimizer_presets_markdown},
 };
 

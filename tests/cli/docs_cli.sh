@@ -5,7 +5,7 @@
 . tests/cli/lib.inc
 BB="$BB" sh docs/regenerate.sh --check docs/cli.md docs/engine.md >"$TMP/out" 2>&1 ||
     { cat "$TMP/out"; fail "a generated table of the docs is stale (regenerate: make docs)"; }
-TABLES="train sweep plot bench bench-allreduce scale compare"
+TABLES="train sweep plot bench bench-allreduce scale compare runs report report-all merge verify fingerprint"
 for block in "commands docs/cli.md" "presets docs/engine.md"; do
     set -- $block
     grep -qx "<!-- generated: bigbatch help --markdown $1 -->" "$2" || fail "$2 lacks the generated $1 table"
@@ -22,10 +22,18 @@ while read -r c; do grep -q "^| \`$c\` | " docs/cli.md || fail "docs/cli.md lack
 while read -r f; do grep -q "^| \`$f[ \`]" docs/cli.md || fail "docs/cli.md lacks the flag $f"; done <"$TMP/flags"
 # and every flag of the other commands' --help, each in its command's block
 for t in $TABLES; do
-    case $t in bench-allreduce) set -- bench --allreduce 1 ;; *) set -- "$t" ;; esac
+    blocks=$t
+    case $t in
+    bench-allreduce) set -- bench --allreduce 1 ;;
+    report) set -- report; blocks="report report-all" ;; # report --help prints both tables
+    report-all) continue ;;
+    *) set -- "$t" ;;
+    esac
     "$BB" "$@" --help | sed -n 's/^  \(--[a-z0-9-]*\).*/\1/p' >"$TMP/flags"
     [ -s "$TMP/flags" ] || fail "$* --help lists no flags"
-    sed -n "/^<!-- generated: bigbatch help --markdown $t -->/,/^<!-- end generated -->/p" docs/cli.md >"$TMP/block"
+    for b in $blocks; do
+        sed -n "/^<!-- generated: bigbatch help --markdown $b -->/,/^<!-- end generated -->/p" docs/cli.md
+    done >"$TMP/block"
     while read -r f; do grep -q "^| \`$f[ \`]" "$TMP/block" || fail "docs/cli.md's $t table lacks the flag $f"; done <"$TMP/flags"
 done
 
