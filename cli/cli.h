@@ -42,6 +42,7 @@ void report_flags_markdown(FILE *out);
 void report_all_flags_markdown(FILE *out);
 void fingerprint_flags_markdown(FILE *out);
 void merge_flags_markdown(FILE *out);
+void data_flags_markdown(FILE *out);
 void allreduce_flags_usage(FILE *out);
 void allreduce_flags_markdown(FILE *out);
 

@@ -82,6 +82,7 @@ static const struct {
     {"report-all", report_all_flags_markdown},
     {"merge", merge_flags_markdown},
     {"fingerprint", fingerprint_flags_markdown},
+    {"data", data_flags_markdown},
     {"presets", optimizer_presets_markdown},
 };
 

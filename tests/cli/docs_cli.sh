@@ -5,7 +5,7 @@
 . tests/cli/lib.inc
 BB="$BB" sh docs/regenerate.sh --check docs/cli.md docs/engine.md >"$TMP/out" 2>&1 ||
     { cat "$TMP/out"; fail "a generated table of the docs is stale (regenerate: make docs)"; }
-TABLES="train sweep plot bench bench-allreduce scale compare runs report report-all merge verify fingerprint"
+TABLES="train sweep plot bench bench-allreduce scale compare runs report report-all merge verify fingerprint data"
 for block in "commands docs/cli.md" "presets docs/engine.md"; do
     set -- $block
     grep -qx "<!-- generated: bigbatch help --markdown $1 -->" "$2" || fail "$2 lacks the generated $1 table"
