@@ -2,11 +2,12 @@
  * overlapped path (as training uses it) against one plain MPI_Allreduce of the whole buffer.
  * Bandwidth is reported as NCCL's "bus bandwidth": 2(K-1)/K x bytes / time, the rate each
  * link of a ring must sustain. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sweeps/flags/cli_args.h"
+#include "../sweeps/flags/flag_table.h"
 #include "../engine/dist/comm.h"
 #include "cli.h"
 
@@ -78,30 +79,73 @@ static void time_both(const Comm *c, GradReducer *g, real *dev, real *buf, size_
     free(tb);
 }
 
+typedef struct {
+    double mb, bucket_mb;
+    long repeats; /* 0: auto */
+} AllreduceFlags;
+
+static void allreduce_defaults(void *target) { *(AllreduceFlags *)target = (AllreduceFlags){0, GRAD_BUCKET_MB_DEFAULT, 0}; }
+
+#define AT(member) offsetof(AllreduceFlags, member)
+
+static const Flag FLAGS[] = {
+    {"allreduce", "MB", "the gradients' size in MB (10^6 bytes) summed across the ranks", NULL, F_DBL(AT(mb))},
+    {"bucket-mb", "X", "the bucketed path's bucket size in MB", "%g", F_DBL(AT(bucket_mb))},
+    {"repeats", "N", "pairs of calls timed [as many as fill about half a second,\n20 to 2000]", NULL,
+     F_LONG(AT(repeats), 1, 1000000)},
+    FLAG_HELP_ROW,
+};
+
+static const char HEAD[] =
+    "usage: mpirun -np K bigbatch bench --allreduce MB [--bucket-mb X] [--repeats N]\n"
+    "\n"
+    "The gradient allreduce alone: the bucketed, overlapped path training uses against one\n"
+    "plain MPI_Allreduce of the whole buffer, each the median of its calls; bandwidth as\n"
+    "NCCL's bus bandwidth, 2(K-1)/K x bytes / time. Prints one line:\n"
+    "  allreduce_mb=MB ranks=K bucket_mb=X plain_ms=.. plain_busbw_GBps=.. bucketed_ms=..\n"
+    "  bucketed_busbw_GBps=.. repeats=N\n"
+    "\n"
+    "options:\n";
+
+/* Any flag it does not know, a missing value or an argument: the one message of old. */
+#define UNEXPECTED "unexpected '%s' with --allreduce (--allreduce MB [--bucket-mb X] [--repeats N])"
+
+static const FlagTable TABLE = {"bench", FLAGS, FLAG_COUNT(FLAGS), sizeof(AllreduceFlags), allreduce_defaults, HEAD,
+                                NULL, 0, UNEXPECTED, UNEXPECTED};
+
+void allreduce_flags_usage(FILE *out) { flag_table_usage(&TABLE, out); }
+void allreduce_flags_markdown(FILE *out) { flag_table_markdown(&TABLE, out); }
+
+/* 0, 1 for --help, -1 with err. */
+static int parse_allreduce(int argc, char **argv, AllreduceFlags *a, Error *err)
+{
+    allreduce_defaults(a);
+    int rest;
+    int rc = flag_table_parse(&TABLE, argc, argv, a, &rest, err);
+    if (rc != 0) return rc;
+    if (rest < argc) {
+        error_set(err, UNEXPECTED, argv[rest]);
+        return -1;
+    }
+    if (!(a->mb > 0) || !(a->bucket_mb > 0) || a->mb > 65536 || a->bucket_mb > 65536) {
+        error_set(err, "--allreduce and --bucket-mb take a size in MB above 0 and at most 65536");
+        return -1;
+    }
+    return 0;
+}
+
 int bench_allreduce(int argc, char **argv)
 {
-    double mb = 0, bucket_mb = GRAD_BUCKET_MB_DEFAULT;
-    long repeats = 0; /* auto */
+    AllreduceFlags a;
     Error err = {{0}};
-    for (int i = 1; i < argc; i++) {
-        bool value = i + 1 < argc;
-        int rc = 0;
-        if (!strcmp(argv[i], "--allreduce") && value) rc = cli_parse_double("--allreduce", argv[++i], &mb, &err);
-        else if (!strcmp(argv[i], "--bucket-mb") && value) rc = cli_parse_double("--bucket-mb", argv[++i], &bucket_mb, &err);
-        else if (!strcmp(argv[i], "--repeats") && value) rc = cli_parse_long("--repeats", argv[++i], 1, 1000000, &repeats, &err);
-        else {
-            error_set(&err, "unexpected '%s' with --allreduce (--allreduce MB [--bucket-mb X] [--repeats N])", argv[i]);
-            rc = -1;
-        }
-        if (rc) {
-            fprintf(stderr, "bigbatch bench: %s\n", err.msg);
-            return 2;
-        }
+    int parsed = parse_allreduce(argc, argv, &a, &err);
+    if (parsed == 1) allreduce_flags_usage(stdout);
+    if (parsed != 0) {
+        if (parsed < 0) fprintf(stderr, "bigbatch bench: %s\n", err.msg);
+        return parsed < 0 ? 2 : 0;
     }
-    if (!(mb > 0) || !(bucket_mb > 0) || mb > 65536 || bucket_mb > 65536) {
-        fprintf(stderr, "bigbatch bench: --allreduce and --bucket-mb take a size in MB above 0 and at most 65536\n");
-        return 2;
-    }
+    double mb = a.mb, bucket_mb = a.bucket_mb;
+    long repeats = a.repeats;
     Comm c;
     if (comm_init(&c, &argc, &argv, &err) != 0) {
         fprintf(stderr, "bigbatch bench: %s\n", err.msg);

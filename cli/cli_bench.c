@@ -8,10 +8,9 @@
  * time it waited for the loader's thread is reported. Images/s come from unprofiled steps;
  * the convolution rate comes from a separate set of steps with net->profile on (per-layer
  * timers), so the timers never touch img_s. */
-#include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 #include <omp.h>
 
 #include "../sweeps/flags/cli_args.h"
+#include "../sweeps/flags/flag_table.h"
 #include "../engine/data/data.h"
 #include "../engine/data/loader.h"
 #include "../engine/optim/loss_scale.h"
@@ -42,8 +42,15 @@ typedef struct {
     int sgemm_n, sgemm_repeats;
 } BenchConfig;
 
-static void bench_defaults(BenchConfig *c)
+/* the sgemm measurement: square matrices of this side, the median of this many calls */
+#define SGEMM_N 1024
+#define SGEMM_REPEATS 7
+#define TEXT(x) #x
+#define NUMBER(x) TEXT(x)
+
+static void bench_defaults(void *target)
 {
+    BenchConfig *c = target;
     memset(c, 0, sizeof *c);
     c->batch = 128;
     c->steps = 20;
@@ -55,161 +62,117 @@ static void bench_defaults(BenchConfig *c)
     c->device = "cpu";
     c->precision = "fp32";
     c->lr = 0.01;
-    c->sgemm_n = 1024;
-    c->sgemm_repeats = 7;
+    c->sgemm_n = SGEMM_N;
+    c->sgemm_repeats = SGEMM_REPEATS;
 }
 
-static void bench_usage(FILE *f, const BenchConfig *d)
-{
-    fprintf(f,
-            "usage: bigbatch bench --model NAME [options]\n"
-            "       bigbatch bench --sgemm [--threads N]\n"
-            "       mpirun -np K bigbatch bench --allreduce MB [--bucket-mb X] [--repeats N]\n"
-            "       bigbatch bench --model NAME --list-params\n"
-            "\n"
-            "Training throughput of one model on synthetic data (normal inputs, random labels;\n"
-            "no dataset files). A step is net_zero_grad, forward (train), backward and an SGD\n"
-            "update (momentum 0.9, weight decay 5e-4): the training loop minus data loading.\n"
-            "After --warmup steps, --steps timed steps give img_s; then --profile-steps more\n"
-            "steps with per-layer timers give the convolutions' rate. Prints one line:\n"
-            "\n"
-            "  model=M batch=B threads=T [split=S] img_s=X ms_per_step=Y peak_rss_mb=Z conv_gflops=G\n"
-            "  conv_fraction=F [data_wait=W crop_ms=C]   (with --loader)   [peak_device_mb=D device=\"NAME\"]\n"
-            "  (on a GPU)\n"
-            "\n"
-            "  split          how 2+ CPU threads share a step: \"images\", each thread a replica of the\n"
-            "                 net over its own images for the whole step (nets without batch norm\n"
-            "                 whose activations are small and outweigh the weights), or \"layers\",\n"
-            "                 every operation split across the threads\n"
-            "  peak_rss_mb    getrusage(RUSAGE_SELF).ru_maxrss of the whole process\n"
-            "  peak_device_mb the most GPU memory held at once: buffers and workspaces\n"
-            "  conv_gflops    convolution FLOPs (forward, backward-data, backward-weights: 3x the\n"
-            "                 forward count; 2x for a convolution of the net input, which has no\n"
-            "                 backward-data) over the time spent in convolution layers\n"
-            "  conv_fraction  convolution time / total time of the profiled steps\n"
-            "  data_wait      the fraction of the timed steps' time spent waiting for the batch\n"
-            "                 loader's thread (0: the device never waited on cropping)\n"
-            "  crop_ms        the loader's time to crop and flip one batch (on a GPU on --threads\n"
-            "                 threads, on the CPU on one), the mean over every batch it cropped\n"
-            "\n"
-            "options:\n"
-            "  --model NAME           model (bigbatch models lists them)\n"
-            "  --batch N              batch size [%d]\n"
-            "  --steps N              timed steps [%d]\n"
-            "  --warmup N             untimed steps first [%d]\n"
-            "  --profile-steps N      profiled steps for conv_gflops; 0 skips them [%d]\n"
-            "  --threads N            threads [%d: the number of CPUs]\n"
-            "  --device NAME          cpu, or cuda / cuda:N in a make GPU=1 build [%s]\n"
-            "  --precision P          fp32, tf32 on a GPU (tensor cores), or bf16 / fp16 (mixed;\n"
-            "                         emulated on the CPU, not yet on CUDA) [%s]\n"
-            "  --lr X                 learning rate of the updates [%g]\n"
-            "  --seed N               seed of the parameters and the synthetic batch [%llu]\n"
-            "  --layers               also print the profiled time of every layer (on stderr), then\n"
-            "                         of the gradients' zeroing (zero_grad) and the update (update)\n"
-            "  --loader               each step loads its batch as training does: synthetic 8-bit\n"
-            "                         images (256 x 256 for the full-size nets, cropped at random;\n"
-            "                         the input's size padded by 4 for the others), random crop and\n"
-            "                         flip on the loader's thread, normalized on the device\n"
-            "  --list-params          print each parameter's name and shape (n c h w) and exit\n"
-            "  --sgemm                instead: OpenBLAS cblas_sgemm rate on square %d matrices\n"
-            "                         (median of %d), on 1 thread and on --threads threads:\n"
-            "                         sgemm_gflops_1thread=X sgemm_gflops_Nthreads=Y threads=N\n",
-            d->batch, d->steps, d->warmup, d->profile_steps, d->threads, d->device, d->precision, d->lr, d->seed,
-            d->sgemm_n, d->sgemm_repeats);
-}
+static const char HEAD[] =
+    "usage: bigbatch bench --model NAME [options]\n"
+    "       bigbatch bench --sgemm [--threads N]\n"
+    "       mpirun -np K bigbatch bench --allreduce MB [--bucket-mb X] [--repeats N]\n"
+    "       bigbatch bench --model NAME --list-params\n"
+    "\n"
+    "Training throughput of one model on synthetic data (normal inputs, random labels;\n"
+    "no dataset files). A step is net_zero_grad, forward (train), backward and an SGD\n"
+    "update (momentum 0.9, weight decay 5e-4): the training loop minus data loading.\n"
+    "After --warmup steps, --steps timed steps give img_s; then --profile-steps more\n"
+    "steps with per-layer timers give the convolutions' rate. Prints one line:\n"
+    "\n"
+    "  model=M batch=B threads=T [split=S] img_s=X ms_per_step=Y peak_rss_mb=Z conv_gflops=G\n"
+    "  conv_fraction=F [data_wait=W crop_ms=C]   (with --loader)   [peak_device_mb=D device=\"NAME\"]\n"
+    "  (on a GPU)\n"
+    "\n"
+    "  split          how 2+ CPU threads share a step: \"images\", each thread a replica of the\n"
+    "                 net over its own images for the whole step (nets without batch norm\n"
+    "                 whose activations are small and outweigh the weights), or \"layers\",\n"
+    "                 every operation split across the threads\n"
+    "  peak_rss_mb    getrusage(RUSAGE_SELF).ru_maxrss of the whole process\n"
+    "  peak_device_mb the most GPU memory held at once: buffers and workspaces\n"
+    "  conv_gflops    convolution FLOPs (forward, backward-data, backward-weights: 3x the\n"
+    "                 forward count; 2x for a convolution of the net input, which has no\n"
+    "                 backward-data) over the time spent in convolution layers\n"
+    "  conv_fraction  convolution time / total time of the profiled steps\n"
+    "  data_wait      the fraction of the timed steps' time spent waiting for the batch\n"
+    "                 loader's thread (0: the device never waited on cropping)\n"
+    "  crop_ms        the loader's time to crop and flip one batch (on a GPU on --threads\n"
+    "                 threads, on the CPU on one), the mean over every batch it cropped\n"
+    "\n"
+    "options:\n";
 
-static int parse_long(const char *flag, const char *s, long min, long max, long *out)
-{
-    Error err = {{0}};
-    if (cli_parse_long(flag, s, min, max, out, &err) == 0) return 0;
-    fprintf(stderr, "bigbatch bench: %s\n", err.msg);
-    return -1;
-}
+#define AT(member) offsetof(BenchConfig, member)
 
-enum {
-    OPT_MODEL = 256, OPT_BATCH, OPT_STEPS, OPT_WARMUP, OPT_PROFILE_STEPS, OPT_THREADS, OPT_LR,
-    OPT_SEED, OPT_DEVICE, OPT_PRECISION, OPT_LAYERS, OPT_LOADER, OPT_LIST_PARAMS, OPT_SGEMM, OPT_HELP
+static const Flag FLAGS[] = {
+    {"model", "NAME", "model (bigbatch models lists them)", NULL, F_STR(AT(model))},
+    {"batch", "N", "batch size", "%d", F_INT(AT(batch), 1, BB_MAX_BATCH)},
+    {"steps", "N", "timed steps", "%d", F_INT(AT(steps), 1, INT_MAX)},
+    {"warmup", "N", "untimed steps first", "%d", F_INT(AT(warmup), 0, INT_MAX)},
+    {"profile-steps", "N", "profiled steps for conv_gflops; 0 skips them", "%d", F_INT(AT(profile_steps), 0, INT_MAX)},
+    {"threads", "N", "threads", "%d: the number of CPUs", .dflt_doc = "the number of CPUs",
+     F_INT(AT(threads), 1, BB_MAX_THREADS)},
+    {"device", "NAME", "cpu, or cuda / cuda:N in a make GPU=1 build", "%s", F_STR(AT(device))},
+    {"precision", "P",
+     "fp32, tf32 on a GPU (tensor cores), or bf16 / fp16 (mixed;\n"
+     "emulated on the CPU, not yet on CUDA)",
+     "%s", F_STR(AT(precision))},
+    {"lr", "X", "learning rate of the updates", "%g", F_DBL(AT(lr)), F_RANGE_Q(0, INFINITY, false, false, "is not a number >= 0")},
+    {"seed", "N", "seed of the parameters and the synthetic batch", "%llu", F_ULL(AT(seed), 0)},
+    {"layers", NULL,
+     "also print the profiled time of every layer (on stderr), then\n"
+     "of the gradients' zeroing (zero_grad) and the update (update)",
+     NULL, F_SWITCH(AT(layers))},
+    {"loader", NULL,
+     "each step loads its batch as training does: synthetic 8-bit\n"
+     "images (256 x 256 for the full-size nets, cropped at random;\n"
+     "the input's size padded by 4 for the others), random crop and\n"
+     "flip on the loader's thread, normalized on the device",
+     NULL, F_SWITCH(AT(loader))},
+    {"list-params", NULL, "print each parameter's name and shape (n c h w) and exit", NULL, F_SWITCH(AT(list_params))},
+    {"sgemm", NULL,
+     "instead: OpenBLAS cblas_sgemm rate on square " NUMBER(SGEMM_N) " matrices\n"
+     "(median of " NUMBER(SGEMM_REPEATS) "), on 1 thread and on --threads threads:\n"
+     "sgemm_gflops_1thread=X sgemm_gflops_Nthreads=Y threads=N",
+     NULL, F_SWITCH(AT(sgemm))},
+    FLAG_HELP_ROW,
 };
 
-static const struct option LONG_OPTS[] = {
-    {"model", required_argument, 0, OPT_MODEL},
-    {"batch", required_argument, 0, OPT_BATCH},
-    {"steps", required_argument, 0, OPT_STEPS},
-    {"warmup", required_argument, 0, OPT_WARMUP},
-    {"profile-steps", required_argument, 0, OPT_PROFILE_STEPS},
-    {"threads", required_argument, 0, OPT_THREADS},
-    {"lr", required_argument, 0, OPT_LR},
-    {"seed", required_argument, 0, OPT_SEED},
-    {"device", required_argument, 0, OPT_DEVICE},
-    {"precision", required_argument, 0, OPT_PRECISION},
-    {"layers", no_argument, 0, OPT_LAYERS},
-    {"loader", no_argument, 0, OPT_LOADER},
-    {"list-params", no_argument, 0, OPT_LIST_PARAMS},
-    {"sgemm", no_argument, 0, OPT_SGEMM},
-    {"help", no_argument, 0, OPT_HELP},
-    {0, 0, 0, 0},
-};
+static const FlagTable TABLE = {"bench", FLAGS, FLAG_COUNT(FLAGS), sizeof(BenchConfig), bench_defaults, HEAD, NULL, 0,
+                                NULL, NULL};
 
-/* 0 ok, 1 --help, -1 bad flag. */
-static int parse_bench_flags(int argc, char **argv, BenchConfig *c)
+void bench_flags_usage(FILE *out) { flag_table_usage(&TABLE, out); }
+void bench_flags_markdown(FILE *out) { flag_table_markdown(&TABLE, out); }
+
+/* The checks across flags: 0, or -1 with err. */
+static int check_bench_flags(const BenchConfig *c, Error *err)
 {
-    optind = 1;
-    opterr = 0;
-    int opt;
-    long v;
-    while ((opt = getopt_long(argc, argv, "", LONG_OPTS, NULL)) != -1) {
-        const char *flag = optind > 1 ? argv[optind - 1] : "?";
-        switch (opt) {
-        case OPT_MODEL: c->model = optarg; break;
-        case OPT_DEVICE: c->device = optarg; break;
-        case OPT_PRECISION: c->precision = optarg; break;
-        case OPT_BATCH: if (parse_long("--batch", optarg, 1, BB_MAX_BATCH, &v)) return -1; c->batch = (int)v; break;
-        case OPT_STEPS: if (parse_long("--steps", optarg, 1, INT_MAX, &v)) return -1; c->steps = (int)v; break;
-        case OPT_WARMUP: if (parse_long("--warmup", optarg, 0, INT_MAX, &v)) return -1; c->warmup = (int)v; break;
-        case OPT_PROFILE_STEPS:
-            if (parse_long("--profile-steps", optarg, 0, INT_MAX, &v)) return -1;
-            c->profile_steps = (int)v;
-            break;
-        case OPT_THREADS: if (parse_long("--threads", optarg, 1, BB_MAX_THREADS, &v)) return -1; c->threads = (int)v; break;
-        case OPT_SEED: if (parse_long("--seed", optarg, 0, LONG_MAX, &v)) return -1; c->seed = (unsigned long long)v; break;
-        case OPT_LR:
-            if (cli_parse_double("--lr", optarg, &c->lr, &(Error){{0}}) || c->lr < 0) {
-                fprintf(stderr, "bigbatch bench: --lr: '%s' is not a number >= 0\n", optarg);
-                return -1;
-            }
-            break;
-        case OPT_LAYERS: c->layers = true; break;
-        case OPT_LOADER: c->loader = true; break;
-        case OPT_LIST_PARAMS: c->list_params = true; break;
-        case OPT_SGEMM: c->sgemm = true; break;
-        case OPT_HELP: return 1;
-        case ':':
-            fprintf(stderr, "bigbatch bench: %s needs a value\n", flag);
-            return -1;
-        default:
-            fprintf(stderr, "bigbatch bench: unknown option '%s' (bigbatch bench --help)\n", flag);
-            return -1;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "bigbatch bench: unexpected argument '%s'\n", argv[optind]);
-        return -1;
-    }
     if (!c->sgemm && !c->model) {
-        fprintf(stderr, "bigbatch bench: --model or --sgemm is required (bigbatch bench --help)\n");
+        error_set(err, "--model or --sgemm is required (bigbatch bench --help)");
         return -1;
     }
     if (c->sgemm && c->model) {
-        fprintf(stderr, "bigbatch bench: --sgemm and --model are separate measurements\n");
+        error_set(err, "--sgemm and --model are separate measurements");
         return -1;
     }
     if (c->model && !model_find(c->model)) {
         char known[256];
-        fprintf(stderr, "bigbatch bench: --model: unknown model '%s' (known: %s)\n", c->model,
-                model_names(known, sizeof known, ", "));
+        error_set(err, "--model: unknown model '%s' (known: %s)", c->model, model_names(known, sizeof known, ", "));
         return -1;
     }
     return 0;
+}
+
+/* 0 ok, 1 --help, -1 bad flag (said on stderr). */
+static int parse_bench_flags(int argc, char **argv, BenchConfig *c)
+{
+    Error err = {{0}};
+    int rest;
+    int rc = flag_table_parse(&TABLE, argc, argv, c, &rest, &err);
+    if (rc == 0 && rest < argc) {
+        error_set(&err, "unexpected argument '%s'", argv[rest]);
+        rc = -1;
+    }
+    if (rc == 0) rc = check_bench_flags(c, &err);
+    if (rc < 0) fprintf(stderr, "bigbatch bench: %s\n", err.msg);
+    return rc;
 }
 
 static double peak_rss_mb(void)
@@ -511,9 +474,7 @@ int cli_bench(int argc, char **argv)
     bench_defaults(&cfg);
     int parsed = parse_bench_flags(argc, argv, &cfg);
     if (parsed == 1) {
-        BenchConfig d;
-        bench_defaults(&d);
-        bench_usage(stdout, &d);
+        bench_flags_usage(stdout);
         return 0;
     }
     if (parsed < 0) return 2;

@@ -2,13 +2,14 @@
  * parameters of two checkpoints of one model, relative to each tensor's largest value. It
  * shows that K ranks and one process trained the same weights. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../engine/backend.h"
 #include "../engine/train/checkpoint.h"
-#include "../sweeps/flags/cli_args.h"
+#include "../sweeps/flags/flag_table.h"
 #include "../engine/net/models.h"
 #include "cli.h"
 
@@ -39,39 +40,76 @@ static void unload(Loaded *l)
     if (l->net) net_destroy(l->net);
 }
 
+typedef struct {
+    const char *model, *opt;
+    double tol;
+} CompareFlags;
+
+static void compare_defaults(void *target) { *(CompareFlags *)target = (CompareFlags){NULL, NULL, 1e-5}; }
+
+static int check_tol(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    (void)v;
+    if (((CompareFlags *)target)->tol >= 0) return 0;
+    error_set(err, "%s: a tolerance is not negative", c->flag);
+    return -1;
+}
+
+static const char HEAD[] =
+    "usage: bigbatch compare A.safetensors B.safetensors [--model NAME] [--opt NAME] [--tol X]\n"
+    "Prints, per parameter tensor, max |a - b| / max |a|, and exits 1 when the largest\n"
+    "exceeds --tol. The model and optimizer are read from A's metadata (as saved\n"
+    "by train --save); --model and --opt, when given, must match it.\n"
+    "\n"
+    "options:\n";
+
+#define AT(member) offsetof(CompareFlags, member)
+
+static const Flag FLAGS[] = {
+    {"model", "NAME", "the checkpoints' model [A's]", NULL, F_STR(AT(model))},
+    {"opt", "NAME", "their optimizer [A's]", NULL, F_STR(AT(opt))},
+    {"tol", "X", "the largest relative difference still the same", "%g", F_DBL(AT(tol)), .set = check_tol},
+    FLAG_HELP_ROW,
+};
+
+#define UNEXPECTED "unexpected '%s' (bigbatch compare --help)"
+
+static const FlagTable TABLE = {"compare", FLAGS, FLAG_COUNT(FLAGS), sizeof(CompareFlags), compare_defaults, HEAD, NULL,
+                                0, UNEXPECTED, UNEXPECTED};
+
+void compare_flags_markdown(FILE *out) { flag_table_markdown(&TABLE, out); }
+
+/* 0, 1 for --help, -1 with err; paths: the two checkpoints. */
+static int parse_compare(int argc, char **argv, CompareFlags *f, const char **paths, Error *err)
+{
+    compare_defaults(f);
+    int rest;
+    int rc = flag_table_parse(&TABLE, argc, argv, f, &rest, err);
+    if (rc != 0) return rc;
+    if (argc - rest > 2) {
+        error_set(err, UNEXPECTED, argv[rest + 2]);
+        return -1;
+    }
+    if (argc - rest < 2) {
+        error_set(err, "give two checkpoints (bigbatch compare --help)");
+        return -1;
+    }
+    paths[0] = argv[rest];
+    paths[1] = argv[rest + 1];
+    return 0;
+}
+
 int cli_compare(int argc, char **argv)
 {
-    const char *paths[2] = {NULL, NULL}, *model = NULL, *opt = NULL;
-    double tol = 1e-5;
-    int n_paths = 0;
+    const char *paths[2] = {NULL, NULL};
+    CompareFlags f;
     Error err = {{0}};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help")) {
-            printf("usage: bigbatch compare A.safetensors B.safetensors [--model NAME] [--opt NAME] [--tol X]\n"
-                   "Prints, per parameter tensor, max |a - b| / max |a|, and exits 1 when the largest\n"
-                   "exceeds --tol [1e-5]. The model and optimizer are read from A's metadata (as saved\n"
-                   "by train --save); --model and --opt, when given, must match it.\n");
-            return 0;
-        }
-        bool has_value = i + 1 < argc;
-        if (!strcmp(a, "--model") && has_value) model = argv[++i];
-        else if (!strcmp(a, "--opt") && has_value) opt = argv[++i];
-        else if (!strcmp(a, "--tol") && has_value) {
-            if (cli_parse_double("--tol", argv[++i], &tol, &err) || tol < 0) {
-                fprintf(stderr, "bigbatch compare: %s\n", err.msg[0] ? err.msg : "--tol: a tolerance is not negative");
-                return 2;
-            }
-        } else if (a[0] != '-' && n_paths < 2) paths[n_paths++] = a;
-        else {
-            fprintf(stderr, "bigbatch compare: unexpected '%s' (bigbatch compare --help)\n", a);
-            return 2;
-        }
-    }
-    if (n_paths != 2) {
-        fprintf(stderr, "bigbatch compare: give two checkpoints (bigbatch compare --help)\n");
-        return 2;
-    }
+    int parsed = parse_compare(argc, argv, &f, paths, &err);
+    if (parsed == 1) flag_table_usage(&TABLE, stdout);
+    if (parsed < 0) fprintf(stderr, "bigbatch compare: %s\n", err.msg);
+    if (parsed != 0) return parsed < 0 ? 2 : 0;
+    const char *model = f.model, *opt = f.opt;
+    double tol = f.tol;
     char saved_model[64], saved_opt[64];
     if (checkpoint_describe(paths[0], saved_model, sizeof saved_model, saved_opt, sizeof saved_opt, &err) != 0) {
         fprintf(stderr, "bigbatch compare: %s\n", err.msg);

@@ -2,7 +2,9 @@
  * every record back; crop writes one image's training or evaluation crop (a PPM); rrc prints
  * random-resized-crop draws; bench measures decoded and cropped images a second. The tests
  * compare crop and rrc with torchvision's definitions (tests/rrc_reference.py). */
+#include <limits.h>
 #include <omp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,61 +14,79 @@
 #include "../engine/data/jpeg_store.h"
 #include "../engine/data/pack.h"
 #include "../engine/data/rrc.h"
+#include "../sweeps/flags/flag_table.h"
 #include "cli.h"
 
-static const char USAGE[] =
-    "usage: bigbatch data pack --data-root DIR --out DIR [--max-side N] [--quality Q] [--threads N] [--quiet]\n"
-    "         packs DIR/train and DIR/val (or test) into OUT/train.bbjpeg and OUT/val.bbjpeg: every image\n"
-    "         re-encoded once with its shorter side at most N [256] (JPEG quality Q [90]); train with\n"
-    "         --data imagefolder --data-root OUT\n"
-    "       bigbatch data check FILE            reads every record back (checksums, JPEG decodes)\n"
-    "       bigbatch data crop --store FILE --record K --out FILE.ppm [--size N] [--augment rrc|on|off]\n"
-    "                                          [--seed S] [--epoch E]   one image as training sees it\n"
-    "       bigbatch data rrc --width W --height H --count N [--seed S] [--epoch E]\n"
-    "                                          random-resized-crop draws: top left h w flip, one a line\n"
-    "       bigbatch data bench --store FILE [--threads N] [--images N] [--size N] [--augment rrc|on|off]\n"
-    "                                          decoded and cropped img/s on one thread and on N\n";
+#define USAGE_TEXT \
+    "usage: bigbatch data pack --data-root DIR --out DIR [--max-side N] [--quality Q] [--threads N] [--quiet]\n" \
+    "         packs DIR/train and DIR/val (or test) into OUT/train.bbjpeg and OUT/val.bbjpeg: every image\n" \
+    "         re-encoded once with its shorter side at most N [256] (JPEG quality Q [90]); train with\n" \
+    "         --data imagefolder --data-root OUT\n" \
+    "       bigbatch data check FILE            reads every record back (checksums, JPEG decodes)\n" \
+    "       bigbatch data crop --store FILE --record K --out FILE.ppm [--size N] [--augment rrc|on|off]\n" \
+    "                                          [--seed S] [--epoch E]   one image as training sees it\n" \
+    "       bigbatch data rrc --width W --height H --count N [--seed S] [--epoch E]\n" \
+    "                                          random-resized-crop draws: top left h w flip, one a line\n" \
+    "       bigbatch data bench --store FILE [--threads N] [--images N] [--size N] [--augment rrc|on|off]\n" \
+    "                                          decoded and cropped img/s on one thread and on N\n"
 
-/* --name VALUE pairs; unknown flags are errors naming them. */
+static const char USAGE[] = USAGE_TEXT;
+
+/* The flags of every subcommand (each reads its own); unknown flags are errors naming them. */
 typedef struct {
     const char *data_root, *out, *store, *augment;
     long max_side, quality, threads, record, size, seed, epoch, width, height, count, images;
-    int quiet;
+    bool quiet;
 } DataArgs;
 
+static void data_defaults(void *target)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    *(DataArgs *)target = (DataArgs){.max_side = PACK_DEFAULT_MAX_SIDE, .quality = PACK_DEFAULT_QUALITY,
+                                     .threads = cpus > 0 ? cpus : 1, .seed = 1};
+}
+
+#define AT(member) offsetof(DataArgs, member)
+#define COUNT(member) F_LONG(AT(member), 0, LONG_MAX)
+
+static const Flag FLAGS[] = {
+    {"data-root", "DIR", "pack: the image folder (DIR/train, DIR/val or test)", NULL, F_STR(AT(data_root))},
+    {"out", "DIR", "pack: the stores' folder; crop: the PPM file", NULL, F_STR(AT(out))},
+    {"store", "FILE", "crop, bench: a packed store", NULL, F_STR(AT(store))},
+    {"augment", "A", "crop, bench: rrc, on or off [rrc]", NULL, F_STR(AT(augment))},
+    {"max-side", "N", "pack: the shorter side's most", "%ld", COUNT(max_side)},
+    {"quality", "Q", "pack: the JPEG quality", "%ld", COUNT(quality)},
+    {"threads", "N", "pack, bench: threads", "%ld: the number of CPUs", .dflt_doc = "the number of CPUs", COUNT(threads)},
+    {"record", "K", "crop: the record", NULL, COUNT(record)},
+    {"size", "N", "crop, bench: the crop's side", NULL, COUNT(size)},
+    {"seed", "S", "crop, rrc: the seed of the draws", "%ld", COUNT(seed)},
+    {"epoch", "E", "crop, rrc: the epoch of the draws", "%ld", COUNT(epoch)},
+    {"width", "W", "rrc: the image's width", NULL, COUNT(width)},
+    {"height", "H", "rrc: the image's height", NULL, COUNT(height)},
+    {"count", "N", "rrc: the draws", NULL, COUNT(count)},
+    {"images", "N", "bench: the images decoded", NULL, COUNT(images)},
+    {"quiet", NULL, "pack: no progress lines", NULL, F_SWITCH(AT(quiet))},
+    FLAG_HELP_ROW,
+};
+
+static const FlagTable TABLE = {"data", FLAGS, FLAG_COUNT(FLAGS), sizeof(DataArgs), data_defaults,
+                                USAGE_TEXT "\noptions (each subcommand reads its own):\n", NULL, 0,
+                                "%s: unknown flag", "%s: needs a value"};
+
+void data_flags_markdown(FILE *out) { flag_table_markdown(&TABLE, out); }
+
+/* The flags after the subcommand: 0, 1 for --help, -1 after saying what is wrong. */
 static int parse(int argc, char **argv, DataArgs *a)
 {
-    struct { const char *name; const char **s; long *n; } flags[] = {
-        {"--data-root", &a->data_root, NULL}, {"--out", &a->out, NULL}, {"--store", &a->store, NULL},
-        {"--augment", &a->augment, NULL},     {"--max-side", NULL, &a->max_side}, {"--quality", NULL, &a->quality},
-        {"--threads", NULL, &a->threads},     {"--record", NULL, &a->record},     {"--size", NULL, &a->size},
-        {"--seed", NULL, &a->seed},           {"--epoch", NULL, &a->epoch},       {"--width", NULL, &a->width},
-        {"--height", NULL, &a->height},       {"--count", NULL, &a->count},       {"--images", NULL, &a->images},
-    };
-    for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--quiet")) {
-            a->quiet = 1;
-            continue;
-        }
-        int k = 0, n = (int)(sizeof flags / sizeof *flags);
-        while (k < n && strcmp(argv[i], flags[k].name)) k++;
-        if (k == n || i + 1 >= argc) {
-            fprintf(stderr, "bigbatch data: %s: %s\n%s", argv[i], k == n ? "unknown flag" : "needs a value", USAGE);
-            return -1;
-        }
-        const char *v = argv[++i];
-        if (flags[k].s) {
-            *flags[k].s = v;
-            continue;
-        }
-        char *end;
-        *flags[k].n = strtol(v, &end, 10);
-        if (*end || end == v || *flags[k].n < 0) {
-            fprintf(stderr, "bigbatch data: %s: '%s' is not a non-negative integer\n", flags[k].name, v);
-            return -1;
-        }
+    Error err = {{0}};
+    int rest;
+    int rc = flag_table_parse(&TABLE, argc - 1, argv + 1, a, &rest, &err);
+    if (rc == 0 && rest < argc - 1) {
+        error_set(&err, "%s: unknown flag", argv[1 + rest]);
+        rc = -1;
     }
-    return 0;
+    if (rc < 0) fprintf(stderr, "bigbatch data: %s\n%s", err.msg, USAGE);
+    return rc;
 }
 
 static int data_pack(const DataArgs *a)
@@ -217,14 +237,15 @@ int cli_data(int argc, char **argv)
 {
     const char *sub = argc > 1 ? argv[1] : "";
     if (!strcmp(sub, "--help") || !strcmp(sub, "-h")) {
-        printf("%s", USAGE);
+        flag_table_usage(&TABLE, stdout);
         return 0;
     }
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    DataArgs a = {.max_side = PACK_DEFAULT_MAX_SIDE, .quality = PACK_DEFAULT_QUALITY, .threads = cpus > 0 ? cpus : 1,
-                  .seed = 1};
+    DataArgs a;
+    data_defaults(&a);
     if (!strcmp(sub, "check")) return data_check(argc, argv);
-    if (parse(argc, argv, &a) != 0) return 2;
+    int parsed = parse(argc, argv, &a);
+    if (parsed == 1) flag_table_usage(&TABLE, stdout);
+    if (parsed != 0) return parsed < 0 ? 2 : 0;
     if (a.threads < 1) a.threads = 1;
     if (!strcmp(sub, "pack")) return data_pack(&a);
     if (!strcmp(sub, "crop")) return data_crop(&a);

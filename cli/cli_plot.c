@@ -1,84 +1,87 @@
 /* `bigbatch plot`: the command line of the figures (sweeps/plot.c, plots/README.md). */
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../sweeps/experiment.h"
 #include "../sweeps/figures.h"
+#include "../sweeps/flags/flag_table.h"
 #include "../sweeps/plot.h"
 #include "cli.h"
 
+static void plot_defaults(void *target) { plot_options_defaults(target); }
+
+static int set_scale(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    (void)target;
+    if (experiment_scale_known(v)) return 0;
+    error_set(err, "%s: '%s' is not one of smoke, proxy, full", c->flag, v);
+    return -1;
+}
+
+static int set_format(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    PlotOptions *o = target;
+    if (strcmp(v, "png") && strcmp(v, "svg") && strcmp(v, "both")) {
+        error_set(err, "%s: '%s' is not png, svg or both", c->flag, v);
+        return -1;
+    }
+    o->png = strcmp(v, "svg") != 0;
+    o->svg = strcmp(v, "png") != 0;
+    return 0;
+}
+
+static const char HEAD[] =
+    "usage: bigbatch plot FILE [--scale S] [--db PATH] [--out DIR] [--format png|svg|both]\n"
+    "\n"
+    "Draws the figures an experiment file names (`figures = KIND, ...`, the kinds below;\n"
+    "every kind when it names none) from its results database with gnuplot: DIR/<kind>.png\n"
+    "and .svg, beside the data they show (DIR/<kind>.dat) and the titles and labels\n"
+    "(DIR/<kind>.vars.gp) that plots/<kind>.gp reads. A kind without data is skipped with a\n"
+    "warning. Exit status 0 when some figure was drawn, 1 when none (or on an error), 2 for\n"
+    "bad options. plots/README.md: the kinds.\n"
+    "\n";
+
+#define AT(member) offsetof(PlotOptions, member)
+
+static const Flag FLAGS[] = {
+    {"scale", "S", "smoke | proxy | full: the sweep to draw", "%s", F_STR(AT(scale)), .set = set_scale},
+    {"db", "PATH", "results database [results/<experiment>.db]", NULL, F_STR(AT(db))},
+    {"out", "DIR", "where the figures go [results/figures/<experiment>]", NULL, F_STR(AT(out))},
+    {"format", "F", "png, svg or both [both]", NULL, .set = set_format},
+    {"plots", "DIR", "the gnuplot scripts [plots/ beside the binary's directory, else ./plots]", NULL,
+     F_STR(AT(plots_dir))},
+    {"gnuplot", "PROG", "the gnuplot program (Debian: gnuplot-nox)", "%s", F_STR(AT(gnuplot))},
+    FLAG_HELP_ROW,
+};
+
+static const FlagTable TABLE = {"plot", FLAGS, FLAG_COUNT(FLAGS), sizeof(PlotOptions), plot_defaults, HEAD, NULL, 16,
+                                NULL, NULL};
+
+void plot_flags_markdown(FILE *out) { flag_table_markdown(&TABLE, out); }
+
+/* The table's help, then the figure kinds (a table of their own, figures.h). */
 static void plot_usage(FILE *f)
 {
     char kinds[256];
-    fprintf(f, "usage: bigbatch plot FILE [--scale S] [--db PATH] [--out DIR] [--format png|svg|both]\n"
-               "\n"
-               "Draws the figures an experiment file names (`figures = KIND, ...`, the kinds below;\n"
-               "every kind when it names none) from its results database with gnuplot: DIR/<kind>.png\n"
-               "and .svg, beside the data they show (DIR/<kind>.dat) and the titles and labels\n"
-               "(DIR/<kind>.vars.gp) that plots/<kind>.gp reads. A kind without data is skipped with a\n"
-               "warning. Exit status 0 when some figure was drawn, 1 when none (or on an error), 2 for\n"
-               "bad options. plots/README.md: the kinds.\n"
-               "\n"
-               "  --scale S        smoke | proxy | full: the sweep to draw [proxy]\n"
-               "  --db PATH        results database [results/<experiment>.db]\n"
-               "  --out DIR        where the figures go [results/figures/<experiment>]\n"
-               "  --format F       png, svg or both [both]\n"
-               "  --plots DIR      the gnuplot scripts [plots/ beside the binary's directory, else ./plots]\n"
-               "  --gnuplot PROG   the gnuplot program [gnuplot] (Debian: gnuplot-nox)\n"
-               "\n"
-               "kinds: %s\n",
-            figure_names(kinds, sizeof kinds, ", "));
+    flag_table_usage(&TABLE, f);
+    fprintf(f, "\nkinds: %s\n", figure_names(kinds, sizeof kinds, ", "));
 }
-
-enum { P_SCALE = 256, P_DB, P_OUT, P_FORMAT, P_PLOTS, P_GNUPLOT, P_HELP };
 
 /* 0, 1 for --help, -1 after saying what is wrong. */
 static int parse_plot(int argc, char **argv, PlotOptions *o)
 {
-    static const struct option opts[] = {
-        {"scale", required_argument, 0, P_SCALE}, {"db", required_argument, 0, P_DB},
-        {"out", required_argument, 0, P_OUT},     {"format", required_argument, 0, P_FORMAT},
-        {"plots", required_argument, 0, P_PLOTS}, {"gnuplot", required_argument, 0, P_GNUPLOT},
-        {"help", no_argument, 0, P_HELP},         {0, 0, 0, 0},
-    };
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        const char *flag = argv[optind - 1];
-        switch (c) {
-        case P_SCALE:
-            if (!experiment_scale_known(optarg)) {
-                fprintf(stderr, "bigbatch plot: --scale: '%s' is not one of smoke, proxy, full\n", optarg);
-                return -1;
-            }
-            o->scale = optarg;
-            break;
-        case P_DB: o->db = optarg; break;
-        case P_OUT: o->out = optarg; break;
-        case P_FORMAT:
-            if (strcmp(optarg, "png") && strcmp(optarg, "svg") && strcmp(optarg, "both")) {
-                fprintf(stderr, "bigbatch plot: --format: '%s' is not png, svg or both\n", optarg);
-                return -1;
-            }
-            o->png = strcmp(optarg, "svg") != 0;
-            o->svg = strcmp(optarg, "png") != 0;
-            break;
-        case P_PLOTS: o->plots_dir = optarg; break;
-        case P_GNUPLOT: o->gnuplot = optarg; break;
-        case P_HELP: return 1;
-        case ':': fprintf(stderr, "bigbatch plot: %s needs a value\n", flag); return -1;
-        default: fprintf(stderr, "bigbatch plot: unknown option '%s' (bigbatch plot --help)\n", flag); return -1;
-        }
+    Error err = {{0}};
+    int rest;
+    int rc = flag_table_parse(&TABLE, argc, argv, o, &rest, &err);
+    if (rc == 0 && rest != argc - 1) {
+        error_set(&err, rest >= argc ? "which experiment file? (bigbatch plot FILE)"
+                                     : "one experiment file, not several (bigbatch plot FILE)");
+        rc = -1;
     }
-    if (optind != argc - 1) {
-        fprintf(stderr, "bigbatch plot: %s\n", optind >= argc ? "which experiment file? (bigbatch plot FILE)"
-                                                              : "one experiment file, not several (bigbatch plot FILE)");
-        return -1;
-    }
-    o->file = argv[optind];
-    return 0;
+    if (rc < 0) fprintf(stderr, "bigbatch plot: %s\n", err.msg);
+    if (rc == 0) o->file = argv[rest];
+    return rc;
 }
 
 int cli_plot(int argc, char **argv)

@@ -1,13 +1,14 @@
 /* `bigbatch scale`: time per epoch and time to train on N nodes from the scaling
  * model of scale.h, and (--papers) the model against published large-batch runs. */
-#include <getopt.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "../sweeps/flags/cli_args.h"
+#include "../sweeps/flags/flag_table.h"
 #include "../engine/net/models.h"
 #include "../engine/optim/optimizer.h"
 #include "scale/published_runs.h"
@@ -27,10 +28,12 @@ typedef struct {
     double epochs, latency_us, bandwidth_gbps, overlap;
     const char *non_papers_flag; /* a flag that --papers does not take */
     const char *published;       /* --published FILE; NULL: results/published-runs.ini */
+    bool model_given;            /* --model on the command line */
 } ScaleConfig;
 
-static void scale_defaults(ScaleConfig *c)
+static void scale_defaults(void *target)
 {
+    ScaleConfig *c = target;
     memset(c, 0, sizeof *c);
     c->model = "resnet50";
     c->grad_mb = -1;
@@ -49,154 +52,104 @@ static void scale_defaults(ScaleConfig *c)
     c->overlap = 0.5;
 }
 
-static void scale_usage(FILE *f, const ScaleConfig *d)
+/* A flag of the model's own setup, which --papers refuses (each run has its own). */
+static int not_papers(void *target, const FlagCall *c, const char *v, Error *err)
 {
-    fprintf(f,
-            "usage: bigbatch scale [--model NAME | --grad-mb X] (--throughput IMG_S | --measure) [options]\n"
-            "       bigbatch scale --papers [--overlap F] [--published FILE]\n"
-            "\n"
-            "Predicts time per epoch and time to train of synchronous data-parallel SGD on N nodes:\n"
-            "  compute = (batch / N) / throughput          per-node throughput in images/s\n"
-            "  comm    = 2(N-1)/N x gradient bytes / bandwidth + 2(N-1) x latency   (ring allreduce)\n"
-            "  iter    = compute + comm - overlap x min(compute, comm)\n"
-            "  epoch   = images / batch iterations (fractional), train = epochs x epoch\n"
-            "  efficiency = speedup over one node / N = compute / iter\n"
-            "--papers checks the model against published runs (You et al., Goyal et al., ...).\n"
-            "\n"
-            "options:\n"
-            "  --model NAME           gradient = the model's parameters x 4 bytes (fp32) [%s]\n"
-            "  --grad-mb X            gradient size in MB (10^6 bytes); overrides the model's\n"
-            "  --throughput IMG_S     training images/s of one node\n"
-            "  --measure              measure this machine's throughput of --model instead: synthetic\n"
-            "                         data, forward + backward + SGD step, as `bigbatch bench`\n"
-            "  --measure-batch N      batch of the measurement [%d]\n"
-            "  --measure-steps N      timed steps of the measurement, after 2 untimed [%d]\n"
-            "  --threads N            threads of the measurement [%d: the number of CPUs]\n"
-            "  --nodes N1,N2,...      node counts [1,2,4,...,1024]\n"
-            "  --batch B              global batch (Goyal et al.'s 8K: divides over up to 1024 nodes) [%ld]\n"
-            "  --epochs E             [%g]\n"
-            "  --images N             training set size (ImageNet-1k) [%ld]\n"
-            "  --latency-us X         network latency per message in microseconds [%g]\n"
-            "  --bandwidth-gbps X     network bandwidth per link in Gbit/s (10^9 bits/s) [%g]\n"
-            "  --overlap F            fraction of the shorter of compute and comm hidden, 0..1 [%g]\n"
-            "  --papers               published runs: setup, assumptions, predicted vs reported time\n"
-            "  --published FILE       the published runs, each number with its source\n"
-            "                         [results/published-runs.ini, here or beside the binary's ../]\n",
-            d->model, d->measure_batch, d->measure_steps, d->threads, d->batch, d->epochs, d->images,
-            d->latency_us, d->bandwidth_gbps, d->overlap);
-}
-
-enum {
-    OPT_MODEL = 256, OPT_GRAD_MB, OPT_THROUGHPUT, OPT_MEASURE, OPT_MEASURE_BATCH, OPT_MEASURE_STEPS,
-    OPT_THREADS, OPT_NODES, OPT_BATCH, OPT_EPOCHS, OPT_IMAGES, OPT_LATENCY, OPT_BANDWIDTH,
-    OPT_OVERLAP, OPT_PAPERS, OPT_PUBLISHED, OPT_HELP
-};
-
-static const struct option LONG_OPTS[] = {
-    {"model", required_argument, 0, OPT_MODEL},
-    {"grad-mb", required_argument, 0, OPT_GRAD_MB},
-    {"throughput", required_argument, 0, OPT_THROUGHPUT},
-    {"measure", no_argument, 0, OPT_MEASURE},
-    {"measure-batch", required_argument, 0, OPT_MEASURE_BATCH},
-    {"measure-steps", required_argument, 0, OPT_MEASURE_STEPS},
-    {"threads", required_argument, 0, OPT_THREADS},
-    {"nodes", required_argument, 0, OPT_NODES},
-    {"batch", required_argument, 0, OPT_BATCH},
-    {"epochs", required_argument, 0, OPT_EPOCHS},
-    {"images", required_argument, 0, OPT_IMAGES},
-    {"latency-us", required_argument, 0, OPT_LATENCY},
-    {"bandwidth-gbps", required_argument, 0, OPT_BANDWIDTH},
-    {"overlap", required_argument, 0, OPT_OVERLAP},
-    {"papers", no_argument, 0, OPT_PAPERS},
-    {"published", required_argument, 0, OPT_PUBLISHED},
-    {"help", no_argument, 0, OPT_HELP},
-    {0, 0, 0, 0},
-};
-
-static int flag_error(const Error *err)
-{
-    fprintf(stderr, "bigbatch scale: %s\n", err->msg);
-    return -1;
-}
-
-/* A number in [lo, hi] (hi < lo: no upper bound); `open_lo` excludes lo. */
-static int parse_number(const char *flag, const char *s, double lo, bool open_lo, double hi, double *out)
-{
-    Error err = {{0}};
-    if (cli_parse_double(flag, s, out, &err)) return flag_error(&err);
-    bool ok = open_lo ? *out > lo : *out >= lo;
-    if (hi >= lo && *out > hi) ok = false;
-    if (!ok) {
-        if (hi >= lo) fprintf(stderr, "bigbatch scale: %s: '%s' is not in [%g, %g]\n", flag, s, lo, hi);
-        else fprintf(stderr, "bigbatch scale: %s: '%s' is not a number %s %g\n", flag, s, open_lo ? ">" : ">=", lo);
-        return -1;
-    }
+    (void)v, (void)err;
+    ((ScaleConfig *)target)->non_papers_flag = c->f->name;
     return 0;
 }
 
-static int parse_int(const char *flag, const char *s, long min, long max, long *out)
+static int set_model(void *target, const FlagCall *c, const char *v, Error *err)
 {
-    Error err = {{0}};
-    return cli_parse_long(flag, s, min, max, out, &err) ? flag_error(&err) : 0;
+    ((ScaleConfig *)target)->model_given = true;
+    if (!model_find(v)) {
+        Net *none = model_build(v, NULL, 0, 1, err); /* the "unknown model" text */
+        if (none) net_destroy(none);
+        error_prefix(err, c->flag);
+        return -1;
+    }
+    return not_papers(target, c, v, err);
 }
+
+static int set_nodes(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    ScaleConfig *s = target;
+    s->n_nodes = scale_parse_nodes(c->flag, v, s->nodes, MAX_NODES, err);
+    return s->n_nodes < 0 ? -1 : not_papers(target, c, v, err);
+}
+
+static const char HEAD[] =
+    "usage: bigbatch scale [--model NAME | --grad-mb X] (--throughput IMG_S | --measure) [options]\n"
+    "       bigbatch scale --papers [--overlap F] [--published FILE]\n"
+    "\n"
+    "Predicts time per epoch and time to train of synchronous data-parallel SGD on N nodes:\n"
+    "  compute = (batch / N) / throughput          per-node throughput in images/s\n"
+    "  comm    = 2(N-1)/N x gradient bytes / bandwidth + 2(N-1) x latency   (ring allreduce)\n"
+    "  iter    = compute + comm - overlap x min(compute, comm)\n"
+    "  epoch   = images / batch iterations (fractional), train = epochs x epoch\n"
+    "  efficiency = speedup over one node / N = compute / iter\n"
+    "--papers checks the model against published runs (You et al., Goyal et al., ...).\n"
+    "\n"
+    "options:\n";
+
+#define AT(member) offsetof(ScaleConfig, member)
+/* a number >= lo, or > lo when open; the error quotes the value */
+#define ABOVE(lo, open) F_RANGE_Q(lo, INFINITY, open, false, open ? "is not a number > " #lo : "is not a number >= " #lo)
+
+static const Flag FLAGS[] = {
+    {"model", "NAME", "gradient = the model's parameters x 4 bytes (fp32)", "%s", F_STR(AT(model)), .set = set_model},
+    {"grad-mb", "X", "gradient size in MB (10^6 bytes); overrides the model's", NULL, F_DBL(AT(grad_mb)), ABOVE(0, false),
+     .set = not_papers},
+    {"throughput", "IMG_S", "training images/s of one node", NULL, F_DBL(AT(throughput)), ABOVE(0, true),
+     .set = not_papers},
+    {"measure", NULL,
+     "measure this machine's throughput of --model instead: synthetic\n"
+     "data, forward + backward + SGD step, as `bigbatch bench`",
+     NULL, F_SWITCH(AT(measure)), .set = not_papers},
+    {"measure-batch", "N", "batch of the measurement", "%d", F_INT(AT(measure_batch), 1, BB_MAX_BATCH), .set = not_papers},
+    {"measure-steps", "N", "timed steps of the measurement, after 2 untimed", "%d",
+     F_INT(AT(measure_steps), 1, 1 << 20), .set = not_papers},
+    {"threads", "N", "threads of the measurement", "%d: the number of CPUs", .dflt_doc = "the number of CPUs",
+     F_INT(AT(threads), 1, BB_MAX_THREADS), .set = not_papers},
+    {"nodes", "N1,N2,...", "node counts [1,2,4,...,1024]", NULL, .set = set_nodes},
+    {"batch", "B", "global batch (Goyal et al.'s 8K: divides over up to 1024 nodes)", "%ld",
+     F_LONG(AT(batch), 1, 1L << 30), .set = not_papers},
+    {"epochs", "E", "", "%g", F_DBL(AT(epochs)), ABOVE(0, true), .set = not_papers},
+    {"images", "N", "training set size (ImageNet-1k)", "%ld", F_LONG(AT(images), 1, 1L << 40), .set = not_papers},
+    {"latency-us", "X", "network latency per message in microseconds", "%g", F_DBL(AT(latency_us)), ABOVE(0, false),
+     .set = not_papers},
+    {"bandwidth-gbps", "X", "network bandwidth per link in Gbit/s (10^9 bits/s)", "%g", F_DBL(AT(bandwidth_gbps)),
+     ABOVE(0, true), .set = not_papers},
+    {"overlap", "F", "fraction of the shorter of compute and comm hidden, 0..1", "%g", F_DBL(AT(overlap)),
+     F_RANGE_Q(0, 1, false, false, "is not in [0, 1]")},
+    {"papers", NULL, "published runs: setup, assumptions, predicted vs reported time", NULL, F_SWITCH(AT(papers))},
+    {"published", "FILE",
+     "the published runs, each number with its source\n"
+     "[results/published-runs.ini, here or beside the binary's ../]",
+     NULL, F_STR(AT(published))},
+    FLAG_HELP_ROW,
+};
+
+static const FlagTable TABLE = {"scale", FLAGS, FLAG_COUNT(FLAGS), sizeof(ScaleConfig), scale_defaults, HEAD, NULL, 0,
+                                NULL, NULL};
+
+void scale_flags_usage(FILE *out) { flag_table_usage(&TABLE, out); }
+void scale_flags_markdown(FILE *out) { flag_table_markdown(&TABLE, out); }
 
 /* 0 ok, 1 --help, -1 bad flag. */
 static int parse_scale_flags(int argc, char **argv, ScaleConfig *c)
 {
-    optind = 1;
-    opterr = 0;
-    int opt;
-    long v;
-    bool model_given = false;
-    while ((opt = getopt_long(argc, argv, "", LONG_OPTS, NULL)) != -1) {
-        const char *flag = optind > 1 ? argv[optind - 1] : "?";
-        if (opt >= OPT_MODEL && opt < OPT_OVERLAP) /* LONG_OPTS is in enum order */
-            c->non_papers_flag = LONG_OPTS[opt - OPT_MODEL].name;
-        switch (opt) {
-        case OPT_MODEL:
-            c->model = optarg;
-            model_given = true;
-            if (!model_find(optarg)) {
-                Error err = {{0}};
-                Net *none = model_build(optarg, NULL, 0, 1, &err); /* the "unknown model" text */
-                if (none) net_destroy(none);
-                fprintf(stderr, "bigbatch scale: --model: %s\n", err.msg);
-                return -1;
-            }
-            break;
-        case OPT_GRAD_MB: if (parse_number("--grad-mb", optarg, 0, false, -1, &c->grad_mb)) return -1; break;
-        case OPT_THROUGHPUT: if (parse_number("--throughput", optarg, 0, true, -1, &c->throughput)) return -1; break;
-        case OPT_MEASURE: c->measure = true; break;
-        case OPT_MEASURE_BATCH: if (parse_int("--measure-batch", optarg, 1, BB_MAX_BATCH, &v)) return -1; c->measure_batch = (int)v; break;
-        case OPT_MEASURE_STEPS: if (parse_int("--measure-steps", optarg, 1, 1 << 20, &v)) return -1; c->measure_steps = (int)v; break;
-        case OPT_THREADS: if (parse_int("--threads", optarg, 1, BB_MAX_THREADS, &v)) return -1; c->threads = (int)v; break;
-        case OPT_NODES: {
-            Error err = {{0}};
-            c->n_nodes = scale_parse_nodes("--nodes", optarg, c->nodes, MAX_NODES, &err);
-            if (c->n_nodes < 0) return flag_error(&err);
-            break;
-        }
-        case OPT_BATCH: if (parse_int("--batch", optarg, 1, 1L << 30, &c->batch)) return -1; break;
-        case OPT_EPOCHS: if (parse_number("--epochs", optarg, 0, true, -1, &c->epochs)) return -1; break;
-        case OPT_IMAGES: if (parse_int("--images", optarg, 1, 1L << 40, &c->images)) return -1; break;
-        case OPT_LATENCY: if (parse_number("--latency-us", optarg, 0, false, -1, &c->latency_us)) return -1; break;
-        case OPT_BANDWIDTH: if (parse_number("--bandwidth-gbps", optarg, 0, true, -1, &c->bandwidth_gbps)) return -1; break;
-        case OPT_OVERLAP: if (parse_number("--overlap", optarg, 0, false, 1, &c->overlap)) return -1; break;
-        case OPT_PAPERS: c->papers = true; break;
-        case OPT_PUBLISHED: c->published = optarg; break;
-        case OPT_HELP: return 1;
-        case ':':
-            fprintf(stderr, "bigbatch scale: %s needs a value\n", flag);
-            return -1;
-        default:
-            fprintf(stderr, "bigbatch scale: unknown option '%s' (bigbatch scale --help)\n", flag);
-            return -1;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "bigbatch scale: unexpected argument '%s'\n", argv[optind]);
+    Error err = {{0}};
+    int rest;
+    int rc = flag_table_parse(&TABLE, argc, argv, c, &rest, &err);
+    if (rc < 0) fprintf(stderr, "bigbatch scale: %s\n", err.msg);
+    if (rc != 0) return rc;
+    if (rest < argc) {
+        fprintf(stderr, "bigbatch scale: unexpected argument '%s'\n", argv[rest]);
         return -1;
     }
+    const bool model_given = c->model_given;
     if (c->papers) {
         if (c->non_papers_flag) {
             fprintf(stderr, "bigbatch scale: --%s: --papers uses each run's own setup; only --overlap "
@@ -456,9 +409,7 @@ int cli_scale(int argc, char **argv)
     scale_defaults(&cfg);
     int parsed = parse_scale_flags(argc, argv, &cfg);
     if (parsed == 1) {
-        ScaleConfig d;
-        scale_defaults(&d);
-        scale_usage(stdout, &d);
+        scale_flags_usage(stdout);
         return 0;
     }
     if (parsed < 0) return 2;

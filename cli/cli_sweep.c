@@ -1,6 +1,7 @@
 /* `bigbatch sweep` and `bigbatch runs`: the command lines of the sweep runner and of the
  * run listing. */
-#include <getopt.h>
+#include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 
 #include "../engine/backend.h"
 #include "../sweeps/flags/cli_args.h"
+#include "../sweeps/flags/flag_table.h"
 #include "../sweeps/claims.h"
 #include "../sweeps/experiment.h"
 #include "../sweeps/prune_replay.h"
@@ -19,293 +21,247 @@
 #include "../sweeps/sweep.h"
 #include "cli.h"
 
-static void sweep_usage(FILE *f, const SweepOptions *d)
+/* What sweep's flags set: the options, and room for the --sbatch-line values (argc of them). */
+typedef struct {
+    SweepOptions o;
+    const char **lines;
+} SweepFlags;
+
+static void sweep_defaults(void *target) { sweep_options_defaults(&((SweepFlags *)target)->o); }
+
+static int set_scale(void *target, const FlagCall *c, const char *v, Error *err)
 {
-    fprintf(f,
-            "usage: bigbatch sweep FILE [options]\n"
-            "\n"
-            "Runs every cell of an experiment file's grid (experiments/FORMAT.md), each run a\n"
-            "`bigbatch train --db` process, and stores everything in one SQLite database.\n"
-            "Running the same command again resumes: complete and diverged runs are skipped,\n"
-            "runs left by a dead sweep are re-queued. Several sweeps may share one database.\n"
-            "\n"
-            "  --scale S          smoke | proxy | full: the file's section of overrides [%s]\n"
-            "  --db PATH          results database [results/<experiment>.db]; run logs go to\n"
-            "                     <PATH without .db>.logs/<run>.log\n"
-            "  --workers N        runs at once in this process [%d]\n"
-            "  --threads N        threads per run [cores / (workers x ranks)]\n"
-            "  --ranks K          run each under `mpirun -np K` [%d]\n"
-            "  --device NAME      every run's train --device: cpu, cuda, cuda:N [%s]\n"
-            "  --mpirun CMD       the launcher for --ranks, its words split at blanks and\n"
-            "                     run without a shell (quotes are ordinary characters) [%s]\n"
-            "  --max-attempts N   a run killed from outside (OOM killer, kill -9) is tried again\n"
-            "                     up to N attempts in all; one that fails by itself is tried\n"
-            "                     again unless it failed the same way the attempt before [%d]\n"
-            "  --retry-failed     run failed runs again (one attempt each, beyond N)\n"
-            "  --stale-after SEC  a running run without a heartbeat for this long is re-queued [%g]\n"
-            "  --progress-every SEC  a line per run in flight (epoch, step, loss, test accuracy,\n"
-            "                     time left) and the sweep's ETA this often; the first within\n"
-            "                     5 s; 0: none [30 on a terminal, else 600]\n"
-            "  --repeats N        seeds per cell instead of the file's `repeats` (seeds 1..N;\n"
-            "                     --repeats 1 is a first look at a file that asks for more)\n"
-            "  --launcher L       local: runs are child processes here (mpirun for --ranks);\n"
-            "                     slurm: inside a SLURM allocation (salloc, sbatch), each run is a\n"
-            "                     job step (srun --ntasks K --cpus-per-task T --exclusive), as many at\n"
-            "                     once as the allocation's tasks hold unless --workers says [local]\n"
-            "  --print-sbatch     with --launcher slurm: write an sbatch script for the whole sweep\n"
-            "                     (tasks, CPUs, a time limit from the runs measured so far) and exit\n"
-            "  --checkpoint-every T  every run saves a checkpoint beside its log (<run>.ckpt) every\n"
-            "                     T: a duration (90s, 30m, 2h; a bare number is seconds, checked\n"
-            "                     after each step) or epochs (2e); a run interrupted (a signal,\n"
-            "                     a time limit, a lost node, kill -9 of the sweep) resumes from it\n"
-            "                     on its next attempt, its rows kept up to it [off]\n"
-            "  --gpus-per-run N   --device cuda: GPUs of each run (srun --gpus; the script asks\n"
-            "                     for workers x N) [one per rank]\n"
-            "  --mem M, --partition P, --account A, --time T, --chdir DIR\n"
-            "                     --print-sbatch: the script's #SBATCH lines of those names\n"
-            "                     (--chdir: absolute, default the current folder; --output is\n"
-            "                     relative to it; --time: else from the runs measured so far)\n"
-            "  --sbatch-line TEXT --print-sbatch: a line `#SBATCH TEXT` of your own (repeatable)\n"
-            "  --requeue          in a SLURM job, on SIGUSR2 (the script's --signal=B:USR2@90),\n"
-            "                     SIGUSR1 or SIGTERM: checkpoint the runs, stop, and requeue the\n"
-            "                     job (scontrol requeue); --print-sbatch's script passes it\n"
-            "  --array            --print-sbatch: a job array, one task per run (or per N runs,\n"
-            "                     --array-runs-per-task N), each task with a database of its own\n"
-            "                     (<PATH without .db>.array/K.db) that `bigbatch merge --array PATH`\n"
-            "                     or the next sweep on PATH merges in; logs and checkpoints as above\n"
-            "  --array-task K     run only task K's runs (K*N .. K*N+N-1 of the grid, less those\n"
-            "                     ended in PATH) into PATH's .array/K.db: what the array's tasks run\n"
-            "  --prune asha       ASHA pruning (docs/cli.md, \"Pruning\"): at each rung a cell goes\n"
-            "                     on only if its test accuracy there is in the top 1/eta of its group\n"
-            "                     (the cells that differ only in the file's tuned axes); a run stopped\n"
-            "                     at a rung is `pruned`, its rows kept up to that evaluation. A run\n"
-            "                     at a rung its group has not decided waits stopped (SIGSTOP), its\n"
-            "                     worker given to the next run; the decisions come from the rows\n"
-            "                     alone: the same for any --workers and after a restart [off]\n"
-            "  --prune-eta N      the reduction factor: max(1, n/N) of a rung's n cells go on [%d]\n"
-            "  --prune-min-epochs E  the first rung; then E*eta, E*eta^2, ... below the run's\n"
-            "                     epochs [ceil(epochs / eta^2)]\n"
-            "  --prune-rungs LIST the rungs as epochs instead, e.g. 2,6\n"
-            "  --dry-run          list the runs (and their status in the database) and exit\n"
-            "  --quiet            no progress lines\n",
-            d->scale, d->workers, d->ranks, d->device, d->mpirun, d->max_attempts, d->stale_after, d->prune.eta);
+    (void)target;
+    if (experiment_scale_known(v)) return 0;
+    error_set(err, "%s: '%s' is not one of smoke, proxy, full", c->flag, v);
+    return -1;
 }
 
-enum {
-    S_SCALE = 256, S_DB, S_WORKERS, S_THREADS, S_RANKS, S_DEVICE, S_MPIRUN, S_ATTEMPTS, S_RETRY, S_STALE, S_PROGRESS,
-    S_DRY, S_QUIET, S_LAUNCHER, S_SBATCH, S_REPEATS, S_CKPT, S_GPUS, S_MEM, S_PARTITION, S_ACCOUNT, S_TIME, S_CHDIR,
-    S_LINE, S_REQUEUE, S_ARRAY, S_ARRAY_RUNS, S_ARRAY_TASK, S_PRUNE, S_PRUNE_ETA, S_PRUNE_MIN, S_PRUNE_RUNGS, S_HELP
-};
-
-/* A value for a #SBATCH line: one line of printable text (a newline would start a line of its
- * own in the script). */
-static int sbatch_value(const char *flag, const char *v, const char **slot, Error *err)
+static int set_workers(void *target, const FlagCall *c, const char *v, Error *err)
 {
-    for (const char *p = v; *p; p++)
-        if ((unsigned char)*p < 32 || *p == 127) {
-            error_set(err, "%s: '%s' holds a control character (a newline would be a line of the script)", flag, v);
-            return -1;
-        }
-    if (!*v) {
-        error_set(err, "%s: the value is empty", flag);
-        return -1;
-    }
-    *slot = v;
+    (void)c, (void)v, (void)err;
+    ((SweepFlags *)target)->o.workers_given = true;
     return 0;
 }
 
-/* The options only --print-sbatch reads, each checked as it comes; lines: room for argc. */
-static int parse_sbatch_option(int c, const char *flag, SweepOptions *o, const char **lines, Error *err)
+static int set_mpirun(void *target, const FlagCall *c, const char *v, Error *err)
 {
-    long v;
-    switch (c) {
-    case S_GPUS:
-        if (cli_parse_long("--gpus-per-run", optarg, 1, 1024, &v, err)) return -1;
-        o->gpus_per_run = (int)v;
-        return 0;
-    case S_MEM: return sbatch_value(flag, optarg, &o->mem, err);
-    case S_PARTITION: return sbatch_value(flag, optarg, &o->partition, err);
-    case S_ACCOUNT: return sbatch_value(flag, optarg, &o->account, err);
-    case S_TIME: return sbatch_value(flag, optarg, &o->time_limit, err);
-    case S_CHDIR:
-        if (optarg[0] != '/') {
-            error_set(err, "--chdir: '%s' is not an absolute path", optarg);
-            return -1;
-        }
-        return sbatch_value(flag, optarg, &o->chdir, err);
-    default:
-        if (sbatch_value(flag, optarg, &lines[o->n_sbatch_lines], err)) return -1;
-        o->n_sbatch_lines++;
-        return 0;
-    }
-}
-
-/* --prune asha and its settings (prune.h). */
-static int parse_prune_option(int c, PruneOptions *p, Error *err)
-{
-    long v;
-    p->given = p->given || c != S_PRUNE;
-    switch (c) {
-    case S_PRUNE:
-        if (strcmp(optarg, "asha")) {
-            error_set(err, "--prune: '%s' is not asha (the one pruning rule there is)", optarg);
-            return -1;
-        }
-        p->on = true;
-        return 0;
-    case S_PRUNE_ETA:
-        if (cli_parse_long("--prune-eta", optarg, 2, 100, &v, err)) return -1;
-        p->eta = (int)v;
-        return 0;
-    case S_PRUNE_MIN:
-        if (cli_parse_long("--prune-min-epochs", optarg, 1, 1000000, &v, err)) return -1;
-        p->min_epochs = (int)v;
-        return 0;
-    default: return prune_parse_rungs(optarg, p, err);
-    }
-}
-
-static int parse_sweep(int argc, char **argv, SweepOptions *o, const char **lines, Error *err)
-{
-    static const struct option opts[] = {
-        {"scale", required_argument, 0, S_SCALE},     {"db", required_argument, 0, S_DB},
-        {"workers", required_argument, 0, S_WORKERS}, {"threads", required_argument, 0, S_THREADS},
-        {"ranks", required_argument, 0, S_RANKS},     {"mpirun", required_argument, 0, S_MPIRUN},
-        {"max-attempts", required_argument, 0, S_ATTEMPTS},
-        {"device", required_argument, 0, S_DEVICE},
-        {"retry-failed", no_argument, 0, S_RETRY},    {"stale-after", required_argument, 0, S_STALE},
-        {"progress-every", required_argument, 0, S_PROGRESS},
-        {"dry-run", no_argument, 0, S_DRY},           {"quiet", no_argument, 0, S_QUIET},
-        {"launcher", required_argument, 0, S_LAUNCHER}, {"print-sbatch", no_argument, 0, S_SBATCH},
-        {"repeats", required_argument, 0, S_REPEATS}, {"help", no_argument, 0, S_HELP},
-        {"checkpoint-every", required_argument, 0, S_CKPT},
-        {"gpus-per-run", required_argument, 0, S_GPUS}, {"mem", required_argument, 0, S_MEM},
-        {"partition", required_argument, 0, S_PARTITION}, {"account", required_argument, 0, S_ACCOUNT},
-        {"time", required_argument, 0, S_TIME}, {"chdir", required_argument, 0, S_CHDIR},
-        {"sbatch-line", required_argument, 0, S_LINE}, {"requeue", no_argument, 0, S_REQUEUE},
-        {"array", no_argument, 0, S_ARRAY}, {"array-runs-per-task", required_argument, 0, S_ARRAY_RUNS},
-        {"array-task", required_argument, 0, S_ARRAY_TASK},
-        {"prune", required_argument, 0, S_PRUNE}, {"prune-eta", required_argument, 0, S_PRUNE_ETA},
-        {"prune-min-epochs", required_argument, 0, S_PRUNE_MIN}, {"prune-rungs", required_argument, 0, S_PRUNE_RUNGS},
-        {0, 0, 0, 0},
-    };
-    optind = 1;
-    opterr = 0;
-    int c;
-    long v;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        const char *flag = argv[optind - 1];
-        switch (c) {
-        case S_SCALE:
-            if (!experiment_scale_known(optarg)) {
-                error_set(err, "--scale: '%s' is not one of smoke, proxy, full", optarg);
-                return -1;
-            }
-            o->scale = optarg;
-            break;
-        case S_DB: o->db = optarg; break;
-        case S_WORKERS:
-            if (cli_parse_long("--workers", optarg, 1, BB_MAX_PROCESSES, &v, err)) return -1;
-            o->workers = (int)v;
-            o->workers_given = true;
-            break;
-        case S_THREADS:
-            if (cli_parse_long("--threads", optarg, 1, BB_MAX_THREADS, &v, err)) return -1;
-            o->threads = (int)v;
-            break;
-        case S_RANKS:
-            if (cli_parse_long("--ranks", optarg, 1, BB_MAX_PROCESSES, &v, err)) return -1;
-            o->ranks = (int)v;
-            break;
-        case S_MPIRUN:
-            if (!optarg[strspn(optarg, " \t")]) {
-                error_set(err, "--mpirun: the launcher's command is empty");
-                return -1;
-            }
-            o->mpirun = optarg;
-            o->mpirun_given = true;
-            break;
-        case S_DEVICE:
-            if (backend_device_check(optarg, err)) {
-                error_prefix(err, "--device");
-                return -1;
-            }
-            o->device = optarg;
-            break;
-        case S_ATTEMPTS:
-            if (cli_parse_long("--max-attempts", optarg, 1, 100, &v, err)) return -1;
-            o->max_attempts = (int)v;
-            break;
-        case S_RETRY: o->retry_failed = true; break;
-        case S_STALE:
-            if (cli_parse_double("--stale-after", optarg, &o->stale_after, err)) return -1;
-            if (o->stale_after < 10) {
-                error_set(err, "--stale-after: %g s is shorter than the 5 s heartbeat allows (at least 10)", o->stale_after);
-                return -1;
-            }
-            break;
-        case S_PROGRESS:
-            if (cli_parse_double("--progress-every", optarg, &o->progress_every, err)) return -1;
-            if (o->progress_every < 0) {
-                error_set(err, "--progress-every: %g s is negative (0 turns the lines off)", o->progress_every);
-                return -1;
-            }
-            break;
-        case S_DRY: o->dry_run = true; break;
-        case S_REPEATS:
-            if (cli_parse_long("--repeats", optarg, 1, 1000, &v, err)) return -1;
-            o->repeats = (int)v;
-            break;
-        case S_LAUNCHER:
-            if (strcmp(optarg, "local") && strcmp(optarg, "slurm")) {
-                error_set(err, "--launcher: '%s' is not local or slurm", optarg);
-                return -1;
-            }
-            o->slurm = !strcmp(optarg, "slurm");
-            break;
-        case S_SBATCH: o->print_sbatch = true; break;
-        case S_REQUEUE: o->requeue = true; break;
-        case S_ARRAY: o->array = true; break;
-        case S_ARRAY_RUNS:
-            if (cli_parse_long("--array-runs-per-task", optarg, 1, 1000000, &v, err)) return -1;
-            o->array_runs_per_task = (int)v;
-            break;
-        case S_ARRAY_TASK:
-            if (cli_parse_long("--array-task", optarg, 0, 10000000, &v, err)) return -1;
-            o->array_task = (int)v;
-            break;
-        case S_GPUS:
-        case S_MEM:
-        case S_PARTITION:
-        case S_ACCOUNT:
-        case S_TIME:
-        case S_CHDIR:
-        case S_LINE:
-            if (parse_sbatch_option(c, flag, o, lines, err)) return -1;
-            break;
-        case S_PRUNE:
-        case S_PRUNE_ETA:
-        case S_PRUNE_MIN:
-        case S_PRUNE_RUNGS:
-            if (parse_prune_option(c, &o->prune, err)) return -1;
-            break;
-        case S_CKPT:
-            if (checkpoint_every_parse("--checkpoint-every", optarg, &o->checkpoint_seconds, &o->checkpoint_epochs,
-                                       err))
-                return -1;
-            break;
-        case S_QUIET: o->quiet = true; break;
-        case S_HELP: return 1;
-        case ':': error_set(err, "%s needs a value", flag); return -1;
-        default: error_set(err, "unknown option '%s' (bigbatch sweep --help)", flag); return -1;
-        }
-    }
-    if (optind != argc - 1) {
-        error_set(err, optind >= argc ? "which experiment file? (bigbatch sweep FILE)"
-                                      : "one experiment file, not several (bigbatch sweep FILE)");
+    if (!v[strspn(v, " \t")]) {
+        error_set(err, "%s: the launcher's command is empty", c->flag);
         return -1;
     }
-    o->file = argv[optind];
+    ((SweepFlags *)target)->o.mpirun_given = true;
+    return 0;
+}
+
+static int set_device(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    (void)target;
+    if (backend_device_check(v, err) == 0) return 0;
+    error_prefix(err, c->flag);
+    return -1;
+}
+
+static int set_launcher(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    if (strcmp(v, "local") && strcmp(v, "slurm")) {
+        error_set(err, "%s: '%s' is not local or slurm", c->flag, v);
+        return -1;
+    }
+    ((SweepFlags *)target)->o.slurm = !strcmp(v, "slurm");
+    return 0;
+}
+
+static int set_checkpoint_every(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    SweepOptions *o = &((SweepFlags *)target)->o;
+    return checkpoint_every_parse(c->flag, v, &o->checkpoint_seconds, &o->checkpoint_epochs, err);
+}
+
+/* A value for a #SBATCH line (stored by its type): one line of printable text (a newline would
+ * start a line of its own in the script). */
+static int sbatch_value(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    (void)target;
+    for (const char *p = v; *p; p++)
+        if ((unsigned char)*p < 32 || *p == 127) {
+            error_set(err, "%s: '%s' holds a control character (a newline would be a line of the script)", c->flag, v);
+            return -1;
+        }
+    if (!*v) {
+        error_set(err, "%s: the value is empty", c->flag);
+        return -1;
+    }
+    return 0;
+}
+
+static int set_chdir(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    if (v[0] != '/') {
+        error_set(err, "%s: '%s' is not an absolute path", c->flag, v);
+        return -1;
+    }
+    return sbatch_value(target, c, v, err);
+}
+
+/* --sbatch-line, repeatable: lines has room for every argument. */
+static int add_sbatch_line(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    SweepFlags *s = target;
+    if (sbatch_value(target, c, v, err)) return -1;
+    s->lines[s->o.n_sbatch_lines++] = v;
+    return 0;
+}
+
+/* --prune asha (prune.h): the one rule there is */
+static int set_prune(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    if (strcmp(v, "asha")) {
+        error_set(err, "%s: '%s' is not asha (the one pruning rule there is)", c->flag, v);
+        return -1;
+    }
+    ((SweepFlags *)target)->o.prune.on = true;
+    return 0;
+}
+
+/* --prune-eta and --prune-min-epochs (stored by their type): settings that need --prune asha */
+static int mark_prune_setting(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    (void)c, (void)v, (void)err;
+    ((SweepFlags *)target)->o.prune.given = true;
+    return 0;
+}
+
+static int set_prune_rungs(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    (void)c;
+    mark_prune_setting(target, c, v, err);
+    return prune_parse_rungs(v, &((SweepFlags *)target)->o.prune, err);
+}
+
+static const char SWEEP_HEAD[] =
+    "usage: bigbatch sweep FILE [options]\n"
+    "\n"
+    "Runs every cell of an experiment file's grid (experiments/FORMAT.md), each run a\n"
+    "`bigbatch train --db` process, and stores everything in one SQLite database.\n"
+    "Running the same command again resumes: complete and diverged runs are skipped,\n"
+    "runs left by a dead sweep are re-queued. Several sweeps may share one database.\n"
+    "\n";
+
+#define AT(member) offsetof(SweepFlags, o.member)
+
+static const Flag SWEEP_FLAGS[] = {
+    {"scale", "S", "smoke | proxy | full: the file's section of overrides", "%s", F_STR(AT(scale)), .set = set_scale},
+    {"db", "PATH",
+     "results database [results/<experiment>.db]; run logs go to\n"
+     "<PATH without .db>.logs/<run>.log",
+     NULL, F_STR(AT(db))},
+    {"workers", "N", "runs at once in this process", "%d", F_INT(AT(workers), 1, BB_MAX_PROCESSES), .set = set_workers},
+    {"threads", "N", "threads per run [cores / (workers x ranks)]", NULL, F_INT(AT(threads), 1, BB_MAX_THREADS)},
+    {"ranks", "K", "run each under `mpirun -np K`", "%d", F_INT(AT(ranks), 1, BB_MAX_PROCESSES)},
+    {"device", "NAME", "every run's train --device: cpu, cuda, cuda:N", "%s", F_STR(AT(device)), .set = set_device},
+    {"mpirun", "CMD",
+     "the launcher for --ranks, its words split at blanks and\n"
+     "run without a shell (quotes are ordinary characters)",
+     "%s", F_STR(AT(mpirun)), .set = set_mpirun},
+    {"max-attempts", "N",
+     "a run killed from outside (OOM killer, kill -9) is tried again\n"
+     "up to N attempts in all; one that fails by itself is tried\n"
+     "again unless it failed the same way the attempt before",
+     "%d", F_INT(AT(max_attempts), 1, 100)},
+    {"retry-failed", NULL, "run failed runs again (one attempt each, beyond N)", NULL, F_SWITCH(AT(retry_failed))},
+    {"stale-after", "SEC", "a running run without a heartbeat for this long is re-queued", "%g",
+     F_DBL(AT(stale_after)), F_RANGE(10, INFINITY, false, false, "s is shorter than the 5 s heartbeat allows (at least 10)")},
+    {"progress-every", "SEC",
+     "a line per run in flight (epoch, step, loss, test accuracy,\n"
+     "time left) and the sweep's ETA this often; the first within\n"
+     "5 s; 0: none [30 on a terminal, else 600]",
+     NULL, F_DBL(AT(progress_every)), F_RANGE(0, INFINITY, false, false, "s is negative (0 turns the lines off)")},
+    {"repeats", "N",
+     "seeds per cell instead of the file's `repeats` (seeds 1..N;\n"
+     "--repeats 1 is a first look at a file that asks for more)",
+     NULL, F_INT(AT(repeats), 1, 1000)},
+    {"launcher", "L",
+     "local: runs are child processes here (mpirun for --ranks);\n"
+     "slurm: inside a SLURM allocation (salloc, sbatch), each run is a\n"
+     "job step (srun --ntasks K --cpus-per-task T --exclusive), as many at\n"
+     "once as the allocation's tasks hold unless --workers says [local]",
+     NULL, .set = set_launcher},
+    {"print-sbatch", NULL,
+     "with --launcher slurm: write an sbatch script for the whole sweep\n"
+     "(tasks, CPUs, a time limit from the runs measured so far) and exit",
+     NULL, F_SWITCH(AT(print_sbatch))},
+    {"checkpoint-every", "T",
+     "every run saves a checkpoint beside its log (<run>.ckpt) every\n"
+     "T: a duration (90s, 30m, 2h; a bare number is seconds, checked\n"
+     "after each step) or epochs (2e); a run interrupted (a signal,\n"
+     "a time limit, a lost node, kill -9 of the sweep) resumes from it\n"
+     "on its next attempt, its rows kept up to it [off]",
+     NULL, .set = set_checkpoint_every},
+    {"gpus-per-run", "N",
+     "--device cuda: GPUs of each run (srun --gpus; the script asks\n"
+     "for workers x N) [one per rank]",
+     NULL, F_INT(AT(gpus_per_run), 1, 1024)},
+    {"mem", "M", "--print-sbatch: the script's #SBATCH --mem", NULL, F_STR(AT(mem)), .set = sbatch_value},
+    {"partition", "P", "--print-sbatch: the script's #SBATCH --partition", NULL, F_STR(AT(partition)), .set = sbatch_value},
+    {"account", "A", "--print-sbatch: the script's #SBATCH --account", NULL, F_STR(AT(account)), .set = sbatch_value},
+    {"time", "T", "--print-sbatch: the script's #SBATCH --time [from the runs measured so far]", NULL,
+     F_STR(AT(time_limit)), .set = sbatch_value},
+    {"chdir", "DIR",
+     "--print-sbatch: the script's #SBATCH --chdir, absolute (--output\n"
+     "is relative to it) [the current folder]",
+     NULL, F_STR(AT(chdir)), .set = set_chdir},
+    {"sbatch-line", "TEXT", "--print-sbatch: a line `#SBATCH TEXT` of your own (repeatable)", NULL,
+     .set = add_sbatch_line},
+    {"requeue", NULL,
+     "in a SLURM job, on SIGUSR2 (the script's --signal=B:USR2@90),\n"
+     "SIGUSR1 or SIGTERM: checkpoint the runs, stop, and requeue the\n"
+     "job (scontrol requeue); --print-sbatch's script passes it",
+     NULL, F_SWITCH(AT(requeue))},
+    {"array", NULL,
+     "--print-sbatch: a job array, one task per run (or per N runs,\n"
+     "--array-runs-per-task N), each task with a database of its own\n"
+     "(<PATH without .db>.array/K.db) that `bigbatch merge --array PATH`\n"
+     "or the next sweep on PATH merges in; logs and checkpoints as above",
+     NULL, F_SWITCH(AT(array))},
+    {"array-runs-per-task", "N", "runs of the grid per task of --array or --array-task", "%d",
+     F_INT(AT(array_runs_per_task), 1, 1000000)},
+    {"array-task", "K",
+     "run only task K's runs (K*N .. K*N+N-1 of the grid, less those\n"
+     "ended in PATH) into PATH's .array/K.db: what the array's tasks run",
+     NULL, F_INT(AT(array_task), 0, 10000000)},
+    {"prune", "asha",
+     "ASHA pruning (docs/cli.md, \"Pruning\"): at each rung a cell goes\n"
+     "on only if its test accuracy there is in the top 1/eta of its group\n"
+     "(the cells that differ only in the file's tuned axes); a run stopped\n"
+     "at a rung is `pruned`, its rows kept up to that evaluation. A run\n"
+     "at a rung its group has not decided waits stopped (SIGSTOP), its\n"
+     "worker given to the next run; the decisions come from the rows\n"
+     "alone: the same for any --workers and after a restart [off]",
+     NULL, .set = set_prune},
+    {"prune-eta", "N", "the reduction factor: max(1, n/N) of a rung's n cells go on", "%d",
+     F_INT(AT(prune.eta), 2, 100), .set = mark_prune_setting},
+    {"prune-min-epochs", "E",
+     "the first rung; then E*eta, E*eta^2, ... below the run's\n"
+     "epochs [ceil(epochs / eta^2)]",
+     NULL, F_INT(AT(prune.min_epochs), 1, 1000000), .set = mark_prune_setting},
+    {"prune-rungs", "LIST", "the rungs as epochs instead, e.g. 2,6", NULL, .set = set_prune_rungs},
+    {"dry-run", NULL, "list the runs (and their status in the database) and exit", NULL, F_SWITCH(AT(dry_run))},
+    {"quiet", NULL, "no progress lines", NULL, F_SWITCH(AT(quiet))},
+    FLAG_HELP_ROW,
+};
+
+#undef AT
+
+static const FlagTable SWEEP_TABLE = {"sweep", SWEEP_FLAGS, FLAG_COUNT(SWEEP_FLAGS), sizeof(SweepFlags),
+                                      sweep_defaults, SWEEP_HEAD, NULL, 18, NULL, NULL};
+
+void sweep_flags_usage(FILE *out) { flag_table_usage(&SWEEP_TABLE, out); }
+void sweep_flags_markdown(FILE *out) { flag_table_markdown(&SWEEP_TABLE, out); }
+
+/* The checks across flags: 0, or -1 with err. */
+static int check_sweep(const SweepOptions *o, Error *err)
+{
     bool sbatch_only = o->mem || o->partition || o->account || o->time_limit || o->chdir || o->n_sbatch_lines;
     if (sbatch_only && !o->print_sbatch) {
         error_set(err, "--mem, --partition, --account, --time, --chdir and --sbatch-line are for --print-sbatch");
@@ -347,26 +303,40 @@ static int parse_sweep(int argc, char **argv, SweepOptions *o, const char **line
     return 0;
 }
 
+static int parse_sweep(int argc, char **argv, SweepFlags *s, Error *err)
+{
+    int rest;
+    int rc = flag_table_parse(&SWEEP_TABLE, argc, argv, s, &rest, err);
+    if (rc != 0) return rc;
+    if (rest != argc - 1) {
+        error_set(err, rest >= argc ? "which experiment file? (bigbatch sweep FILE)"
+                                    : "one experiment file, not several (bigbatch sweep FILE)");
+        return -1;
+    }
+    s->o.file = argv[rest];
+    return check_sweep(&s->o, err);
+}
+
 int cli_sweep(int argc, char **argv)
 {
-    SweepOptions o;
-    sweep_options_defaults(&o);
+    SweepFlags s;
+    sweep_defaults(&s);
     Error err = {{0}};
-    const char **lines = xcalloc((size_t)argc + 1, sizeof *lines, "--sbatch-line");
-    o.sbatch_lines = lines;
-    int parsed = parse_sweep(argc, argv, &o, lines, &err);
+    s.lines = xcalloc((size_t)argc + 1, sizeof *s.lines, "--sbatch-line");
+    s.o.sbatch_lines = s.lines;
+    int parsed = parse_sweep(argc, argv, &s, &err);
     if (parsed == 1) {
-        sweep_usage(stdout, &o);
-        free(lines);
+        sweep_flags_usage(stdout);
+        free(s.lines);
         return 0;
     }
     if (parsed < 0) {
         fprintf(stderr, "bigbatch sweep: %s\n", err.msg);
-        free(lines);
+        free(s.lines);
         return 2;
     }
-    int rc = sweep_run(&o, &err);
-    free(lines);
+    int rc = sweep_run(&s.o, &err);
+    free(s.lines);
     if (rc < 0) {
         fprintf(stderr, "bigbatch sweep: %s\n", err.msg);
         return rc == SWEEP_USAGE ? 2 : 1;
@@ -374,33 +344,22 @@ int cli_sweep(int argc, char **argv)
     return rc;
 }
 
-/* "--name value" options into their slots and at most one positional argument (when
- * `positional` is given): 0, 1 for --help, -1 after saying what is wrong. */
-typedef struct {
-    const char *name;
-    const char **slot;
-} ValueOption;
+/* runs and report: the messages of their flags */
+#define UNKNOWN_ARG "unknown option or extra argument '%s' (bigbatch %s --help)"
+#define MISSING_VALUE "a value is missing after '%s' (bigbatch %s --help)"
 
-static int take_value_options(const char *cmd, int argc, char **argv, const ValueOption *opts, int n,
-                              const char **positional)
+/* Parses a table whose command takes at most `positionals` arguments: 0, 1 for --help, -1
+ * after saying what is wrong; *rest as flag_table_parse's. */
+static int parse_or_say(const FlagTable *t, int argc, char **argv, void *target, int positionals, int *rest)
 {
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help")) return 1;
-        const char **slot = NULL;
-        for (int k = 0; k < n && !slot; k++)
-            if (!strcmp(argv[i], opts[k].name)) slot = opts[k].slot;
-        if (!slot && positional && !*positional && argv[i][0] != '-') {
-            *positional = argv[i];
-            continue;
-        }
-        if (!slot || i + 1 >= argc) {
-            fprintf(stderr, "bigbatch %s: %s '%s' (bigbatch %s --help)\n", cmd,
-                    slot ? "a value is missing after" : "unknown option or extra argument", argv[i], cmd);
-            return -1;
-        }
-        *slot = argv[++i];
+    Error err = {{0}};
+    int rc = flag_table_parse(t, argc, argv, target, rest, &err);
+    if (rc == 0 && argc - *rest > positionals) {
+        error_set(&err, UNKNOWN_ARG, argv[*rest + positionals], t->command);
+        rc = -1;
     }
-    return 0;
+    if (rc < 0) fprintf(stderr, "bigbatch %s: %s\n", t->command, err.msg);
+    return rc;
 }
 
 /* Under a run's line, how its earlier attempts ended (attempts holds them from schema 3 on;
@@ -417,35 +376,47 @@ static void print_earlier_attempts(sqlite3_stmt *earlier, const char *run_id, in
                sqlite3_column_int(earlier, 3) ? " (tried again)" : "");
 }
 
-/* Takes the switch `name` out of argv (so the value options see the rest); true if present. */
-static bool take_switch(int *argc, char **argv, const char *name)
-{
-    for (int i = 1; i < *argc; i++) {
-        if (strcmp(argv[i], name) != 0) continue;
-        memmove(argv + i, argv + i + 1, (size_t)(*argc - i) * sizeof *argv);
-        (*argc)--;
-        return true;
-    }
-    return false;
-}
-
 /* `bigbatch runs --db PATH [--experiment NAME] [--status S] [--upgrade]`: one line per run. */
+typedef struct {
+    const char *db, *experiment, *status;
+    bool upgrade;
+} RunsFlags;
+
+static const Flag RUNS_FLAGS[] = {
+    {"db", "PATH", "the results database", NULL, F_STR(offsetof(RunsFlags, db))},
+    {"experiment", "NAME", "only this experiment's runs [all]", NULL, F_STR(offsetof(RunsFlags, experiment))},
+    {"status", "S", "only the runs in this status (complete, failed, ...) [all]", NULL,
+     F_STR(offsetof(RunsFlags, status))},
+    {"upgrade", NULL,
+     "first bring the file to this bigbatch's schema (results/SCHEMA.md;\n"
+     "runs recorded complete at the chance level become collapsed), as\n"
+     "any sweep on it would",
+     NULL, F_SWITCH(offsetof(RunsFlags, upgrade))},
+    FLAG_HELP_ROW,
+};
+
+static const FlagTable RUNS_TABLE = {
+    "runs", RUNS_FLAGS, FLAG_COUNT(RUNS_FLAGS), sizeof(RunsFlags), NULL,
+    "usage: bigbatch runs --db PATH [--experiment NAME] [--status S] [--upgrade]\n"
+    "Lists the runs in a results database: id, experiment, status, attempts, final\n"
+    "test accuracy, steps, duration and cell (or, for a run started by hand, its flags);\n"
+    "under a run tried more than once, how each earlier attempt ended and why.\n",
+    NULL, 0, UNKNOWN_ARG, MISSING_VALUE};
+
+void runs_flags_markdown(FILE *out) { flag_table_markdown(&RUNS_TABLE, out); }
+
 int cli_runs(int argc, char **argv)
 {
-    const char *db = NULL, *experiment = NULL, *status = NULL;
-    const ValueOption opts[] = {{"--db", &db}, {"--experiment", &experiment}, {"--status", &status}};
-    bool upgrade = take_switch(&argc, argv, "--upgrade");
-    int taken = take_value_options("runs", argc, argv, opts, 3, NULL);
+    RunsFlags f = {NULL, NULL, NULL, false};
+    int rest;
+    int taken = parse_or_say(&RUNS_TABLE, argc, argv, &f, 0, &rest);
     if (taken == 1) {
-        printf("usage: bigbatch runs --db PATH [--experiment NAME] [--status S] [--upgrade]\n"
-               "Lists the runs in a results database: id, experiment, status, attempts, final\n"
-               "test accuracy, steps, duration and cell (or, for a run started by hand, its flags);\n"
-               "under a run tried more than once, how each earlier attempt ended and why.\n"
-               "--upgrade first brings the file to this bigbatch's schema (results/SCHEMA.md; runs\n"
-               "recorded complete at the chance level become collapsed), as any sweep on it would.\n");
+        flag_table_usage(&RUNS_TABLE, stdout);
         return 0;
     }
     if (taken < 0) return 2;
+    const char *db = f.db, *experiment = f.experiment, *status = f.status;
+    const bool upgrade = f.upgrade;
     if (!db) {
         fprintf(stderr, "bigbatch runs: which database? (--db PATH)\n");
         return 2;
@@ -534,29 +505,125 @@ static const char REPORT_USAGE[] =
     "ratios; every table sorts by a click on a header.\n"
     "--replay-prune: what `sweep --prune asha` with these settings (bigbatch sweep --help)\n"
     "would have found, played over the per-epoch curves of a finished sweep without pruning:\n"
-    "per group the full grid's best cell beside the pruned sweep's, and the epochs each trains.\n";
+    "per group the full grid's best cell beside the pruned sweep's, and the epochs each trains.\n"
+    "\nreport FILE:\n";
+
+/* report FILE's flags */
+typedef struct {
+    const char *scale, *db, *format, *html, *plots;
+    bool replay;                            /* --replay-prune */
+    const char *eta, *min_epochs, *rungs;   /* its settings, checked by report_replay */
+} ReportFlags;
+
+static void report_defaults(void *target) { *(ReportFlags *)target = (ReportFlags){.scale = "proxy", .format = "md"}; }
+
+static int set_report_scale(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    return set_scale(target, c, v, err);
+}
+
+static int set_report_format(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    (void)target;
+    if (!strcmp(v, "md") || !strcmp(v, "csv")) return 0;
+    error_set(err, "%s: '%s' is not md or csv", c->flag, v);
+    return -1;
+}
+
+#define AT(member) offsetof(ReportFlags, member)
+
+static const Flag REPORT_FLAGS[] = {
+    {"scale", "S", "the sweep's scale", "%s", F_STR(AT(scale)), .set = set_report_scale},
+    {"db", "PATH", "the results database [results/<experiment>.db]", NULL, F_STR(AT(db))},
+    {"format", "F", "md (Markdown) or csv (one row per cell)", "%s", F_STR(AT(format)), .set = set_report_format},
+    {"html", "DIR", "a self-contained page DIR/<experiment>.html instead of the Markdown", NULL, F_STR(AT(html))},
+    {"plots", "DIR", "with --html: the gnuplot scripts (as bigbatch plot)", NULL, F_STR(AT(plots))},
+    {"replay-prune", NULL, "replay `sweep --prune asha` over the database's finished curves", NULL,
+     F_SWITCH(AT(replay))},
+    {"prune-eta", "N", "--replay-prune: the reduction factor [3]", NULL, F_STR(AT(eta))},
+    {"prune-min-epochs", "E", "--replay-prune: the first rung [ceil(epochs / eta^2)]", NULL, F_STR(AT(min_epochs))},
+    {"prune-rungs", "LIST", "--replay-prune: the rungs as epochs instead, e.g. 2,6", NULL, F_STR(AT(rungs))},
+    FLAG_HELP_ROW,
+};
+
+#undef AT
+#define AT(member) offsetof(ResultsDocsOptions, member)
+
+static const Flag REPORT_ALL_FLAGS[] = {
+    {"all", NULL, NULL, NULL, .type = T_ACTION}, /* the mode itself */
+    {"experiments", "DIR", "the experiment files", "%s", F_STR(AT(experiments))},
+    {"archive", "DIR", "the archived results", "%s", F_STR(AT(archive))},
+    {"results", "DIR", "read your own DIR/<experiment>.db instead of the archives", NULL, F_STR(AT(results_dir))},
+    {"out", "DIR", "where results.md, benchmarks.md, performance.md and figures/ go", "%s", F_STR(AT(out))},
+    {"bench", "DIR", "the dated make bench outputs", "%s", F_STR(AT(bench))},
+    {"performance", "TEMPLATE", "performance.md's template", "%s", F_STR(AT(performance))},
+    {"readme", "FILE", "the README whose headline markers take OUT/headline.md\n[README.md when OUT is docs]", NULL,
+     F_STR(AT(readme))},
+    {"html", "DIR", "also a page per archived experiment and DIR/index.html", NULL, F_STR(AT(html_dir))},
+    {"plots", "DIR", "the gnuplot scripts (as bigbatch plot)", NULL, F_STR(AT(plots_dir))},
+    FLAG_HELP_ROW,
+};
+
+#undef AT
+
+static void report_all_defaults(void *target)
+{
+    *(ResultsDocsOptions *)target = (ResultsDocsOptions){.experiments = "experiments", .archive = "results/archive",
+                                                         .out = "docs", .bench = "bench/results",
+                                                         .performance = "bench/performance.md.in"};
+}
+
+static const FlagTable REPORT_TABLE = {"report", REPORT_FLAGS, FLAG_COUNT(REPORT_FLAGS), sizeof(ReportFlags),
+                                       report_defaults, REPORT_USAGE, "\nreport --all:\n", 0, UNKNOWN_ARG,
+                                       MISSING_VALUE};
+static const FlagTable REPORT_ALL_TABLE = {"report", REPORT_ALL_FLAGS, FLAG_COUNT(REPORT_ALL_FLAGS),
+                                           sizeof(ResultsDocsOptions), report_all_defaults, NULL, NULL, 0,
+                                           UNKNOWN_ARG, MISSING_VALUE};
+
+void report_flags_markdown(FILE *out) { flag_table_markdown(&REPORT_TABLE, out); }
+void report_all_flags_markdown(FILE *out) { flag_table_markdown(&REPORT_ALL_TABLE, out); }
+
+/* report --help: both tables, FILE's then --all's */
+static void report_usage(void)
+{
+    flag_table_usage(&REPORT_TABLE, stdout);
+    flag_table_usage(&REPORT_ALL_TABLE, stdout);
+}
 
 /* `bigbatch report FILE --replay-prune ...` (prune_replay.h) */
-static int report_replay(const char *file, const char *scale, const char *db, const char *eta, const char *min_epochs,
-                         const char *rungs)
+static int report_replay(const char *file, const ReportFlags *f)
 {
     PruneOptions p;
     prune_options_defaults(&p);
     Error err = {{0}};
     long v;
-    if (eta && cli_parse_long("--prune-eta", eta, 2, 100, &v, &err) == 0) p.eta = (int)v;
-    if (!err.msg[0] && min_epochs && cli_parse_long("--prune-min-epochs", min_epochs, 1, 1000000, &v, &err) == 0)
+    if (f->eta && cli_parse_long("--prune-eta", f->eta, 2, 100, &v, &err) == 0) p.eta = (int)v;
+    if (!err.msg[0] && f->min_epochs && cli_parse_long("--prune-min-epochs", f->min_epochs, 1, 1000000, &v, &err) == 0)
         p.min_epochs = (int)v;
-    if (!err.msg[0] && rungs) prune_parse_rungs(rungs, &p, &err);
-    if (!err.msg[0] && min_epochs && rungs)
+    if (!err.msg[0] && f->rungs) prune_parse_rungs(f->rungs, &p, &err);
+    if (!err.msg[0] && f->min_epochs && f->rungs)
         error_set(&err, "--prune-min-epochs and --prune-rungs: give one (the rungs, or the first of them)");
     if (err.msg[0]) {
         fprintf(stderr, "bigbatch report: %s\n", err.msg);
         return 2;
     }
-    if (prune_replay(stdout, file, scale, db, &p, &err) != 0) {
+    if (prune_replay(stdout, file, f->scale, f->db, &p, &err) != 0) {
         fprintf(stderr, "bigbatch report: %s\n", err.msg);
         return 1;
+    }
+    return 0;
+}
+
+/* The checks across report FILE's flags: 0, or 2 having said why. */
+static int check_report(const ReportFlags *f)
+{
+    if (!f->replay && (f->eta || f->min_epochs || f->rungs)) {
+        fprintf(stderr, "bigbatch report: --prune-eta, --prune-min-epochs and --prune-rungs are for --replay-prune\n");
+        return 2;
+    }
+    if (f->replay && (f->html || f->plots || strcmp(f->format, "md"))) {
+        fprintf(stderr, "bigbatch report: --replay-prune prints its own table: not with --html, --plots or --format\n");
+        return 2;
     }
     return 0;
 }
@@ -564,22 +631,12 @@ static int report_replay(const char *file, const char *scale, const char *db, co
 /* `bigbatch report --all ...` (results_docs.h) */
 static int report_all(int argc, char **argv)
 {
-    ResultsDocsOptions o = {.experiments = "experiments", .archive = "results/archive", .out = "docs",
-                            .bench = "bench/results", .performance = "bench/performance.md.in"};
-    const ValueOption opts[] = {{"--experiments", &o.experiments}, {"--archive", &o.archive},
-                                {"--out", &o.out},                 {"--plots", &o.plots_dir},
-                                {"--html", &o.html_dir},           {"--bench", &o.bench},
-                                {"--performance", &o.performance}, {"--readme", &o.readme},
-                                {"--results", &o.results_dir}};
-    int kept = 0; /* argv without --all */
-    for (int i = 0; i < argc; i++)
-        if (strcmp(argv[i], "--all")) argv[kept++] = argv[i];
-    int taken = take_value_options("report", kept, argv, opts, (int)(sizeof opts / sizeof opts[0]), NULL);
-    if (taken == 1) {
-        fputs(REPORT_USAGE, stdout);
-        return 0;
-    }
-    if (taken < 0) return 2;
+    ResultsDocsOptions o;
+    report_all_defaults(&o);
+    int rest;
+    int taken = parse_or_say(&REPORT_ALL_TABLE, argc, argv, &o, 0, &rest);
+    if (taken == 1) report_usage();
+    if (taken != 0) return taken < 0 ? 2 : 0;
     /* the repository's own docs come with its README's headline; pages made elsewhere do not
      * touch it unless asked */
     if (!o.readme && !strcmp(o.out, "docs")) o.readme = "README.md";
@@ -599,40 +656,19 @@ int cli_report(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--all")) return report_all(argc, argv);
-    const char *file = NULL, *scale = "proxy", *db = NULL, *format = "md", *html = NULL, *plots = NULL;
-    const char *eta = NULL, *min_epochs = NULL, *rungs = NULL;
-    const ValueOption opts[] = {{"--scale", &scale},          {"--db", &db},
-                                {"--format", &format},        {"--html", &html},
-                                {"--plots", &plots},          {"--prune-eta", &eta},
-                                {"--prune-min-epochs", &min_epochs}, {"--prune-rungs", &rungs}};
-    bool replay = take_switch(&argc, argv, "--replay-prune");
-    int taken = take_value_options("report", argc, argv, opts, 8, &file);
-    if (taken == 1) {
-        fputs(REPORT_USAGE, stdout);
-        return 0;
-    }
-    if (taken < 0) return 2;
-    if (!file) {
+    ReportFlags f;
+    report_defaults(&f);
+    int rest;
+    int taken = parse_or_say(&REPORT_TABLE, argc, argv, &f, 1, &rest);
+    if (taken == 1) report_usage();
+    if (taken != 0) return taken < 0 ? 2 : 0;
+    if (rest >= argc) {
         fprintf(stderr, "bigbatch report: which experiment file? (bigbatch report FILE)\n");
         return 2;
     }
-    if (strcmp(format, "md") && strcmp(format, "csv")) {
-        fprintf(stderr, "bigbatch report: --format: '%s' is not md or csv\n", format);
-        return 2;
-    }
-    if (!experiment_scale_known(scale)) {
-        fprintf(stderr, "bigbatch report: --scale: '%s' is not one of smoke, proxy, full\n", scale);
-        return 2;
-    }
-    if (!replay && (eta || min_epochs || rungs)) {
-        fprintf(stderr, "bigbatch report: --prune-eta, --prune-min-epochs and --prune-rungs are for --replay-prune\n");
-        return 2;
-    }
-    if (replay && (html || plots || strcmp(format, "md"))) {
-        fprintf(stderr, "bigbatch report: --replay-prune prints its own table: not with --html, --plots or --format\n");
-        return 2;
-    }
-    if (replay) return report_replay(file, scale, db, eta, min_epochs, rungs);
+    const char *file = argv[rest], *scale = f.scale, *db = f.db, *format = f.format, *html = f.html, *plots = f.plots;
+    if (check_report(&f)) return 2;
+    if (f.replay) return report_replay(file, &f);
     Error err = {{0}};
     if (html) {
         HtmlReportRequest h = {.file = file, .scale = scale, .db = db, .plots_dir = plots, .dir = html};

@@ -1,7 +1,6 @@
 /* `bigbatch train`: one run from flags, printed as a table of epochs. */
 #include <errno.h>
 #include <signal.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,13 +2,14 @@
  * [--threads T] [--keep PATH]`: sweeps/verify.h. Exit 0 when every new run lands within the
  * archive's spread, 1 when one does not (or on an error), 2 for bad usage. */
 #include <ftw.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "../engine/backend.h"
-#include "../sweeps/flags/cli_args.h"
+#include "../sweeps/flags/flag_table.h"
 #include "../sweeps/archive.h"
 #include "../sweeps/figure_dir.h"
 #include "../sweeps/verify.h"
@@ -27,66 +28,98 @@ static void remove_scratch(const char *dir)
         fprintf(stderr, "bigbatch verify: could not remove the scratch folder %s\n", dir);
 }
 
-static void verify_usage(void)
+/* What verify's flags set: the request, room for the --cell labels (argc of them), --keep. */
+typedef struct {
+    VerifyRequest r;
+    const char **labels;
+    const char *keep;
+} VerifyFlags;
+
+static void verify_defaults(void *target)
 {
-    printf("usage: bigbatch verify FILE [--scale S] [--db PATH] [--cell LABEL]... [--repeats N]\n"
-           "                       [--workers W] [--threads T] [--device D] [--keep PATH]\n"
-           "Re-runs cells of an experiment's results database (the archive: make results-load)\n"
-           "with today's engine, then prints per cell the archived seeds, today's runs and whether\n"
-           "each lands within the archive: an archived seed ended the same way (complete,\n"
-           "collapsed, diverged) and a complete run lies within the archived complete seeds'\n"
-           "range widened by their standard deviation (at least 0.005).\n"
-           "  --scale S     the sweep's scale [proxy]\n"
-           "  --db PATH     the archived database [results/<experiment>.db], or the archive\n"
-           "                itself (results/archive/<experiment>.sql.gz)\n"
-           "  --cell LABEL  a cell to re-run, as `bigbatch report` labels it (\"opt=sgd batch=2048\n"
-           "                lr=0.8\"); repeat for more [every cell]\n"
-           "  --repeats N   seeds per cell, the archive's first N [1]\n"
-           "  --workers W   runs at once [1]; --threads T: threads per run [cores / W]\n"
-           "  --device D    where today's runs compute: cpu, cuda, cuda:N [cpu] (a GPU's runs\n"
-           "                against a CPU archive: do they land within its seeds' spread?)\n"
-           "  --keep PATH   keep today's runs in this database [a scratch file, removed]\n"
-           "Exit 0: every run within; 1: one outside, or an error; 2: bad usage.\n");
+    VerifyFlags *v = target;
+    memset(v, 0, sizeof *v);
+    v->r = (VerifyRequest){.scale = "proxy", .repeats = 1, .workers = 1};
 }
 
-static int parse_verify(int argc, char **argv, VerifyRequest *r, const char **labels, const char **keep, Error *err)
+static int set_device(void *target, const FlagCall *c, const char *v, Error *err)
 {
-    long v;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help")) return 1;
-        if (a[0] != '-') {
-            if (r->file) return error_set(err, "one experiment file, not several ('%s')", a), -1;
-            r->file = a;
-            continue;
-        }
-        if (!val) return error_set(err, "%s needs a value", a), -1;
-        i++;
-        if (!strcmp(a, "--scale")) r->scale = val;
-        else if (!strcmp(a, "--db")) r->db = val;
-        else if (!strcmp(a, "--keep")) *keep = val;
-        else if (!strcmp(a, "--device") && !backend_device_check(val, err)) r->device = val;
-        else if (!strcmp(a, "--cell")) labels[r->n_labels++] = val;
-        else if (!strcmp(a, "--repeats") && !cli_parse_long(a, val, 1, 1000, &v, err)) r->repeats = (int)v;
-        else if (!strcmp(a, "--workers") && !cli_parse_long(a, val, 1, 64, &v, err)) r->workers = (int)v;
-        else if (!strcmp(a, "--threads") && !cli_parse_long(a, val, 1, 1024, &v, err)) r->threads = (int)v;
-        else if (!err->msg[0]) return error_set(err, "unknown option '%s' (bigbatch verify --help)", a), -1;
-        else return -1;
-    }
-    if (!r->file) return error_set(err, "which experiment file? (bigbatch verify FILE)"), -1;
+    (void)target, (void)c;
+    return backend_device_check(v, err) ? -1 : 0;
+}
+
+/* --cell, repeatable: labels has room for every argument. */
+static int add_cell(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    (void)c, (void)err;
+    VerifyFlags *f = target;
+    f->labels[f->r.n_labels++] = v;
+    return 0;
+}
+
+static const char HEAD[] =
+    "usage: bigbatch verify FILE [--scale S] [--db PATH] [--cell LABEL]... [--repeats N]\n"
+    "                       [--workers W] [--threads T] [--device D] [--keep PATH]\n"
+    "Re-runs cells of an experiment's results database (the archive: make results-load)\n"
+    "with today's engine, then prints per cell the archived seeds, today's runs and whether\n"
+    "each lands within the archive: an archived seed ended the same way (complete,\n"
+    "collapsed, diverged) and a complete run lies within the archived complete seeds'\n"
+    "range widened by their standard deviation (at least 0.005).\n";
+
+#define AT(member) offsetof(VerifyFlags, member)
+
+static const Flag FLAGS[] = {
+    {"scale", "S", "the sweep's scale", "%s", F_STR(AT(r.scale))},
+    {"db", "PATH",
+     "the archived database [results/<experiment>.db], or the archive\n"
+     "itself (results/archive/<experiment>.sql.gz)",
+     NULL, F_STR(AT(r.db))},
+    {"cell", "LABEL",
+     "a cell to re-run, as `bigbatch report` labels it (\"opt=sgd batch=2048\n"
+     "lr=0.8\"); repeat for more [every cell]",
+     NULL, .set = add_cell},
+    {"repeats", "N", "seeds per cell, the archive's first N", "%d", F_INT(AT(r.repeats), 1, 1000)},
+    {"workers", "W", "runs at once", "%d", F_INT(AT(r.workers), 1, 64)},
+    {"threads", "T", "threads per run [cores / W]", NULL, F_INT(AT(r.threads), 1, 1024)},
+    {"device", "D",
+     "where today's runs compute: cpu, cuda, cuda:N [cpu] (a GPU's runs\n"
+     "against a CPU archive: do they land within its seeds' spread?)",
+     NULL, F_STR(AT(r.device)), .set = set_device},
+    {"keep", "PATH", "keep today's runs in this database [a scratch file, removed]", NULL, F_STR(AT(keep))},
+    FLAG_HELP_ROW,
+};
+
+static const FlagTable TABLE = {"verify", FLAGS, FLAG_COUNT(FLAGS), sizeof(VerifyFlags), verify_defaults, HEAD,
+                                "Exit 0: every run within; 1: one outside, or an error; 2: bad usage.\n", 13, NULL,
+                                "%s needs a value"};
+
+void verify_flags_markdown(FILE *out) { flag_table_markdown(&TABLE, out); }
+
+static int parse_verify(int argc, char **argv, VerifyFlags *f, Error *err)
+{
+    int rest;
+    int rc = flag_table_parse(&TABLE, argc, argv, f, &rest, err);
+    if (rc != 0) return rc;
+    if (rest >= argc) return error_set(err, "which experiment file? (bigbatch verify FILE)"), -1;
+    if (rest + 1 < argc) return error_set(err, "one experiment file, not several ('%s')", argv[rest + 1]), -1;
+    f->r.file = argv[rest];
     return 0;
 }
 
 int cli_verify(int argc, char **argv)
 {
-    VerifyRequest r = {.scale = "proxy", .repeats = 1, .workers = 1};
-    const char **labels = calloc((size_t)argc, sizeof *labels), *keep = NULL;
+    VerifyFlags f;
+    verify_defaults(&f);
+    const char **labels = calloc((size_t)argc, sizeof *labels);
     Error err = {{0}};
     if (!labels) return 1;
-    r.labels = labels;
-    int parsed = parse_verify(argc, argv, &r, labels, &keep, &err);
+    f.labels = labels;
+    f.r.labels = labels;
+    int parsed = parse_verify(argc, argv, &f, &err);
+    VerifyRequest r = f.r;
+    const char *keep = f.keep;
     if (parsed != 0) {
-        if (parsed == 1) verify_usage();
+        if (parsed == 1) flag_table_usage(&TABLE, stdout);
         else fprintf(stderr, "bigbatch verify: %s\n", err.msg);
         free(labels);
         return parsed == 1 ? 0 : 2;

@@ -72,6 +72,19 @@ static const struct {
 } MARKDOWN[] = {
     {"commands", commands_markdown},
     {"train", train_flags_markdown},
+    {"sweep", sweep_flags_markdown},
+    {"plot", plot_flags_markdown},
+    {"bench", bench_flags_markdown},
+    {"bench-allreduce", allreduce_flags_markdown},
+    {"scale", scale_flags_markdown},
+    {"compare", compare_flags_markdown},
+    {"verify", verify_flags_markdown},
+    {"runs", runs_flags_markdown},
+    {"report", report_flags_markdown},
+    {"report-all", report_all_flags_markdown},
+    {"merge", merge_flags_markdown},
+    {"fingerprint", fingerprint_flags_markdown},
+    {"data", data_flags_markdown},
     {"presets", optimizer_presets_markdown},
 };
 

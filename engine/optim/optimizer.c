@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "opt_names.h"
+#include "opt_switches.h"
 
 void opt_config_defaults(OptConfig *cfg)
 {
@@ -62,38 +63,6 @@ static const LarsPreset presets[] = {
      false, 0, 0.001, 0, "TF Model Garden LARS, classic_momentum False"},
 };
 
-static const char *denom_name(int d)
-{
-    switch (d) {
-    case LARS_DENOM_G_WD: return "|g|+wd|w|+eps";
-    case LARS_DENOM_G: return "|g|+eps";
-    case LARS_DENOM_DECAYED: return "|g+wd w|+eps";
-    case LARS_DENOM_UPDATE: return "|update|+eps";
-    }
-    return "?";
-}
-
-static const char *momentum_name(int m)
-{
-    switch (m) {
-    case LARS_LR_INSIDE: return "lr-inside (v=m v+lr r g'; w-=v)";
-    case LARS_LR_AFTER: return "lr-after (b=m b+r g'; w-=lr b)";
-    case LARS_TRUST_AFTER: return "trust-after (b=m b+g'; w-=lr r b)";
-    }
-    return "?";
-}
-
-static const char *policy_name(int p)
-{
-    switch (p) {
-    case LARC_SCALE: return "scale";
-    case LARC_CLIP_NVCAFFE: return "clip min(lr,r)";
-    case LARC_CLIP_APEX: return "clip min(r/lr,1)";
-    }
-    return "?";
-}
-
-static const char *guard_name(int g) { return g == LARS_GUARD_APEX ? "r=1,grad untouched,no wd" : "r=1"; }
 static const char *exclude_name(unsigned x) { return x ? "bias,bn (no ratio, no wd)" : "none"; }
 static const char *yes_no(bool b) { return b ? "yes" : "no"; }
 
@@ -110,16 +79,19 @@ static void md_cell(FILE *out, const char *text)
 
 void optimizer_presets_markdown(FILE *out)
 {
-    fputs("| preset | opt | ratio eta\\|w\\|/(...) | wd in update | LR and momentum | clip | zero-norm guard "
+    fputs("| preset | opt | ratio eta\\|w\\|/(denominator) | wd in update | LR and momentum | clip | zero-norm guard "
           "| adapt only if wd | excluded | eta | eps | after |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
           out);
     for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++) {
         const LarsPreset *p = &presets[i];
-        char eta[32], eps[32];
+        char eta[32], eps[32], denom[64], momentum[64], policy[64], guard[80];
         snprintf(eta, sizeof eta, "%g", p->eta);
         snprintf(eps, sizeof eps, "%g", p->eps);
-        const char *cells[] = {p->variant, p->name, denom_name(p->denom), yes_no(p->wd_in_update),
-                               momentum_name(p->momentum), policy_name(p->policy), guard_name(p->guard),
+        const char *cells[] = {p->variant, p->name, opt_switch_text(OPT_SWITCH_DENOM, p->denom, denom, sizeof denom),
+                               yes_no(p->wd_in_update),
+                               opt_switch_text(OPT_SWITCH_MOMENTUM, p->momentum, momentum, sizeof momentum),
+                               opt_switch_text(OPT_SWITCH_POLICY, p->policy, policy, sizeof policy),
+                               opt_switch_text(OPT_SWITCH_GUARD, p->guard, guard, sizeof guard),
                                yes_no(p->adapt_if_wd), exclude_name(p->exclude), eta, eps, p->source};
         fputs("|", out);
         for (size_t c = 0; c < sizeof cells / sizeof cells[0]; c++) md_cell(out, cells[c]);
@@ -137,6 +109,21 @@ const char *optimizer_default_preset(const char *name)
     if (strcmp(name, "lars") == 0) return "paper";
     if (strcmp(name, "larc") == 0) return "nvcaffe";
     return NULL;
+}
+
+/* What a preset sets, in the switches' names (opt_switches.h), into what[len]. */
+static void preset_said(const LarsPreset *ps, char *what, size_t len)
+{
+    char denom[64], momentum[64], policy[64], guard[80];
+    snprintf(what, len,
+             "%s [%s]: opt=%s eta=%g eps=%g lars-denom=%s wd-in-update=%s lars-momentum=%s "
+             "larc-policy=%s lars-guard=%s adapt-only-if-wd=%s exclude=%s",
+             ps->variant, ps->source, ps->name, ps->eta, ps->eps,
+             opt_switch_text(OPT_SWITCH_DENOM, ps->denom, denom, sizeof denom), yes_no(ps->wd_in_update),
+             opt_switch_text(OPT_SWITCH_MOMENTUM, ps->momentum, momentum, sizeof momentum),
+             opt_switch_text(OPT_SWITCH_POLICY, ps->policy, policy, sizeof policy),
+             opt_switch_text(OPT_SWITCH_GUARD, ps->guard, guard, sizeof guard), yes_no(ps->adapt_if_wd),
+             exclude_name(ps->exclude));
 }
 
 int optimizer_apply_preset(OptConfig *cfg, const char *variant, char *what_it_set, size_t len,
@@ -165,13 +152,7 @@ int optimizer_apply_preset(OptConfig *cfg, const char *variant, char *what_it_se
     cfg->lars_exclude = ps->exclude;
     cfg->eta = ps->eta;
     cfg->lars_eps = ps->eps;
-    if (what_it_set && len)
-        snprintf(what_it_set, len,
-                 "%s [%s]: opt=%s eta=%g eps=%g ratio=eta|w|/(%s) wd-in-update=%s momentum=%s "
-                 "policy=%s zero-guard=%s adapt-only-if-wd=%s exclude=%s",
-                 ps->variant, ps->source, ps->name, ps->eta, ps->eps, denom_name(ps->denom),
-                 yes_no(ps->wd_in_update), momentum_name(ps->momentum), policy_name(ps->policy),
-                 guard_name(ps->guard), yes_no(ps->adapt_if_wd), exclude_name(ps->exclude));
+    if (what_it_set && len) preset_said(ps, what_it_set, len);
     return 0;
 }
 

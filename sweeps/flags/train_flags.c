@@ -3,23 +3,21 @@
  *
  * One table, FLAGS, holds every flag: its name, the name of its value, its help text and
  * how its default is printed, and where its value goes (a type and an offset, or a setter
- * for the flags that need more). The getopt_long options, the parsing, the help text and
- * train_flag_takes_value are all generated from it. */
+ * for the flags that need more). The parsing, the help text, the docs' tables and
+ * train_flag_takes_value are all generated from it by flag_table.c. */
 #include "train_flags.h"
 
-#include <ctype.h>
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli_args.h"
+#include "flag_table.h"
 #include "../../engine/data/data.h"
 #include "../../engine/optim/opt_names.h"
-#include "../../engine/base/name_table.h"
+#include "../../engine/optim/opt_switches.h"
 
 /* LARS/LARC flags given by hand: applied over the preset, whatever their order. */
 typedef struct {
@@ -31,103 +29,61 @@ typedef struct {
     unsigned exclude;
 } OptOverrides;
 
-typedef struct Flag Flag;
-
 /* Everything a flag can set; FLAGS' offsets are into this. */
 typedef struct {
     TrainFlags flags;
     OptOverrides ov;
     long workers;  /* --workers-emulated */
-    const Flag *f; /* the flag being set */
-    char flag[48]; /* and its "--name", for messages */
 } FlagParse;
-
-/* A range of numbers: lo < x or lo <= x, x < hi or x <= hi. */
-typedef struct {
-    double lo, hi;
-    bool lo_open, hi_open;
-    const char *bad; /* the error after "--flag: X " */
-} Range;
-
-typedef enum {
-    T_NONE,   /* the setter does it all */
-    T_STR,    /* const char *, pointing into argv */
-    T_INT,    /* int, an integer >= min */
-    T_LONG,   /* long, an integer >= min */
-    T_ULL,    /* unsigned long long, an integer >= min */
-    T_DOUBLE, /* double, a finite number, within `range` when there is one */
-    T_SWITCH, /* bool, set to true; the flag takes no value */
-    T_CHOICE, /* int, the index of the value in `names` */
-    T_CHARS,  /* char[], printed only (its setter fills it) */
-    T_HELP,   /* --help: parsing stops and says so; the flag takes no value */
-} FlagType;
-
-struct Flag {
-    const char *name;     /* without "--"; NULL: a row that only prints `help` as a heading */
-    const char *arg;      /* the value's name in the help; NULL with T_SWITCH */
-    const char *help;     /* lines separated by '\n'; NULL: not in the help (--help) */
-    const char *dflt;     /* printf format of the default value at `at`, printed as " [...]"
-                             after the help; NULL: none (the help may say it in words) */
-    const char *dflt_doc; /* the default in the docs' words, where `dflt` prints this machine's */
-    FlagType type;
-    size_t at;            /* offsetof(FlagParse, ...) */
-    long min, max;        /* T_INT, T_LONG, T_ULL: the values accepted */
-    int (*set)(FlagParse *ps, const char *value, Error *err); /* after `type`'s; NULL: none */
-    const Range *range;       /* T_DOUBLE: the values accepted; NULL: any */
-    const char *const *names; /* T_CHOICE: the values, in the order of the enum they map to */
-    const char *expected;     /* the values as the "is not one of" error lists them */
-    char *(*choices)(char *buf, size_t len); /* values from a name table, printed first */
-};
-
-static int bad_choice(const char *flag, const char *value, const char *choices, Error *err)
-{
-    error_set(err, "%s: '%s' is not one of %s", flag, value, choices);
-    return -1;
-}
-
-static void *field(FlagParse *ps, const Flag *f) { return (char *)ps + f->at; }
 
 /* ---- setters of the flags a type does not cover ---- */
 
 /* --augment's names, indexed by AUGMENT_*. */
 static const char *const AUGMENT_NAMES[] = {"off", "on", "rrc"};
 
-static int set_augment(FlagParse *ps, const char *v, Error *err)
+static int set_augment(void *target, const FlagCall *c, const char *v, Error *err)
 {
+    FlagParse *ps = target;
     for (int k = 0; k < (int)(sizeof AUGMENT_NAMES / sizeof *AUGMENT_NAMES); k++)
         if (!strcmp(v, AUGMENT_NAMES[k])) {
             ps->flags.cfg.augment = k;
             return 0;
         }
-    error_set(err, "%s: '%s' is not off, on or rrc", ps->flag, v);
+    error_set(err, "%s: '%s' is not off, on or rrc", c->flag, v);
     return -1;
 }
 
-static int set_lr_scaling(FlagParse *ps, const char *v, Error *err)
+static int set_lr_scaling(void *target, const FlagCall *c, const char *v, Error *err)
 {
-    return schedule_parse_scaling(v, &ps->flags.cfg.lr_scaling) ? bad_choice(ps->flag, v, ps->f->expected, err) : 0;
+    FlagParse *ps = target;
+    return schedule_parse_scaling(v, &ps->flags.cfg.lr_scaling) ? flag_bad_choice(c, v, err) : 0;
 }
 
-static int set_lr_policy(FlagParse *ps, const char *v, Error *err)
+static int set_lr_policy(void *target, const FlagCall *c, const char *v, Error *err)
 {
-    return schedule_parse_policy(v, &ps->flags.cfg.sched.policy) ? bad_choice(ps->flag, v, ps->f->expected, err) : 0;
+    FlagParse *ps = target;
+    return schedule_parse_policy(v, &ps->flags.cfg.sched.policy) ? flag_bad_choice(c, v, err) : 0;
 }
 
-static int set_poly_horizon(FlagParse *ps, const char *v, Error *err)
+static int set_poly_horizon(void *target, const FlagCall *c, const char *v, Error *err)
 {
+    FlagParse *ps = target;
     ScheduleConfig *s = &ps->flags.cfg.sched;
-    return schedule_parse_poly_horizon(v, &s->poly_horizon) ? bad_choice(ps->flag, v, ps->f->expected, err) : 0;
+    return schedule_parse_poly_horizon(v, &s->poly_horizon) ? flag_bad_choice(c, v, err) : 0;
 }
 
-static int set_warmup_shape(FlagParse *ps, const char *v, Error *err)
+static int set_warmup_shape(void *target, const FlagCall *c, const char *v, Error *err)
 {
+    FlagParse *ps = target;
     ScheduleConfig *s = &ps->flags.cfg.sched;
-    return schedule_parse_warmup_shape(v, &s->warmup_shape) ? bad_choice(ps->flag, v, ps->f->expected, err) : 0;
+    return schedule_parse_warmup_shape(v, &s->warmup_shape) ? flag_bad_choice(c, v, err) : 0;
 }
 
 /* "30,60,80" -> milestones in epochs */
-static int set_milestones(FlagParse *ps, const char *v, Error *err)
+static int set_milestones(void *target, const FlagCall *c, const char *v, Error *err)
 {
+    FlagParse *ps = target;
+    (void)c;
     ScheduleConfig *sched = &ps->flags.cfg.sched;
     char buf[256];
     snprintf(buf, sizeof buf, "%s", v);
@@ -147,37 +103,44 @@ static int set_milestones(FlagParse *ps, const char *v, Error *err)
     return 0;
 }
 
-static int set_opt(FlagParse *ps, const char *v, Error *err)
+static int set_opt(void *target, const FlagCall *c, const char *v, Error *err)
 {
+    FlagParse *ps = target;
+    (void)c;
     (void)err;
     snprintf(ps->flags.cfg.opt.name, sizeof ps->flags.cfg.opt.name, "%s", v);
     return 0;
 }
 
-static int mark_eta(FlagParse *ps, const char *v, Error *err)
+static int mark_eta(void *target, const FlagCall *c, const char *v, Error *err)
 {
+    FlagParse *ps = target;
+    (void)c;
     (void)v;
     (void)err;
     ps->ov.has_eta = true;
     return 0;
 }
 
-static int mark_eps(FlagParse *ps, const char *v, Error *err)
+static int mark_eps(void *target, const FlagCall *c, const char *v, Error *err)
 {
+    FlagParse *ps = target;
+    (void)c;
     (void)v;
     (void)err;
     ps->ov.has_eps = true;
     return 0;
 }
 
-static int set_exclude(FlagParse *ps, const char *v, Error *err)
+static int set_exclude(void *target, const FlagCall *c, const char *v, Error *err)
 {
+    FlagParse *ps = target;
     unsigned *out = &ps->ov.exclude;
     if (!strcmp(v, "none")) *out = 0;
     else if (!strcmp(v, "bias")) *out = OPT_EXCLUDE_BIAS;
     else if (!strcmp(v, "bn")) *out = OPT_EXCLUDE_BN;
     else if (!strcmp(v, "bias,bn") || !strcmp(v, "bn,bias")) *out = OPT_EXCLUDE_BIAS | OPT_EXCLUDE_BN;
-    else return bad_choice(ps->flag, v, ps->f->expected, err);
+    else return flag_bad_choice(c, v, err);
     ps->ov.has_exclude = true;
     return 0;
 }
@@ -185,29 +148,77 @@ static int set_exclude(FlagParse *ps, const char *v, Error *err)
 static char *data_choices(char *buf, size_t len) { return dataset_names(buf, len, " | ", " | "); }
 static char *opt_choices(char *buf, size_t len) { return opt_names(buf, len, " | ", " | "); }
 
-/* The values of the LARS/LARC switches, in the order of their enums (optimizer.h). */
-static const char *const POLICY_NAMES[] = {"scale", "clip", "apex-clip", NULL};
-static const char *const DENOM_NAMES[] = {"g-wd", "g", "decayed", "update", NULL};
-static const char *const MOMENTUM_NAMES[] = {"inside", "after", "trust-after", NULL};
-static const char *const GUARD_NAMES[] = {"one", "apex", NULL};
 static const char *const NO_YES[] = {"no", "yes", NULL};
+
+/* A LARS/LARC switch's value by its name in the switches' table (opt_switches.h). */
+static int set_switch(const FlagCall *c, OptSwitchKind k, int *out, const char *v, Error *err)
+{
+    char names[128];
+    *out = opt_switch_find(k, v);
+    if (*out >= 0) return 0;
+    error_set(err, "%s: '%s' is not one of %s", c->flag, v, opt_switch_names(k, names, sizeof names));
+    return -1;
+}
+
+static int set_policy(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    return set_switch(c, OPT_SWITCH_POLICY, &((FlagParse *)target)->ov.larc_policy, v, err);
+}
+
+static int set_denom(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    return set_switch(c, OPT_SWITCH_DENOM, &((FlagParse *)target)->ov.denom, v, err);
+}
+
+static int set_momentum(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    return set_switch(c, OPT_SWITCH_MOMENTUM, &((FlagParse *)target)->ov.momentum, v, err);
+}
+
+static int set_guard(void *target, const FlagCall *c, const char *v, Error *err)
+{
+    return set_switch(c, OPT_SWITCH_GUARD, &((FlagParse *)target)->ov.guard, v, err);
+}
+
+/* A switch's values for the help, "name (meaning) | ...", a line break before one that
+ * would pass 66 columns. */
+static char *switch_choices(OptSwitchKind k, char *buf, size_t len)
+{
+    Said s = {buf, len, 0, ""};
+    size_t line = 0;
+    buf[0] = 0;
+    char text[128];
+    for (int v = 0; opt_switch_value(k, v); v++) {
+        opt_switch_text(k, v, text, sizeof text);
+        const char *sep = !v ? "" : line + strlen(text) + 3 > 66 ? " |\n" : " | ";
+        size_t before = s.used;
+        said(&s, "%s%s", sep, text);
+        line = sep[2] == '\n' ? strlen(text) : line + (s.used - before);
+    }
+    return buf;
+}
+
+static char *policy_choices(char *buf, size_t len) { return switch_choices(OPT_SWITCH_POLICY, buf, len); }
+static char *denom_choices(char *buf, size_t len) { return switch_choices(OPT_SWITCH_DENOM, buf, len); }
+static char *momentum_choices(char *buf, size_t len) { return switch_choices(OPT_SWITCH_MOMENTUM, buf, len); }
+static char *guard_choices(char *buf, size_t len) { return switch_choices(OPT_SWITCH_GUARD, buf, len); }
 
 /* ---- the table ---- */
 
 #define AT(member) offsetof(FlagParse, member)
 #define CFG(member) offsetof(FlagParse, flags.cfg.member)
-#define HEADING(text) {.help = text}
+#define HEADING FLAG_HEADING
 /* where the value goes, by type */
-#define STR(at_) .type = T_STR, .at = at_
-#define INT(at_, min_) INT_TO(at_, min_, INT_MAX)
-#define INT_TO(at_, min_, max_) .type = T_INT, .at = at_, .min = min_, .max = max_
-#define LONG(at_, min_) LONG_TO(at_, min_, LONG_MAX)
-#define LONG_TO(at_, min_, max_) .type = T_LONG, .at = at_, .min = min_, .max = max_
-#define ULL(at_, min_) .type = T_ULL, .at = at_, .min = min_, .max = LONG_MAX
-#define DBL(at_) .type = T_DOUBLE, .at = at_
-#define SWITCH(at_) .type = T_SWITCH, .at = at_
-#define CHOICE(at_, names_, expected_) .type = T_CHOICE, .at = at_, .names = names_, .expected = expected_
-#define RANGE(lo, hi, lo_open, hi_open, bad) .range = &(const Range){lo, hi, lo_open, hi_open, bad}
+#define STR F_STR
+#define INT(at_, min_) F_INT(at_, min_, INT_MAX)
+#define INT_TO F_INT
+#define LONG(at_, min_) F_LONG(at_, min_, LONG_MAX)
+#define LONG_TO F_LONG
+#define ULL F_ULL
+#define DBL F_DBL
+#define SWITCH F_SWITCH
+#define CHOICE F_CHOICE
+#define RANGE F_RANGE
 
 static const Flag FLAGS[] = {
     HEADING("model and data:"),
@@ -278,22 +289,13 @@ static const Flag FLAGS[] = {
      "nvcaffe-clip | apex | tf | timm | mlperf | tf-garden | tf-garden-nc\n"
      "[paper for lars, nvcaffe for larc]; the run prints what it set",
      NULL, STR(AT(ov.variant))},
-    {"larc-policy", "P",
-     "clip (min(lr, r), NVCaffe) | apex-clip (lr*min(r/lr, 1)) |\n"
-     "scale (lr*r) [the preset's]",
-     NULL, CHOICE(AT(ov.larc_policy), POLICY_NAMES, "clip, apex-clip, scale")},
-    {"lars-denom", "D",
-     "ratio eta*||w||/D: g-wd (||g||+wd||w||) | g | decayed (||g+wd w||) |\n"
-     "update (||update after momentum||) [the preset's]",
-     NULL, CHOICE(AT(ov.denom), DENOM_NAMES, "g-wd, g, decayed, update")},
+    {"larc-policy", "P", "[the preset's]", NULL, .set = set_policy, .choices = policy_choices},
+    {"lars-denom", "D", "[the preset's]", NULL, .set = set_denom,
+     .choices = denom_choices},
     {"lars-wd-in-update", "B", "yes | no: add wd*w to the update direction [the preset's]", NULL,
      CHOICE(AT(ov.wd_in_update), NO_YES, "yes, no")},
-    {"lars-momentum", "M",
-     "inside (v=m v+lr r g') | after (b=m b+r g'; w-=lr b) |\n"
-     "trust-after (b=m b+g'; w-=lr r b) [the preset's]",
-     NULL, CHOICE(AT(ov.momentum), MOMENTUM_NAMES, "inside, after, trust-after")},
-    {"lars-guard", "G", "one (r=1 at a zero norm) | apex (also skip scaling and wd) [the preset's]", NULL,
-     CHOICE(AT(ov.guard), GUARD_NAMES, "one, apex")},
+    {"lars-momentum", "M", "[the preset's]", NULL, .set = set_momentum, .choices = momentum_choices},
+    {"lars-guard", "G", "[the preset's]", NULL, .set = set_guard, .choices = guard_choices},
     {"lars-adapt-if-wd", "B", "yes | no: adapt only parameters with weight decay (timm) [the preset's]", NULL,
      CHOICE(AT(ov.adapt_if_wd), NO_YES, "yes, no")},
     {"eta", "X", "trust coefficient [the preset's: 0.001, apex 0.02]", NULL, DBL(AT(ov.eta)), .set = mark_eta,
@@ -391,73 +393,15 @@ static const Flag FLAGS[] = {
      SWITCH(CFG(plain_allreduce))},
     {"sync-bn", NULL, "BN statistics over the images of all ranks, not per rank", NULL, SWITCH(CFG(sync_bn))},
 
-    {"help", NULL, NULL, NULL, .type = T_HELP},
+    FLAG_HELP_ROW,
 };
-enum { N_FLAGS = (int)(sizeof FLAGS / sizeof FLAGS[0]) };
-static const NameTable FLAG_NAMES = NAME_TABLE(FLAGS);
+enum { N_FLAGS = FLAG_COUNT(FLAGS) };
+
+static void train_defaults(void *target) { train_config_defaults(&((FlagParse *)target)->flags.cfg); }
+
+static const FlagTable TABLE = {"train", FLAGS, N_FLAGS, sizeof(FlagParse), train_defaults, NULL, NULL, 0, NULL, NULL};
 
 /* ---- parsing ---- */
-
-static int check_range(const FlagParse *ps, double x, Error *err)
-{
-    const Range *r = ps->f->range;
-    if (!r || ((r->lo_open ? x > r->lo : x >= r->lo) && (r->hi_open ? x < r->hi : x <= r->hi))) return 0;
-    error_set(err, "%s: %g %s", ps->flag, x, r->bad);
-    return -1;
-}
-
-/* Stores v by the flag's type (ps->f); 0, 1 for --help, or -1 with err. */
-static int set_by_type(FlagParse *ps, const char *v, Error *err)
-{
-    const Flag *f = ps->f;
-    void *p = field(ps, f);
-    long n;
-    int i;
-    switch (f->type) {
-    case T_STR: *(const char **)p = v; return 0;
-    case T_SWITCH: *(bool *)p = true; return 0;
-    case T_HELP: return 1;
-    case T_DOUBLE: return cli_parse_double(ps->flag, v, p, err) ? -1 : check_range(ps, *(double *)p, err);
-    case T_INT:
-    case T_LONG:
-    case T_ULL:
-        if (cli_parse_long(ps->flag, v, f->min, f->max, &n, err)) return -1;
-        if (f->type == T_INT) *(int *)p = (int)n;
-        else if (f->type == T_LONG) *(long *)p = n;
-        else *(unsigned long long *)p = (unsigned long long)n;
-        return 0;
-    case T_CHOICE:
-        for (i = 0; f->names[i] && strcmp(v, f->names[i]); i++) {}
-        if (!f->names[i]) return bad_choice(ps->flag, v, f->expected, err);
-        *(int *)p = i;
-        return 0;
-    default: return 0; /* T_NONE, T_CHARS: the setter's */
-    }
-}
-
-/* One flag's value (NULL for a switch): 0, 1 for --help, -1 with err. */
-static int set_flag(const Flag *f, const char *v, FlagParse *ps, Error *err)
-{
-    ps->f = f;
-    snprintf(ps->flag, sizeof ps->flag, "--%s", f->name);
-    int rc = set_by_type(ps, v, err);
-    if (rc != 0) return rc;
-    return f->set ? f->set(ps, v, err) : 0;
-}
-
-/* getopt_long's options, from FLAGS: the value is 256 + the row. */
-static const struct option *long_options(void)
-{
-    static struct option opts[N_FLAGS + 1];
-    int n = 0;
-    for (int i = 0; i < N_FLAGS; i++) {
-        if (!FLAGS[i].name) continue;
-        bool takes = FLAGS[i].type != T_SWITCH && FLAGS[i].type != T_HELP;
-        opts[n++] = (struct option){FLAGS[i].name, takes ? required_argument : no_argument, 0, 256 + i};
-    }
-    opts[n] = (struct option){0, 0, 0, 0};
-    return opts;
-}
 
 /* --workers-emulated K becomes --micro-batch batch/K; then the checks across flags. */
 static int check_flags(FlagParse *ps, Error *err)
@@ -492,52 +436,17 @@ static int check_flags(FlagParse *ps, Error *err)
 /* Fills ps from argv; returns 0, 1 for --help, -1 on a bad flag. */
 static int parse_flags(int argc, char **argv, FlagParse *ps, Error *err)
 {
-    const struct option *opts = long_options();
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        const char *flag = optind > 1 ? argv[optind - 1] : "?";
-        if (c == ':') {
-            error_set(err, "%s needs a value", flag);
-            return -1;
-        }
-        if (c < 256 || c >= 256 + N_FLAGS) {
-            error_set(err, "unknown option '%s' (bigbatch train --help)", flag);
-            return -1;
-        }
-        int rc = set_flag(&FLAGS[c - 256], optarg, ps, err);
-        if (rc != 0) return rc;
-    }
-    if (optind < argc) {
-        error_set(err, "unexpected argument '%s'", argv[optind]);
+    int rest;
+    int rc = flag_table_parse(&TABLE, argc, argv, ps, &rest, err);
+    if (rc != 0) return rc;
+    if (rest < argc) {
+        error_set(err, "unexpected argument '%s'", argv[rest]);
         return -1;
     }
     return check_flags(ps, err);
 }
 
 /* ---- the LARS/LARC preset and the switches by hand ---- */
-
-/* Text appended to buf[len] at `used`, each piece after `sep` (then "" for the rest). */
-typedef struct {
-    char *buf;
-    size_t len, used;
-    const char *sep;
-} Said;
-
-static void said(Said *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void said(Said *s, const char *fmt, ...)
-{
-    char piece[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(piece, sizeof piece, fmt, ap);
-    va_end(ap);
-    size_t at = s->used < s->len ? s->used : s->len;
-    int n = snprintf(s->buf + at, s->len - at, "%s%s", s->sep, piece);
-    if (n > 0) s->used += (size_t)n;
-    s->sep = "";
-}
 
 static int apply_preset(OptConfig *opt, const OptOverrides *ov, char *what, size_t len, Error *err)
 {
@@ -557,19 +466,21 @@ static int apply_preset(OptConfig *opt, const OptOverrides *ov, char *what, size
 /* The switches given by hand, over the preset. */
 static void apply_switches(OptConfig *opt, const OptOverrides *ov, Said *s)
 {
-    struct { int value; int *field; bool *flag; const char *name; const char *const *names; } sw[] = {
-        {ov->larc_policy, &opt->larc_policy, NULL, "larc-policy", POLICY_NAMES},
-        {ov->denom, &opt->lars_denom, NULL, "lars-denom", DENOM_NAMES},
-        {ov->wd_in_update, NULL, &opt->lars_wd_in_update, "lars-wd-in-update", NO_YES},
-        {ov->momentum, &opt->lars_momentum, NULL, "lars-momentum", MOMENTUM_NAMES},
-        {ov->guard, &opt->lars_guard, NULL, "lars-guard", GUARD_NAMES},
-        {ov->adapt_if_wd, NULL, &opt->lars_adapt_if_wd, "lars-adapt-if-wd", NO_YES},
+    /* kind: the switch's table, or -1 for a yes/no */
+    struct { int value; int *field; bool *flag; const char *name; int kind; } sw[] = {
+        {ov->larc_policy, &opt->larc_policy, NULL, "larc-policy", OPT_SWITCH_POLICY},
+        {ov->denom, &opt->lars_denom, NULL, "lars-denom", OPT_SWITCH_DENOM},
+        {ov->wd_in_update, NULL, &opt->lars_wd_in_update, "lars-wd-in-update", -1},
+        {ov->momentum, &opt->lars_momentum, NULL, "lars-momentum", OPT_SWITCH_MOMENTUM},
+        {ov->guard, &opt->lars_guard, NULL, "lars-guard", OPT_SWITCH_GUARD},
+        {ov->adapt_if_wd, NULL, &opt->lars_adapt_if_wd, "lars-adapt-if-wd", -1},
     };
     for (size_t i = 0; i < sizeof sw / sizeof sw[0]; i++) {
         if (sw[i].value < 0) continue;
         if (sw[i].field) *sw[i].field = sw[i].value;
         else *sw[i].flag = sw[i].value == 1;
-        said(s, " %s=%s", sw[i].name, sw[i].names[sw[i].value]);
+        const char *name = sw[i].kind < 0 ? NO_YES[sw[i].value] : opt_switch_value(sw[i].kind, sw[i].value)->name;
+        said(s, " %s=%s", sw[i].name, name);
     }
 }
 
@@ -617,127 +528,10 @@ int train_flags_parse(int argc, char **argv, TrainFlags *out, Error *err)
     return parsed;
 }
 
-int train_flag_takes_value(const char *name)
-{
-    const Flag *f = name_table_find(FLAG_NAMES, name);
-    return !f || f->type == T_HELP ? -1 : f->type != T_SWITCH;
-}
+int train_flag_takes_value(const char *name) { return flag_table_takes_value(&TABLE, name); }
 
 /* ---- the help text ---- */
 
-/* The default of f as its `dflt` format prints it, into buf. */
-static const char *default_text(const Flag *f, FlagParse *defaults, char *buf, size_t len)
-{
-    const void *p = field(defaults, f);
-    switch (f->type) {
-    case T_STR: snprintf(buf, len, f->dflt, *(const char *const *)p ? *(const char *const *)p : ""); break;
-    case T_CHARS: snprintf(buf, len, f->dflt, (const char *)p); break;
-    case T_INT: case T_CHOICE: snprintf(buf, len, f->dflt, *(const int *)p); break;
-    case T_LONG: snprintf(buf, len, f->dflt, *(const long *)p); break;
-    case T_ULL: snprintf(buf, len, f->dflt, *(const unsigned long long *)p); break;
-    case T_DOUBLE: snprintf(buf, len, f->dflt, *(const double *)p); break;
-    default: snprintf(buf, len, "%s", f->dflt); break;
-    }
-    return buf;
-}
+void train_flags_usage(FILE *out) { flag_table_usage(&TABLE, out); }
 
-/* f's accepted values, as " (lo to hi)" or " (in [lo, hi))", into buf ("" when any). */
-static const char *range_text(const Flag *f, char *buf, size_t len)
-{
-    buf[0] = 0;
-    bool capped = (f->type == T_INT && f->max != INT_MAX) || (f->type == T_LONG && f->max != LONG_MAX);
-    const Range *r = f->type == T_DOUBLE ? f->range : NULL;
-    if (capped) snprintf(buf, len, " (%ld to %ld)", f->min, f->max);
-    else if (r && isinf(r->hi)) snprintf(buf, len, " (%s %g)", r->lo_open ? ">" : ">=", r->lo);
-    else if (r) snprintf(buf, len, " (in %s%g, %g%s)", r->lo_open ? "(" : "[", r->lo, r->hi, r->hi_open ? ")" : "]");
-    return buf;
-}
-
-/* f's text in the help: the choices first, then its help, the default and the range. */
-static void flag_text(const Flag *f, FlagParse *defaults, char *text, size_t len)
-{
-    char buf[256];
-    text[0] = 0;
-    Said s = {text, len, 0, ""};
-    if (f->choices) said(&s, "%s", f->choices(buf, sizeof buf));
-    if (f->help[0]) said(&s, "%s%s", s.used ? " " : "", f->help);
-    if (f->dflt) said(&s, "%s[%s]", s.used ? " " : "", default_text(f, defaults, buf, sizeof buf));
-    said(&s, "%s", range_text(f, buf, sizeof buf));
-}
-
-/* One flag: "  --name ARG" in 25 columns, then its text, continued lines indented as far. */
-static void flag_usage(FILE *out, const Flag *f, FlagParse *defaults)
-{
-    char head[64], text[1024];
-    snprintf(head, sizeof head, "--%s%s%s", f->name, f->arg ? " " : "", f->arg ? f->arg : "");
-    flag_text(f, defaults, text, sizeof text);
-    const char *line = text;
-    for (const char *nl; (nl = strchr(line, '\n')); line = nl + 1) {
-        fprintf(out, "  %-22s %.*s\n", head, (int)(nl - line), line);
-        head[0] = 0;
-    }
-    fprintf(out, "  %-22s %s\n", head, line);
-}
-
-/* text into a table cell: lines joined, '|' escaped. */
-static void md_cell(FILE *out, const char *text)
-{
-    for (int i = 0; text[i]; i++) {
-        if (text[i] == '|') fputc('\\', out);
-        fputc(text[i] == '\n' ? ' ' : text[i], out);
-    }
-}
-
-/* One flag as a Markdown table row: its default (the docs' words, the format's, or the
- * help's closing "[words]") in a column of its own, the choices, help and range in another. */
-static void flag_markdown(FILE *out, const Flag *f, FlagParse *defaults)
-{
-    char head[64], meaning[1024] = "", dflt[256] = "", buf[256];
-    snprintf(head, sizeof head, "--%s%s%s", f->name, f->arg ? " " : "", f->arg ? f->arg : "");
-    int n = (int)strlen(f->help);
-    const char *open = n && f->help[n - 1] == ']' ? strrchr(f->help, '[') : NULL;
-    if (f->dflt_doc) snprintf(dflt, sizeof dflt, "%s", f->dflt_doc);
-    else if (f->dflt) default_text(f, defaults, dflt, sizeof dflt);
-    else if (open) snprintf(dflt, sizeof dflt, "%.*s", (int)(f->help + n - 2 - open), open + 1);
-    if (open && !f->dflt)
-        for (n = (int)(open - f->help); n > 0 && isspace((unsigned char)f->help[n - 1]); n--) {}
-    Said s = {meaning, sizeof meaning, 0, ""};
-    if (f->choices) said(&s, "%s", f->choices(buf, sizeof buf));
-    if (n) said(&s, "%s%.*s", s.used ? " " : "", n, f->help);
-    said(&s, "%s", range_text(f, buf, sizeof buf) + !s.used);
-    fputs("| `", out);
-    md_cell(out, head);
-    fputs("` | ", out);
-    md_cell(out, meaning);
-    fputs(" | ", out);
-    md_cell(out, dflt);
-    fputs(" |\n", out);
-}
-
-/* Calls print for every flag of the help, and heading for every heading. */
-static void each_flag(FILE *out, void (*heading)(FILE *, const char *),
-                      void (*print)(FILE *, const Flag *, FlagParse *))
-{
-    FlagParse defaults;
-    memset(&defaults, 0, sizeof defaults);
-    train_config_defaults(&defaults.flags.cfg);
-    for (int i = 0; i < N_FLAGS; i++) {
-        if (!FLAGS[i].help) continue;
-        if (!FLAGS[i].name) heading(out, FLAGS[i].help);
-        else print(out, &FLAGS[i], &defaults);
-    }
-}
-
-static void heading_usage(FILE *out, const char *text) { fprintf(out, "%s\n", text); }
-
-void train_flags_usage(FILE *out) { each_flag(out, heading_usage, flag_usage); }
-
-/* A heading ends the table before it (a blank line) and opens one of its own. */
-static void heading_markdown(FILE *out, const char *text)
-{
-    int n = (int)strlen(text);
-    if (n && text[n - 1] == ':') n--;
-    fprintf(out, "\n**%.*s**\n\n| flag | meaning | default |\n|---|---|---|\n", n, text);
-}
-
-void train_flags_markdown(FILE *out) { each_flag(out, heading_markdown, flag_markdown); }
+void train_flags_markdown(FILE *out) { flag_table_markdown(&TABLE, out); }

@@ -64,7 +64,45 @@ layering() {
         }' "$TMP/includes" || rc=1
         data_calls || rc=1
         rooms "$TMP/includes" || rc=1
+        one_table || rc=1
         exit $rc)
+}
+
+# one_table: a list lives in one table. Only sweeps/flags/flag_table.c parses flags with
+# getopt (every command's flags are a table on it), and the LARS/LARC switches' value names
+# are written in engine/optim/opt_switches.c alone: no other file spells a distinctive one
+# (a hyphen, or 7 letters or more) as a string, nor two of one switch's names on one line
+# (a list typed again). Run inside the tree.
+SWITCHES=engine/optim/opt_switches.c
+one_table() {
+    bad=0
+    find engine sweeps cli -name '*.[ch]' ! -path sweeps/flags/flag_table.c |
+        xargs grep -nE '#[[:space:]]*include[[:space:]]*<getopt\.h>|getopt(_long)?\(' |
+        sed 's/$/: only sweeps\/flags\/flag_table.c parses with getopt (give the command a flag table)/' |
+        grep . && bad=1
+    # "LIST name" for every value of every switch's list
+    awk '/^static const OptSwitchValue [A-Z_]+\[\]/ { list = $4; sub(/\[.*/, "", list) }
+         list && /= \{"/ { v = $0; sub(/^[^"]*"/, "", v); sub(/".*/, "", v); print list, v }
+         /^};/ { list = "" }' "$SWITCHES" >"$TMP/switch_names"
+    [ -s "$TMP/switch_names" ] || { echo "$SWITCHES: no switch names found"; return 1; }
+    find engine sweeps cli -name '*.[ch]' ! -path "$SWITCHES" | sort | xargs awk -v names="$TMP/switch_names" '
+        BEGIN { while ((getline line < names) > 0) { split(line, w, " "); list[w[2]] = w[1] } }
+        {
+            delete seen
+            for (n in list) {
+                if (index($0, "\"" n "\"") == 0) continue
+                if (n ~ /-/ || length(n) >= 7) {
+                    printf "%s:%d: \"%s\": a LARS switch name, written once in '"$SWITCHES"'\n", FILENAME, FNR, n
+                    bad = 1
+                }
+                if (seen[list[n]]++) {
+                    printf "%s:%d: %s again: the LARS switch names are written once in '"$SWITCHES"'\n", FILENAME, FNR, list[n]
+                    bad = 1
+                }
+            }
+        }
+        END { exit bad }' || bad=1
+    return $bad
 }
 
 # rooms INCLUDES: engine/ is in rooms (net/, optim/, data/, dist/, train/, base/, layers/, cpu/,
@@ -136,6 +174,13 @@ plant "a call cycle in engine/data" engine/data/imagefolder.c 'static void f(voi
 stray=engine/stray  # a file on engine/'s floor, planted ($stray.c)
 plant "a file on engine/'s floor" "$stray.c" 'int stray;' "$stray.c: engine/'s top level holds only"
 plant "engine/base -> a room" engine/base/util.h '#include "../net/net.h"' 'engine/base/util.h includes "../net/net.h": engine/base/ includes no room'
+plant "a command parsing with getopt" cli/cli_merge.c '#include <getopt.h>' 'cli/cli_merge.c:.*only sweeps/flags/flag_table.c parses with getopt'
+plant "a getopt_long call" sweeps/verify.c 'static int f(int c, char **v) { return getopt_long(c, v, "", 0, 0); }' \
+    'sweeps/verify.c:.*only sweeps/flags/flag_table.c parses with getopt'
+plant "a LARS switch name spelled again" sweeps/flags/train_flags.c 'static const char *D = "g-wd";' \
+    '"g-wd": a LARS switch name, written once'
+plant "a switch's list typed again" engine/optim/optimizer.c 'static const char *const P[] = {"scale", "clip", 0};' \
+    'POLICIES again: the LARS switch names are written once'
 rm -rf "$TMP/copy"
 
 # conv_calls DIR: the calls among the objects DIR/*.o of engine/cpu/, from `nm` (the symbols each
