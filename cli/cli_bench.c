@@ -35,7 +35,7 @@ typedef struct {
     const char *model;
     const char *device; /* backend_open's name */
     const char *precision; /* backend_set_precision's */
-    int batch, steps, warmup, profile_steps, threads;
+    int batch, steps, warmup, profile_steps, threads, loader_threads;
     unsigned long long seed;
     double lr;
     bool sgemm, list_params, layers, loader;
@@ -110,7 +110,8 @@ static void bench_usage(FILE *f, const BenchConfig *d)
             "  --loader               each step loads its batch as training does: synthetic 8-bit\n"
             "                         images (256 x 256 for the full-size nets, cropped at random;\n"
             "                         the input's size padded by 4 for the others), random crop and\n"
-            "                         flip on the loader's thread, normalized on the device\n"
+            "                         flip on the loader's threads, normalized on the device\n"
+            "  --loader-threads N     the loader's pool [1 on the CPU, --threads on a GPU]\n"
             "  --list-params          print each parameter's name and shape (n c h w) and exit\n"
             "  --sgemm                instead: OpenBLAS cblas_sgemm rate on square %d matrices\n"
             "                         (median of %d), on 1 thread and on --threads threads:\n"
@@ -129,7 +130,7 @@ static int parse_long(const char *flag, const char *s, long min, long max, long 
 
 enum {
     OPT_MODEL = 256, OPT_BATCH, OPT_STEPS, OPT_WARMUP, OPT_PROFILE_STEPS, OPT_THREADS, OPT_LR,
-    OPT_SEED, OPT_DEVICE, OPT_PRECISION, OPT_LAYERS, OPT_LOADER, OPT_LIST_PARAMS, OPT_SGEMM, OPT_HELP
+    OPT_SEED, OPT_DEVICE, OPT_PRECISION, OPT_LAYERS, OPT_LOADER, OPT_LOADER_THREADS, OPT_LIST_PARAMS, OPT_SGEMM, OPT_HELP
 };
 
 static const struct option LONG_OPTS[] = {
@@ -145,6 +146,7 @@ static const struct option LONG_OPTS[] = {
     {"precision", required_argument, 0, OPT_PRECISION},
     {"layers", no_argument, 0, OPT_LAYERS},
     {"loader", no_argument, 0, OPT_LOADER},
+    {"loader-threads", required_argument, 0, OPT_LOADER_THREADS},
     {"list-params", no_argument, 0, OPT_LIST_PARAMS},
     {"sgemm", no_argument, 0, OPT_SGEMM},
     {"help", no_argument, 0, OPT_HELP},
@@ -181,6 +183,10 @@ static int parse_bench_flags(int argc, char **argv, BenchConfig *c)
             break;
         case OPT_LAYERS: c->layers = true; break;
         case OPT_LOADER: c->loader = true; break;
+        case OPT_LOADER_THREADS:
+            if (parse_long("--loader-threads", optarg, 1, BB_MAX_THREADS, &v)) return -1;
+            c->loader_threads = (int)v;
+            break;
         case OPT_LIST_PARAMS: c->list_params = true; break;
         case OPT_SGEMM: c->sgemm = true; break;
         case OPT_HELP: return 1;
@@ -324,7 +330,7 @@ typedef struct {
     Loader *loader;
 } BenchData;
 
-static int bench_data_open(BenchData *d, Net *net, int batch, uint64_t seed, Error *err)
+static int bench_data_open(BenchData *d, Net *net, int batch, uint64_t seed, int threads, Error *err)
 {
     memset(d, 0, sizeof *d);
     const Tensor *in = &net->input;
@@ -338,7 +344,7 @@ static int bench_data_open(BenchData *d, Net *net, int batch, uint64_t seed, Err
     d->order = xmalloc(sizeof *d->order * 2 * (size_t)batch, "bench order");
     for (int i = 0; i < 2 * batch; i++) d->order[i] = (uint32_t)i;
     const float mean[3] = {0.5f, 0.5f, 0.5f}, std[3] = {0.25f, 0.25f, 0.25f};
-    d->loader = loader_create(net, mean, std, 0, err);
+    d->loader = loader_create(net, mean, std, threads, err);
     return d->loader ? 0 : -1;
 }
 
@@ -436,7 +442,7 @@ static int bench_model(const BenchConfig *cfg)
     Replicas *replicas = replicas_open(net, cfg->batch, &err);
     BenchData bench_data, *data = NULL;
     const bool replicas_failed = err.msg[0] != 0;
-    if (replicas_failed || (cfg->loader && bench_data_open(&bench_data, net, cfg->batch, cfg->seed, &err) != 0)) {
+    if (replicas_failed || (cfg->loader && bench_data_open(&bench_data, net, cfg->batch, cfg->seed, cfg->loader_threads, &err) != 0)) {
         fprintf(stderr, "bigbatch bench: %s%s\n", replicas_failed ? "" : "--loader: ", err.msg);
         replicas_close(replicas);
         optimizer_destroy(opt);
