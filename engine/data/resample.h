@@ -24,6 +24,8 @@ typedef struct {
     size_t cap_bx, cap_by, cap_kx, cap_ky;
     uint8_t *tmp;
     size_t tmp_cap;
+    int32_t *acc; /* one output row's sums (the vertical pass) */
+    size_t acc_cap;
 } Resampler;
 
 void resampler_free(Resampler *r);
