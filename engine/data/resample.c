@@ -186,8 +186,10 @@ void resample_rgb(Resampler *r, const uint8_t *src, size_t stride, const Resampl
     coefficients(ay, &r->bounds_y, &r->cap_by, &r->kk_y, &r->cap_ky);
     int y0, y1;
     resample_span(ay, &y0, &y1);
-    const size_t h = (size_t)(y1 - y0 > 0 ? y1 - y0 : 1), len = 3 * (h > (size_t)ax->out_count ? h : (size_t)ax->out_count);
-    grow(&r->tmp, &r->tmp_cap, h * (size_t)ax->out_count * 3);
+    const size_t h = (size_t)(y1 - y0 > 0 ? y1 - y0 : 1), ow = (size_t)ax->out_count;
+    const size_t len = 3 * (h > ow ? h : ow);
+    grow(&r->tmp, &r->tmp_cap, h * ow * 3);
+    grow(&r->cols, &r->cols_cap, ow * 3); /* the vertical pass's row (horizontal grows it more) */
     grow(&r->acc, &r->acc_cap, sizeof *r->acc * len);
     horizontal(r, src, stride, ax, ay->origin, y0, y1);
     vertical(r, ax, ay, y0, flip, chw, out);
