@@ -5,7 +5,7 @@
  * A step is what the training loop does per iteration minus data loading:
  * net_zero_grad, net_forward (train), net_backward, optimizer_step; with --loader each step
  * also takes its batch from the batch loader (engine/data/loader.h), as training does, and the
- * time it waited for the loader's thread is reported. Images/s come from unprofiled steps;
+ * time it waited for the loader's threads is reported. Images/s come from unprofiled steps;
  * the convolution rate comes from a separate set of steps with net->profile on (per-layer
  * timers), so the timers never touch img_s. */
 #include <limits.h>
@@ -35,7 +35,7 @@ typedef struct {
     const char *model;
     const char *device; /* backend_open's name */
     const char *precision; /* backend_set_precision's */
-    int batch, steps, warmup, profile_steps, threads;
+    int batch, steps, warmup, profile_steps, threads, loader_threads;
     unsigned long long seed;
     double lr;
     bool sgemm, list_params, layers, loader;
@@ -93,9 +93,10 @@ static const char HEAD[] =
     "                 backward-data) over the time spent in convolution layers\n"
     "  conv_fraction  convolution time / total time of the profiled steps\n"
     "  data_wait      the fraction of the timed steps' time spent waiting for the batch\n"
-    "                 loader's thread (0: the device never waited on cropping)\n"
-    "  crop_ms        the loader's time to crop and flip one batch (on a GPU on --threads\n"
-    "                 threads, on the CPU on one), the mean over every batch it cropped\n"
+    "                 loader's threads (0: the device never waited on cropping)\n"
+    "  crop_ms        the loader's thread-milliseconds to crop and flip one batch (its pool\n"
+    "                 has --threads threads on a GPU, one on the CPU), the mean over every\n"
+    "                 batch it cropped\n"
     "\n"
     "options:\n";
 
@@ -124,8 +125,10 @@ static const Flag FLAGS[] = {
      "each step loads its batch as training does: synthetic 8-bit\n"
      "images (256 x 256 for the full-size nets, cropped at random;\n"
      "the input's size padded by 4 for the others), random crop and\n"
-     "flip on the loader's thread, normalized on the device",
+     "flip on the loader's threads, normalized on the device",
      NULL, F_SWITCH(AT(loader))},
+    {"loader-threads", "N", "the loader's pool [1 on the CPU, --threads on a GPU]", NULL,
+     F_INT(AT(loader_threads), 1, BB_MAX_THREADS)},
     {"list-params", NULL, "print each parameter's name and shape (n c h w) and exit", NULL, F_SWITCH(AT(list_params))},
     {"sgemm", NULL,
      "instead: OpenBLAS cblas_sgemm rate on square " NUMBER(SGEMM_N) " matrices\n"
@@ -281,12 +284,12 @@ typedef struct {
     ImageSet set;
     Augment aug;
     uint32_t *order;
-    Rng rng[2];   /* the draws of the step loaded now and of the next */
+    Rng rng[1 + LOADER_AHEAD]; /* the draws of the step loaded now and of those after it */
     long step;    /* the next step to load */
     Loader *loader;
 } BenchData;
 
-static int bench_data_open(BenchData *d, Net *net, int batch, uint64_t seed, Error *err)
+static int bench_data_open(BenchData *d, Net *net, int batch, uint64_t seed, int threads, Error *err)
 {
     memset(d, 0, sizeof *d);
     const Tensor *in = &net->input;
@@ -300,22 +303,23 @@ static int bench_data_open(BenchData *d, Net *net, int batch, uint64_t seed, Err
     d->order = xmalloc(sizeof *d->order * 2 * (size_t)batch, "bench order");
     for (int i = 0; i < 2 * batch; i++) d->order[i] = (uint32_t)i;
     const float mean[3] = {0.5f, 0.5f, 0.5f}, std[3] = {0.25f, 0.25f, 0.25f};
-    d->loader = loader_create(net, mean, std, err);
+    d->loader = loader_create(net, mean, std, threads, err);
     return d->loader ? 0 : -1;
 }
 
 static BatchJob bench_job(BenchData *d, int batch, long step)
 {
-    Rng *rng = &d->rng[step % 2];
+    Rng *rng = &d->rng[step % (1 + LOADER_AHEAD)];
     rng_seed(rng, 0xbe7c, (uint64_t)step);
     return (BatchJob){&d->set, d->order + (step % 2) * batch, batch, &d->aug, rng, 0};
 }
 
-/* The next step's batch into the net, the one after it to the loader's thread. */
+/* The next step's batch into the net, those after it to the loader's pool. */
 static void bench_load(BenchData *d, int batch)
 {
-    BatchJob now = bench_job(d, batch, d->step), next = bench_job(d, batch, d->step + 1);
-    loader_load(d->loader, &now, &next);
+    BatchJob now = bench_job(d, batch, d->step), ahead[LOADER_AHEAD];
+    for (int k = 0; k < LOADER_AHEAD; k++) ahead[k] = bench_job(d, batch, d->step + 1 + k);
+    loader_load(d->loader, &now, ahead, LOADER_AHEAD);
     d->step++;
 }
 
@@ -397,7 +401,7 @@ static int bench_model(const BenchConfig *cfg)
     Replicas *replicas = replicas_open(net, cfg->batch, &err);
     BenchData bench_data, *data = NULL;
     const bool replicas_failed = err.msg[0] != 0;
-    if (replicas_failed || (cfg->loader && bench_data_open(&bench_data, net, cfg->batch, cfg->seed, &err) != 0)) {
+    if (replicas_failed || (cfg->loader && bench_data_open(&bench_data, net, cfg->batch, cfg->seed, cfg->loader_threads, &err) != 0)) {
         fprintf(stderr, "bigbatch bench: %s%s\n", replicas_failed ? "" : "--loader: ", err.msg);
         replicas_close(replicas);
         optimizer_destroy(opt);

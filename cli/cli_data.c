@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../engine/data/data.h"
@@ -28,7 +29,8 @@
     "       bigbatch data rrc --width W --height H --count N [--seed S] [--epoch E]\n" \
     "                                          random-resized-crop draws: top left h w flip, one a line\n" \
     "       bigbatch data bench --store FILE [--threads N] [--images N] [--size N] [--augment rrc|on|off]\n" \
-    "                                          decoded and cropped img/s on one thread and on N\n"
+    "                                          decoded and cropped img/s on one thread and on N, and\n" \
+    "                                          img/CPU-second on N (bench/loader_compare.py: beside torchvision)\n"
 
 static const char USAGE[] = USAGE_TEXT;
 
@@ -196,15 +198,24 @@ static int data_rrc(const DataArgs *a)
     return 0;
 }
 
-/* img/s of batch_store_crop over the first `images` records with `threads` threads. */
-static double crop_rate(const ImageSet *set, const Augment *aug, int images, int threads, uint8_t *out)
+/* The process's CPU seconds, all threads: a rate per CPU-second holds on a busy machine too. */
+static double cpu_seconds(void)
+{
+    struct timespec t;
+    return clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) == 0 ? (double)t.tv_sec + 1e-9 * (double)t.tv_nsec : 0;
+}
+
+/* img/s of batch_store_crop over the first `images` records with `threads` threads, and the
+ * images per CPU-second in *per_cpu. */
+static double crop_rate(const ImageSet *set, const Augment *aug, int images, int threads, uint8_t *out, double *per_cpu)
 {
     uint32_t *idx = xmalloc(sizeof *idx * (size_t)images, "bench order");
     for (int i = 0; i < images; i++) idx[i] = (uint32_t)(i % set->count);
     batch_store_crop(set, idx, images < 64 ? images : 64, aug, 0, out, NULL, threads); /* warm the page cache */
-    const double t0 = now_seconds();
+    const double t0 = now_seconds(), c0 = cpu_seconds();
     batch_store_crop(set, idx, images, aug, 1, out, NULL, threads);
-    const double dt = now_seconds() - t0;
+    const double dt = now_seconds() - t0, cpu = cpu_seconds() - c0;
+    *per_cpu = cpu > 0 ? images / cpu : 0;
     free(idx);
     return images / dt;
 }
@@ -224,10 +235,12 @@ static int data_bench(const DataArgs *a)
     }
     const int images = a->images ? (int)a->images : 2000, threads = (int)a->threads;
     uint8_t *out = xmalloc(3 * (size_t)aug.out_h * aug.out_w * (size_t)images, "bench batch");
-    const double one = crop_rate(&set, &aug, images, 1, out);
-    const double all = crop_rate(&set, &aug, images, threads, out);
-    printf("loader=bigbatch augment=%s size=%d images=%d threads=%d img_s_1thread=%.0f img_s=%.0f img_s_per_core=%.0f\n",
-           a->augment ? a->augment : "rrc", aug.out_h, images, threads, one, all, all / threads);
+    double per_cpu;
+    const double one = crop_rate(&set, &aug, images, 1, out, &per_cpu);
+    const double all = crop_rate(&set, &aug, images, threads, out, &per_cpu);
+    printf("loader=bigbatch augment=%s size=%d images=%d threads=%d img_s_1thread=%.0f img_s=%.0f img_s_per_core=%.0f "
+           "img_per_cpu_s=%.0f\n",
+           a->augment ? a->augment : "rrc", aug.out_h, images, threads, one, all, all / threads, per_cpu);
     free(out);
     imageset_free(&set);
     return 0;

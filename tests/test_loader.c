@@ -1,7 +1,8 @@
 /* The batch loader (engine/data/loader.h) against the host: whatever the order of requests (a
- * batch cropped ahead and taken, a change of plan that discards it, a batch with nothing
- * ahead, a centre crop without draws), the net's input and labels after loader_load are bit
- * for bit batch_assemble's on the host with the same images and random state. */
+ * batch cropped ahead and taken, two ahead, a change of plan that discards them, a batch with
+ * nothing ahead, a centre crop without draws) and whatever the pool's threads, the net's input
+ * and labels after loader_load are bit for bit batch_assemble's on the host with the same
+ * images and random state. */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -21,7 +22,7 @@ typedef struct {
     Loader *loader;
 } Fixture;
 
-static void fixture_open(Fixture *f, int threads)
+static void fixture_open(Fixture *f, int threads, int pool)
 {
     memset(f, 0, sizeof *f);
     Error err = {{0}};
@@ -36,7 +37,7 @@ static void fixture_open(Fixture *f, int threads)
     f->net = model_build("resnet20", f->bk, 0, 1, &err);
     cr_assert_not_null(f->net, "%s", err.msg);
     net_plan(f->net, BATCH);
-    f->loader = loader_create(f->net, f->mean, f->std, &err);
+    f->loader = loader_create(f->net, f->mean, f->std, pool, &err);
     cr_assert_not_null(f->loader, "%s", err.msg);
 }
 
@@ -68,14 +69,23 @@ static void expect_batch(Fixture *f, const BatchJob *job, const char *what)
 
 static void load_and_check(Fixture *f, const BatchJob *job, const BatchJob *next, const char *what)
 {
-    loader_load(f->loader, job, next);
+    loader_load(f->loader, job, next, next != NULL);
     expect_batch(f, job, what);
 }
 
-static void every_order(int threads)
+/* job with two batches ahead (next, after). */
+static void load2_and_check(Fixture *f, const BatchJob *job, const BatchJob *next, const BatchJob *after,
+                            const char *what)
+{
+    const BatchJob ahead[2] = {*next, *after};
+    loader_load(f->loader, job, ahead, 2);
+    expect_batch(f, job, what);
+}
+
+static void every_order(int threads, int pool)
 {
     Fixture f;
-    fixture_open(&f, threads);
+    fixture_open(&f, threads, pool);
     uint32_t order[IMAGES];
     for (int i = 0; i < IMAGES; i++) order[i] = (uint32_t)((i * 29 + 7) % IMAGES);
     Rng r[6];
@@ -95,22 +105,36 @@ static void every_order(int threads)
     load_and_check(&f, &centre, &a, "the same job twice");
     load_and_check(&f, &a, &b, "again");
     load_and_check(&f, &c, NULL, "a change of plan to other images");
+    load2_and_check(&f, &a, &b, &c, "two ahead, nothing queued");
+    load2_and_check(&f, &b, &c, &d, "two ahead, the first queued taken");
+    load2_and_check(&f, &c, &d, &centre, "two ahead, both kept but the last");
+    load2_and_check(&f, &d, &same_images_other_draws, &a, "two ahead, the second replaced");
+    load_and_check(&f, &same_images_other_draws, NULL, "one ahead queued, none wanted after");
+    load2_and_check(&f, &b, &c, &a, "after nothing ahead");
+    load_and_check(&f, &b, &a, "the plan changes under two queued batches");
+    load2_and_check(&f, &a, &centre, &centre, "the same job twice ahead");
+    load2_and_check(&f, &centre, &centre, &d, "taken, then the same again");
+    load_and_check(&f, &centre, NULL, "and again");
     cr_assert_geq(loader_wait_seconds(f.loader), 0);
+    cr_assert_eq(loader_threads(f.loader), pool ? pool : 1, "threads of the pool");
     fixture_close(&f);
 }
 
-Test(loader, every_order_of_requests_gives_the_hosts_batch) { every_order(1); }
-Test(loader, the_same_with_two_threads) { every_order(2); }
+Test(loader, every_order_of_requests_gives_the_hosts_batch) { every_order(1, 0); }
+Test(loader, the_same_with_two_threads) { every_order(2, 0); }
+Test(loader, the_same_with_a_pool_of_three) { every_order(1, 3); }
+Test(loader, the_same_with_more_threads_than_images) { every_order(2, 40); }
 
-/* Destroying a loader with a batch still being cropped ahead is clean: the batch already
+/* Destroying a loader with two batches still being cropped ahead is clean: the batch already
  * loaded stays in the net bit for bit (destroy waits for its upload and nothing is written
- * after), the thread is joined before the data set it crops from is freed (the sanitizer
- * build sees a use after free otherwise), and a loader made afterwards on the same net loads
- * the host's batch. Repeated so the thread is caught at each stage of its crop. */
+ * after), the pool's threads are joined before the data set they crop from is freed (the
+ * sanitizer build sees a use after free otherwise), and a loader made afterwards on the same
+ * net (of 1, 2 or 3 threads) loads the host's batch. Repeated so the threads are caught at
+ * each stage of their crops. */
 Test(loader, destroyed_with_a_batch_in_flight)
 {
     Fixture f;
-    fixture_open(&f, 1);
+    fixture_open(&f, 1, 3);
     uint32_t order[IMAGES];
     for (int i = 0; i < IMAGES; i++) order[i] = (uint32_t)i;
     Error err = {{0}};
@@ -120,12 +144,13 @@ Test(loader, destroyed_with_a_batch_in_flight)
         Rng r, s;
         rng_seed(&r, 1, (uint64_t)round);
         rng_seed(&s, 2, (uint64_t)round);
-        BatchJob a = {&f.set, order, BATCH, &f.aug, &r, 0}, b = {&ahead, order + 16, BATCH, &f.aug, &s, 0};
-        loader_load(f.loader, &a, &b);
+        BatchJob a = {&f.set, order, BATCH, &f.aug, &r, 0}, b[2] = {{&ahead, order + 16, BATCH, &f.aug, &s, 0},
+                                                                   {&ahead, order + 32, BATCH, &f.aug, &s, 1}};
+        loader_load(f.loader, &a, b, 2);
         loader_destroy(f.loader);
         imageset_free(&ahead);
         expect_batch(&f, &a, "the batch loaded before destroy");
-        f.loader = loader_create(f.net, f.mean, f.std, &err);
+        f.loader = loader_create(f.net, f.mean, f.std, 1 + round % 3, &err);
         cr_assert_not_null(f.loader, "%s", err.msg);
         cr_assert_eq(loader_batches_cropped(f.loader), 0, "a new loader starts with nothing cropped");
         load_and_check(&f, &a, NULL, "a new loader after one destroyed mid-crop");

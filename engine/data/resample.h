@@ -24,6 +24,10 @@ typedef struct {
     size_t cap_bx, cap_by, cap_kx, cap_ky;
     uint8_t *tmp;
     size_t tmp_cap;
+    int32_t *acc; /* one row's sums */
+    size_t acc_cap;
+    uint8_t *cols; /* the transposed source and horizontal pass */
+    size_t cols_cap;
 } Resampler;
 
 void resampler_free(Resampler *r);

@@ -64,7 +64,7 @@ typedef struct {
     BkCollective *device_sum; /* the ranks' sums on their devices (NCCL), or NULL: MPI on the host */
     bool shared_gpu;          /* ranks share a GPU: MPI sums from page-locked host memory */
     size_t *ready_from;  /* per layer: the gradients from here to the end are final after it */
-    Loader *loader;      /* batches into the net's input, cropped a batch ahead */
+    Loader *loader;      /* batches into the net's input, cropped LOADER_AHEAD batches ahead */
     uint32_t *eval_idx;  /* 0, 1, ... for every test image: evaluate's batches are ranges of it */
     LossScaler scaler;   /* fp16's dynamic loss scale; a fixed 1 otherwise */
     bool step_skipped;   /* the last step's gradients were inf/NaN: no update (fp16) */
@@ -128,7 +128,7 @@ static void evaluate(Run *r, double *loss, double *acc)
         int after = start + n, n_after = end - after < eval_batch ? end - after : eval_batch;
         BatchJob job = {set, r->eval_idx + start, n, &r->centre, NULL, 0};
         BatchJob next = {set, r->eval_idx + after, n_after, &r->centre, NULL, 0};
-        loader_load(r->loader, &job, after < end ? &next : NULL);
+        loader_load(r->loader, &job, &next, after < end);
         sums[0] += net_forward(r->net, n, false) * n;
         sums[1] += r->net->correct;
     }
@@ -195,24 +195,27 @@ static BatchJob micro_batch_job(const Run *r, const uint32_t *idx, long step, in
     return (BatchJob){&r->ds.train, idx + first, m, r->use_aug ? &r->aug : &r->centre, rng, epoch};
 }
 
-/* Micro-batch j of the step into the net, and the one after it (the next step's first,
- * from next_idx, unless that is NULL) to the loader's thread. */
-static void load_micro_batch(Run *r, const uint32_t *idx, const uint32_t *next_idx, long step, int j, int parts)
+/* Micro-batch j of the step into the net, and the ones after it for the loader to crop ahead:
+ * the rest of this step's, then those of the `later` steps that follow in r->order (each
+ * step's batch right after the one before). */
+static void load_micro_batch(Run *r, const uint32_t *idx, int later, long step, int j, int parts)
 {
-    Rng rng, next_rng;
-    BatchJob job = micro_batch_job(r, idx, step, j, &rng), next;
-    if (j + 1 < parts) next = micro_batch_job(r, idx, step, j + 1, &next_rng);
-    else if (next_idx) next = micro_batch_job(r, next_idx, step + 1, 0, &next_rng);
-    loader_load(r->loader, &job, j + 1 < parts || next_idx ? &next : NULL);
+    Rng rng, ahead_rng[LOADER_AHEAD];
+    BatchJob job = micro_batch_job(r, idx, step, j, &rng), ahead[LOADER_AHEAD];
+    int n = 0;
+    for (int k = j + 1; n < LOADER_AHEAD && k < (later + 1) * parts; k++, n++)
+        ahead[n] = micro_batch_job(r, idx + (size_t)(k / parts) * (size_t)r->cfg->batch, step + k / parts, k % parts,
+                                   &ahead_rng[n]);
+    loader_load(r->loader, &job, ahead, n);
 }
 
 /* One iteration; returns the mean loss over the global batch (the same on every rank).
  * Each rank takes its share of the batch (its slice of idx), in micro-batches (one when
  * micro_batch is 0) whose gradients add up, across micro-batches and ranks, to the
- * gradient of the mean loss over the whole batch. next_idx: the next step's batch, which
- * the loader crops ahead (NULL: no next step in this epoch). *stop: in, this rank asks to
+ * gradient of the mean loss over the whole batch. later: the steps after this one in the
+ * epoch whose batches (after idx in r->order) the loader may crop ahead. *stop: in, this rank asks to
  * stop; out, some rank did. */
-static double train_step(Run *r, const TrainConfig *cfg, const uint32_t *idx, const uint32_t *next_idx, long step,
+static double train_step(Run *r, const TrainConfig *cfg, const uint32_t *idx, int later, long step,
                          double lr, int *correct, bool *stop)
 {
     Net *net = r->net;
@@ -232,7 +235,7 @@ static double train_step(Run *r, const TrainConfig *cfg, const uint32_t *idx, co
         net->step = (uint64_t)step;
         net->first_image = (uint64_t)(first + j * m);
         /* stage 1: data */
-        load_micro_batch(r, idx, next_idx, step, j, parts);
+        load_micro_batch(r, idx, later, step, j, parts);
         /* stage 2-3: forward and backward, accumulating into the gradient */
         if (cfg->noise_scale) bk_copy(bk, net->n_weights, net->grad_block.data, r->grad_before.data);
         /* The last micro-batch's backward hands finished layers to the allreduce, which sums
@@ -512,7 +515,7 @@ static int run_setup(Run *r, const TrainConfig *cfg, Observer *obs, Error *err)
     run_buffers(r);
     r->replicas = replicas_open(r->net, micro_batch_size(r), err);
     if (!r->replicas && err->msg[0]) return -1;
-    r->loader = loader_create(r->net, r->ds.mean, r->ds.std, err);
+    r->loader = loader_create(r->net, r->ds.mean, r->ds.std, cfg->loader_threads, err);
     if (!r->loader) return -1;
     /* two ranks on one GPU: NCCL refuses them, MPI on the host sums for them */
     r->shared_gpu = comm_ranks_share_gpu(r->comm, r->bk);
@@ -635,10 +638,12 @@ static int run_steps(Run *r, Epoch *ep, TrainResult *res, Error *err)
         r->last_lr = lr;
         r->opt->collect_stats = stats_wanted(cfg, pos->step, r->last_step);
         bool stop = obs && obs->stop;
-        /* the loader crops the next step's batch ahead when there is one in this epoch */
-        bool next = s + 1 < r->steps_per_epoch && !(cfg->steps > 0 && pos->step + 1 >= cfg->steps);
-        const uint32_t *idx = r->order + s * cfg->batch, *next_idx = next ? idx + cfg->batch : NULL;
-        double loss = train_step(r, cfg, idx, next_idx, pos->step, lr, &correct, &stop);
+        /* the loader crops the next steps' batches ahead, those in this epoch and the run */
+        long later = r->steps_per_epoch - 1 - s;
+        if (cfg->steps > 0 && cfg->steps - 1 - pos->step < later) later = cfg->steps - 1 - pos->step;
+        if (later > LOADER_AHEAD) later = LOADER_AHEAD;
+        const uint32_t *idx = r->order + s * cfg->batch;
+        double loss = train_step(r, cfg, idx, (int)later, pos->step, lr, &correct, &stop);
         if (obs && obs->on_step) obs->on_step(obs, ep->epoch + 1, pos->step, loss, lr, r->step_skipped);
         if (isnan(r->first_loss)) r->first_loss = loss;
         if (r->opt->collect_stats && isfinite(loss) && !r->step_skipped && obs && obs->on_layer_stats)

@@ -35,6 +35,7 @@ typedef struct {
     double label_smoothing;
     unsigned long long seed;
     int threads;
+    int loader_threads;     /* the batch loader's pool (loader.h); 0: loader_default_threads */
     const char *device;     /* backend_open's name: "cpu", "cuda", "cuda:N" (engine/backend.h) */
     const char *precision;  /* backend_set_precision's name: fp32, tf32, bf16 or fp16 */
     double loss_scale;      /* > 0: fp16's first dynamic loss scale, else a fixed one; 0: the

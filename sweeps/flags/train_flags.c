@@ -338,6 +338,10 @@ static const Flag FLAGS[] = {
     HEADING("run:"),
     {"seed", "N", "seed of initialization, shuffling, augmentation, dropout", "%llu", ULL(CFG(seed), 0)},
     {"threads", "N", "threads", "%d: the number of CPUs", .dflt_doc = "the number of CPUs", INT_TO(CFG(threads), 1, BB_MAX_THREADS)},
+    {"loader-threads", "N",
+     "threads that decode and crop batches ahead (any N gives the same run)\n"
+     "[1 on the CPU, whose cores compute; --threads on a GPU]",
+     NULL, INT_TO(CFG(loader_threads), 1, BB_MAX_THREADS)},
     {"device", "NAME",
      "what to compute on: cpu, or cuda / cuda:N (the N-th GPU; cuda alone: the\n"
      "GPU of the process's slot: its sweep worker and local MPI or SLURM rank)\n"
