@@ -4,7 +4,7 @@
 # until one runs through untouched (at most LIMIT); then SQLite's own writes and syncs of the
 # database and its WAL (dbwrite, dbsync: the fault VFS, sweeps/store_fault_vfs.c), dbsync every N
 # and dbwrite every N up to 10 and then every DB_STEP-th (a sweep makes about 150 of them, a
-# train about 80; FAULT_DB_STEP=1 walks them all, some four minutes more); then at random with
+# train about 80; FAULT_DB_STEP=1 walks them all, two or three minutes more); then at random with
 # fixed seeds, every kind at once. A call is reached when the process says a fault fired
 # (SQLite absorbs some: a checkpoint at close that fails keeps the WAL). After each: the
 # database passes integrity_check, every checkpoint left opens (bigbatch compare X X), a failure
