@@ -8,6 +8,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "store_fault_vfs.h"
+
 /* The whole decompressed dump as one string (NULL with err). */
 static char *read_dump(const char *sql_gz, Error *err)
 {
@@ -53,7 +55,7 @@ int archive_restore(const char *sql_gz, const char *db, Error *err)
     if (!text) return -1;
     sqlite3 *h = NULL;
     char *msg = NULL;
-    int rc = sqlite3_open_v2(db, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    int rc = sqlite3_open_v2(db, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, store_fault_vfs_name());
     if (rc == SQLITE_OK) rc = sqlite3_exec(h, text, NULL, NULL, &msg);
     if (rc != SQLITE_OK)
         error_set(err, "%s: %s", rc == SQLITE_CANTOPEN ? db : sql_gz,

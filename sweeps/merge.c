@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "store.h"
+#include "store_fault_vfs.h"
 
 /* The tables of a run's rows besides `runs` itself, all keyed by run_id. */
 static const char *const RUN_TABLES[] = {"epochs", "steps", "evals", "layer_stats", "attempts"};
@@ -250,7 +251,7 @@ static int scratch_copy(const char *input, const char *scratch, Error *err)
     Store in;
     if (store_open(&in, input, true, err) != 0) return -1;
     sqlite3 *to = NULL;
-    int rc = sqlite3_open_v2(scratch, &to, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    int rc = sqlite3_open_v2(scratch, &to, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, store_fault_vfs_name());
     sqlite3_backup *b = rc == SQLITE_OK ? sqlite3_backup_init(to, "main", in.db, "main") : NULL;
     if (b) {
         rc = sqlite3_backup_step(b, -1);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../engine/base/fault.h"
+#include "store_fault_vfs.h"
 
 /* Every table in one place. Real columns that can be NaN/Inf get NULL plus a note in
  * `nonfinite` ("train_loss=nan"), because SQLite stores a NaN as NULL. */
@@ -107,7 +108,10 @@ static int exec_sql(Store *s, const char *sql, Error *err)
 {
     char *msg = NULL;
     if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        error_set(err, "%s: %s", s->path, msg ? msg : sqlite3_errmsg(s->db));
+        /* SQLite's message alone ("disk I/O error") does not say which step failed: its first line does */
+        size_t line = strcspn(sql, "\n");
+        error_set(err, "%s: %s (running: %.*s)", s->path, msg ? msg : sqlite3_errmsg(s->db),
+                  (int)(line < 80 ? line : 80), sql);
         sqlite3_free(msg);
         return -1;
     }
@@ -168,7 +172,7 @@ int store_faults_install(Error *err)
         error_set(err, "BIGBATCH_FAULT: cannot wrap SQLite's allocator (SQLite already started)");
         return -1;
     }
-    return 0;
+    return store_fault_vfs_install(err); /* after the allocator: finding the default VFS starts SQLite */
 }
 
 void store_rollback(Store *s)
@@ -335,7 +339,7 @@ int store_open(Store *s, const char *path, bool read_only, Error *err)
     }
     if (!read_only && make_parent_dirs(path, err) != 0) return -1;
     int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-    if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
+    if (sqlite3_open_v2(path, &s->db, flags, store_fault_vfs_name()) != SQLITE_OK) {
         error_set(err, "%s: cannot open: %s", path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
         store_close(s);
         return -1;

@@ -58,7 +58,9 @@ void store_nonfinite_note(char *buf, size_t len, const char *name, double x);
 const char *store_hostname(char *buf, size_t len);
 
 /* With BIGBATCH_FAULT set (engine/base/fault.h): SQLite's allocations counted as alloc points, so
- * alloc:N fails the Nth. Call before any other SQLite call; nothing without the variable. */
+ * alloc:N fails the Nth, and its file I/O through the fault VFS (store_fault_vfs.h), so dbwrite:N
+ * and dbsync:N fail the Nth write or sync. Call before any other SQLite call; nothing without
+ * the variable. */
 int store_faults_install(Error *err);
 
 #endif
