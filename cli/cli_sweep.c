@@ -216,7 +216,8 @@ static const Flag SWEEP_FLAGS[] = {
     {"requeue", NULL,
      "in a SLURM job, on SIGUSR2 (the script's --signal=B:USR2@90),\n"
      "SIGUSR1 or SIGTERM: checkpoint the runs, stop, and requeue the\n"
-     "job (scontrol requeue); --print-sbatch's script passes it",
+     "job (scontrol requeue), also at its time limit; not after scancel;\n"
+     "--print-sbatch's script passes it",
      NULL, F_SWITCH(AT(requeue))},
     {"array", NULL,
      "--print-sbatch: a job array, one task per run (or per N runs,\n"

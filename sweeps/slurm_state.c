@@ -79,13 +79,23 @@ static bool log_says_gone(const char *log_path, char *why, size_t why_len)
     return false;
 }
 
+/* A field of `scontrol show job -o`'s line (key "JobState=") into val; false when absent. */
+static bool job_field(const char *out, const char *key, char *val, size_t len)
+{
+    const char *at = strstr(out, key);
+    if (!at) return false;
+    at += strlen(key);
+    snprintf(val, len, "%.*s", (int)strcspn(at, " \n"), at);
+    return true;
+}
+
 bool slurm_allocation_gone(const char *log_path, char *why, size_t why_len)
 {
     if (log_says_gone(log_path, why, why_len)) return true;
     const char *id = job_id();
     if (!id) return false;
     char *argv[] = {"scontrol", "show", "job", "-o", (char *)id, NULL};
-    char out[8192];
+    char out[8192], state[64];
     int rc = scontrol(argv, out, sizeof out);
     if (rc < 0) return false;
     if (rc != 0) { /* a job SLURM no longer knows is gone; scontrol failing otherwise tells nothing */
@@ -93,13 +103,37 @@ bool slurm_allocation_gone(const char *log_path, char *why, size_t why_len)
         if (unknown) snprintf(why, why_len, "scontrol: job %s is not known any more", id);
         return unknown;
     }
-    const char *state = strstr(out, "JobState=");
-    if (!state) return false;
-    state += strlen("JobState=");
-    int len = (int)strcspn(state, " \n");
-    if (len == 7 && !strncmp(state, "RUNNING", 7)) return false;
-    snprintf(why, why_len, "job %s is %.*s", id, len, state);
+    if (!job_field(out, "JobState=", state, sizeof state) || !strcmp(state, "RUNNING")) return false;
+    snprintf(why, why_len, "job %s is %s", id, state);
     return true;
+}
+
+/* The job's JobState and Reason from `scontrol show job`; -1 when it cannot tell. */
+static int state_reason(char *state, char *reason, size_t len)
+{
+    const char *id = job_id();
+    if (!id) return -1;
+    char *argv[] = {"scontrol", "show", "job", "-o", (char *)id, NULL};
+    char out[8192];
+    if (scontrol(argv, out, sizeof out) != 0) return -1;
+    return job_field(out, "JobState=", state, len) && job_field(out, "Reason=", reason, len) ? 0 : -1;
+}
+
+bool slurm_cancelled(char *why, size_t why_len)
+{
+    char state[64], reason[64];
+    if (state_reason(state, reason, sizeof state)) return false;
+    /* scancel: COMPLETING with no reason while it ends, CANCELLED after; a time limit says
+     * Reason=TimeLimit */
+    if (strcmp(state, "CANCELLED") && (strcmp(state, "COMPLETING") || strcmp(reason, "None"))) return false;
+    snprintf(why, why_len, "job %s is %s, Reason=%s", job_id(), state, reason);
+    return true;
+}
+
+bool slurm_timed_out(void)
+{
+    char state[64], reason[64];
+    return state_reason(state, reason, sizeof state) == 0 && (!strcmp(state, "TIMEOUT") || !strcmp(reason, "TimeLimit"));
 }
 
 int slurm_requeue(char *why, size_t why_len)

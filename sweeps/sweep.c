@@ -766,10 +766,15 @@ static int run_loop(Sweep *w, Error *err)
     return stopping(w) ? stop_children(w, err) : 0;
 }
 
-/* --requeue: the job goes back to SLURM's queue and its next start resumes the runs. */
+/* --requeue: the job goes back to SLURM's queue and its next start resumes the runs; not
+ * after a scancel, whose SIGTERM is the same as a time limit's. */
 static void requeue(Sweep *w)
 {
     char why[2200];
+    if (interrupted == SIGTERM && slurm_cancelled(why, sizeof why)) {
+        say(w, "not requeued: %s (cancelled)", why);
+        return;
+    }
     if (slurm_requeue(why, sizeof why) == 0) say(w, "requeued SLURM job %s", getenv("SLURM_JOB_ID"));
     else say(w, "cannot requeue: %s", why);
 }
@@ -934,7 +939,9 @@ int sweep_run(const SweepOptions *given, Error *err)
     for (int i = 0; i < 4; i++) sigaction(SIGNALS[i], &sa, &old[i]);
     int loop = run_loop(&w, err);
     for (int i = 0; i < 4; i++) sigaction(SIGNALS[i], &old[i], NULL);
-    if (loop == 0 && interrupted && interrupted != SIGINT && o->requeue) requeue(&w);
+    /* at a time limit its run steps may end before the sweep's own SIGTERM comes */
+    bool timed_out = w.gone[0] && o->requeue && slurm_timed_out();
+    if (loop == 0 && o->requeue && ((interrupted && interrupted != SIGINT) || timed_out)) requeue(&w);
     if (loop == 0) {
         int counts[RUN_N_STATUS];
         if (claims_count(&w.store, w.exp_id, counts, err) == 0) {
