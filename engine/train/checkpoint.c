@@ -188,6 +188,10 @@ static cJSON *build_header(const Net *net, const Optimizer *opt, const TrainPosi
     cJSON_AddStringToObject(meta, "epoch_loss_sum", num);
     snprintf(num, sizeof num, "%ld", pos->epoch_hits);
     cJSON_AddStringToObject(meta, "epoch_hits", num);
+    if (pos->first_loss > 0 && isfinite(pos->first_loss)) { /* 0: a test's literal, not a loss */
+        snprintf(num, sizeof num, "%.17g", pos->first_loss);
+        cJSON_AddStringToObject(meta, "first_loss", num);
+    }
     snprintf(num, sizeof num, "%ld", opt ? opt->updates : 0L);
     cJSON_AddStringToObject(meta, "optimizer_updates", num);
     uint64_t off = 0;
@@ -471,6 +475,7 @@ typedef struct {
     long long step, epoch, epoch_step, updates, hits;
     unsigned long long seed;
     double loss_sum;
+    double first_loss; /* NAN where the file has none (saved before any step, or by an older bigbatch) */
 } Metadata;
 
 static void loader_free(Loader *ld)
@@ -610,6 +615,9 @@ static int read_metadata(const Loader *ld, const Net *net, const Optimizer *opt,
         parse_meta_seed(path, meta, &m->seed, err) != 0 ||
         parse_meta_double(path, meta, "epoch_loss_sum", &m->loss_sum, err) != 0)
         return -1;
+    m->first_loss = NAN;
+    if (cJSON_GetObjectItemCaseSensitive(meta, "first_loss"))
+        return parse_meta_double(path, meta, "first_loss", &m->first_loss, err);
     return 0;
 }
 
@@ -733,6 +741,7 @@ static void set_position(const Metadata *m, Optimizer *opt, TrainPosition *pos)
     pos->epoch_step = (long)m->epoch_step;
     pos->epoch_loss_sum = m->loss_sum;
     pos->epoch_hits = (long)m->hits;
+    pos->first_loss = m->first_loss;
     pos->seed = m->seed;
     snprintf(pos->model, sizeof pos->model, "%s", m->model);
     snprintf(pos->optimizer, sizeof pos->optimizer, "%s", m->optname);

@@ -15,6 +15,8 @@ typedef struct {
     long epoch_step;     /* iterations done inside the current epoch */
     double epoch_loss_sum; /* sum of the batch losses of those iterations, so a */
     long epoch_hits;       /* resumed epoch reports the same train loss/accuracy */
+    double first_loss;     /* the divergence test's reference, the run's first step's loss:
+                              a resumed run judges by it too (NAN: not yet, or an older file) */
     unsigned long long seed;
     char model[64];
     char optimizer[16];

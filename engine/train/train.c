@@ -74,7 +74,6 @@ typedef struct {
     TrainPosition pos;      /* where training stands; what checkpoints hold */
     long steps_per_epoch, total_steps, last_step;
     double t0;              /* the clock of the epochs' elapsed time */
-    double first_loss;      /* the divergence test's reference: the first step of this process */
     double last_train_loss; /* of the last epoch (or of the step that diverged) */
     double last_lr;         /* at the last iteration */
     int chance_epochs;      /* epochs in a row that ended at the chance level */
@@ -504,7 +503,7 @@ static int run_setup(Run *r, const TrainConfig *cfg, Observer *obs, Error *err)
     r->comm = cfg->comm ? cfg->comm : &r->single;
     r->obs = r->comm->rank == 0 ? obs : NULL;
     r->pos.seed = cfg->seed;
-    r->first_loss = NAN;
+    r->pos.first_loss = NAN;
     r->last_train_loss = NAN;
     r->last_lr = cfg->sched.base_lr;
     if (train_config_check(cfg, err) != 0 || run_load(r, err) != 0 || run_schedule(r, err) != 0) return -1;
@@ -573,7 +572,7 @@ typedef enum { EPOCH_NEXT, EPOCH_LAST, EPOCH_FAILED } EpochEnd;
 static bool diverging(const Run *r, double loss)
 {
     double factor = r->cfg->diverge_factor;
-    return !isfinite(loss) || (factor > 0 && isfinite(r->first_loss) && loss > factor * r->first_loss);
+    return !isfinite(loss) || (factor > 0 && isfinite(r->pos.first_loss) && loss > factor * r->pos.first_loss);
 }
 
 /* --eval-every within an epoch (its end evaluates anyway); the time is not the epoch's
@@ -645,7 +644,7 @@ static int run_steps(Run *r, Epoch *ep, TrainResult *res, Error *err)
         const uint32_t *idx = r->order + s * cfg->batch;
         double loss = train_step(r, cfg, idx, (int)later, pos->step, lr, &correct, &stop);
         if (obs && obs->on_step) obs->on_step(obs, ep->epoch + 1, pos->step, loss, lr, r->step_skipped);
-        if (isnan(r->first_loss)) r->first_loss = loss;
+        if (isnan(r->pos.first_loss)) r->pos.first_loss = loss;
         if (r->opt->collect_stats && isfinite(loss) && !r->step_skipped && obs && obs->on_layer_stats)
             obs->on_layer_stats(obs, pos->step, r->net, r->opt->stats);
         pos->step++;

@@ -17,3 +17,9 @@ check() {
 }
 check lenet --model lenet --data fashion-mnist --train-subset 1000 --test-subset 500 --batch 100 --lr 0.05 --momentum 0.9 --weight-decay 5e-4 --lr-policy poly --warmup-epochs 0.5
 check alexbn --model alexnet-bn-cifar --data synthetic --augment on --train-subset 512 --test-subset 128 --batch 64 --lr 0.02 --momentum 0.9 --nesterov
+# The divergence test's reference is the run's first step's loss, kept in the checkpoint: a
+# resumed run judges by it too (judged by its own first step's, 1.05 x a loss already fallen
+# to ~1.3 ended this one as diverged at step 59 where the uninterrupted run completes)
+check reference --model lenet --data fashion-mnist --train-subset 2048 --test-subset 200 --batch 64 --lr 0.05 --momentum 0.9 --diverge-factor 1.05
+grep -q 'status=diverged' "$TMP/reference.resumed" && fail "a resumed run judged divergence by its own first step"
+exit 0

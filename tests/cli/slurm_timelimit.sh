@@ -15,7 +15,7 @@ t0=$(date +%s)
 scontrol setdebug debug # slurmctld logs the warnings it sends at this level
 ini() { # NAME EPOCHS [LINES]: the experiment file $TMP/NAME/exp.ini
     mkdir -p "$TMP/$1"
-    printf '[experiment]\nname = %s\n[train]\nmodel = lenet\ntrain-subset = 4096\ntest-subset = 200\nepochs = %s\nbatch = 64\nlr = 0.05\ndiverge-factor = 0\n%b' \
+    printf '[experiment]\nname = %s\n[train]\nmodel = lenet\ntrain-subset = 4096\ntest-subset = 200\nepochs = %s\nbatch = 64\nlr = 0.05\n%b' \
         "$1" "$2" "$3" > "$TMP/$1/exp.ini"
 }
 script() { # NAME WORKERS: the --print-sbatch script of $TMP/NAME, checkpoints every 2 s
