@@ -8,11 +8,11 @@
 # --prepare writes 512 ImageNet-like training JPEGs and 25 validation ones
 # (bench/make_bench_jpegs.py, Debian's python3-pil: shorter side 300-500, 60-150 kB each) and
 # packs them at `bigbatch data pack`'s default --max-side 256 into data/gpu-input/ (ignored by
-# git): train.bbjpeg 17.5 MB, as a packed ImageNet's images are (the same sides, the same
-# quality). The store travels rather than being made on the node, which may lack PIL. What a
-# device run carries is 64 MiB in all: the working tree (27 MB tracked, 2026-12-07), the bundle
-# (about 11 MiB) and the store (18 MB) fit; 1,024 images (35 MB) would not. --prepare prints the
-# sum. The run, with the device tool:
+# git): train.bbjpeg 16.7 MiB and val.bbjpeg 0.8 MiB, each image as a packed ImageNet's are (the
+# same sides, the same quality). The store travels rather than being made on the node, which may
+# lack PIL. What a device run carries is 64 MiB in all: on 2026-12-07 the working tree (26.2 MiB
+# tracked), build/gpu-bundle.tar.xz (11.6 MiB) and the store (17.5 MiB) made 55.3 MiB; 1,024
+# images would not fit. --prepare prints the sum. The run, with the device tool:
 #
 #   command:   bench/gpu_input.sh "$OUT"
 #   carry:     ["build/gpu-bundle.tar.xz", "data/gpu-input"]
