@@ -4,8 +4,9 @@
  *
  * A step is what the training loop does per iteration minus data loading:
  * net_zero_grad, net_forward (train), net_backward, optimizer_step; with --loader each step
- * also takes its batch from the batch loader (engine/data/loader.h), as training does, and the
- * time it waited for the loader's threads is reported. Images/s come from unprofiled steps;
+ * also takes its batch from the batch loader (engine/data/loader.h), as training does, from
+ * synthetic images or a packed JPEG store (cli/bench_data.h), and the time it waited for the
+ * loader's threads is reported. Images/s come from unprofiled steps;
  * the convolution rate comes from a separate set of steps with net->profile on (per-layer
  * timers), so the timers never touch img_s. */
 #include <limits.h>
@@ -22,13 +23,12 @@
 
 #include "../sweeps/flags/cli_args.h"
 #include "../sweeps/flags/flag_table.h"
-#include "../engine/data/data.h"
-#include "../engine/data/loader.h"
 #include "../engine/optim/loss_scale.h"
 #include "../engine/net/models.h"
 #include "../engine/optim/optimizer.h"
 #include "../engine/dist/replicas.h"
 #include "../engine/base/rng.h"
+#include "bench_data.h"
 #include "cli.h"
 
 typedef struct {
@@ -39,6 +39,8 @@ typedef struct {
     unsigned long long seed;
     double lr;
     bool sgemm, list_params, layers, loader;
+    int data, augment;     /* indices of DATA_NAMES and AUGMENT_NAMES */
+    const char *data_root; /* --data imagefolder's folder or packed store */
     int sgemm_n, sgemm_repeats;
 } BenchConfig;
 
@@ -74,12 +76,15 @@ static const char HEAD[] =
     "\n"
     "Training throughput of one model on synthetic data (normal inputs, random labels;\n"
     "no dataset files). A step is net_zero_grad, forward (train), backward and an SGD\n"
-    "update (momentum 0.9, weight decay 5e-4): the training loop minus data loading.\n"
+    "update (momentum 0.9, weight decay 5e-4): the training loop minus data loading;\n"
+    "with --loader, plus loading as training does (from synthetic 8-bit images, or\n"
+    "from a packed JPEG store with --data imagefolder --data-root DIR [--augment rrc]).\n"
     "After --warmup steps, --steps timed steps give img_s; then --profile-steps more\n"
     "steps with per-layer timers give the convolutions' rate. Prints one line:\n"
     "\n"
     "  model=M batch=B threads=T [split=S] img_s=X ms_per_step=Y peak_rss_mb=Z conv_gflops=G\n"
-    "  conv_fraction=F [data_wait=W crop_ms=C]   (with --loader)   [peak_device_mb=D device=\"NAME\"]\n"
+    "  conv_fraction=F [data_wait=W crop_ms=C loader_threads=L [augment=A]]   (with --loader)\n"
+    "  [peak_device_mb=D device=\"NAME\"]\n"
     "  (on a GPU)\n"
     "\n"
     "  split          how 2+ CPU threads share a step: \"images\", each thread a replica of the\n"
@@ -96,11 +101,18 @@ static const char HEAD[] =
     "                 loader's threads (0: the device never waited on cropping)\n"
     "  crop_ms        the loader's thread-milliseconds to crop and flip one batch (its pool\n"
     "                 has --threads threads on a GPU, one on the CPU), the mean over every\n"
-    "                 batch it cropped\n"
+    "                 batch it cropped (a packed store's: decoding included)\n"
+    "  augment        with --data imagefolder: on or rrc\n"
     "\n"
     "options:\n";
 
 #define AT(member) offsetof(BenchConfig, member)
+
+/* --loader's images and their augmentation: --data's and --augment's values, as train's */
+enum { BENCH_SYNTHETIC, BENCH_IMAGEFOLDER };
+static const char *const DATA_NAMES[] = {"synthetic", "imagefolder", NULL};
+enum { BENCH_AUGMENT_ON, BENCH_AUGMENT_RRC };
+static const char *const AUGMENT_NAMES[] = {"on", "rrc", NULL};
 
 static const Flag FLAGS[] = {
     {"model", "NAME", "model (bigbatch models lists them)", NULL, F_STR(AT(model))},
@@ -124,11 +136,23 @@ static const Flag FLAGS[] = {
     {"loader", NULL,
      "each step loads its batch as training does: synthetic 8-bit\n"
      "images (256 x 256 for the full-size nets, cropped at random;\n"
-     "the input's size padded by 4 for the others), random crop and\n"
-     "flip on the loader's threads, normalized on the device",
+     "the input's size padded by 4 for the others) or --data's,\n"
+     "cropped and flipped on the loader's threads, normalized on\n"
+     "the device",
      NULL, F_SWITCH(AT(loader))},
     {"loader-threads", "N", "the loader's pool [1 on the CPU, --threads on a GPU]", NULL,
      F_INT(AT(loader_threads), 1, BB_MAX_THREADS)},
+    {"data", "NAME",
+     "--loader's images: synthetic, or imagefolder (train's: the training\n"
+     "split of --data-root, a packed store decoded on the loader's threads)\n"
+     "[synthetic]",
+     NULL, F_CHOICE(AT(data), DATA_NAMES, "synthetic or imagefolder")},
+    {"data-root", "DIR", "--data imagefolder's folder (bigbatch data pack's --out)", NULL, F_STR(AT(data_root))},
+    {"augment", "on|rrc",
+     "--loader's augmentation: on, random crop + flip (a store: shorter\n"
+     "side resized to input/0.875 first); rrc, torchvision's\n"
+     "RandomResizedCrop + flip (a packed store only) [on]",
+     NULL, F_CHOICE(AT(augment), AUGMENT_NAMES, "on or rrc")},
     {"list-params", NULL, "print each parameter's name and shape (n c h w) and exit", NULL, F_SWITCH(AT(list_params))},
     {"sgemm", NULL,
      "instead: OpenBLAS cblas_sgemm rate on square " NUMBER(SGEMM_N) " matrices\n"
@@ -153,6 +177,19 @@ static int check_bench_flags(const BenchConfig *c, Error *err)
     }
     if (c->sgemm && c->model) {
         error_set(err, "--sgemm and --model are separate measurements");
+        return -1;
+    }
+    if (!c->loader && (c->data != BENCH_SYNTHETIC || c->augment != BENCH_AUGMENT_ON)) {
+        error_set(err, "--data and --augment choose --loader's images: add --loader");
+        return -1;
+    }
+    if ((c->data == BENCH_IMAGEFOLDER) != (c->data_root != NULL)) {
+        error_set(err, c->data_root ? "--data-root needs --data imagefolder"
+                                    : "--data imagefolder needs --data-root (a packed store: bigbatch data pack)");
+        return -1;
+    }
+    if (c->augment == BENCH_AUGMENT_RRC && c->data != BENCH_IMAGEFOLDER) {
+        error_set(err, "--augment rrc needs a packed store (--data imagefolder --data-root DIR)");
         return -1;
     }
     if (c->model && !model_find(c->model)) {
@@ -278,64 +315,12 @@ static void print_layers(const Net *net, const StepTimes *times, int batch, int 
             "all of the above", "", "", "", 100 * total / elapsed, 1e3 * elapsed / steps);
 }
 
-/* --loader: two batches' worth of synthetic images that the steps take turns on, each step
- * with its own crops and flips, through the batch loader as in training. */
-typedef struct {
-    ImageSet set;
-    Augment aug;
-    uint32_t *order;
-    Rng rng[1 + LOADER_AHEAD]; /* the draws of the step loaded now and of those after it */
-    long step;    /* the next step to load */
-    Loader *loader;
-} BenchData;
-
-static int bench_data_open(BenchData *d, Net *net, int batch, uint64_t seed, int threads, Error *err)
-{
-    memset(d, 0, sizeof *d);
-    const Tensor *in = &net->input;
-    /* Caffe's ImageNet: 256 stored, a random crop of the input within; small inputs: padded */
-    const bool full_size = in->h > 64 && in->h <= 256 && in->w <= 256;
-    const int h = full_size ? 256 : in->h, w = full_size ? 256 : in->w;
-    const int classes = net->classes > 100 ? 100 : net->classes; /* as train on synthetic data */
-    if (synthetic_make(&d->set, 2 * batch, in->c, h, w, classes, seed, 1, err) != 0) return -1;
-    d->aug = (Augment){.out_h = in->h, .out_w = in->w, .random_crop = true, .crop_pad = full_size ? 0 : 4,
-                       .flip = true, .rrc = false, .seed = seed};
-    d->order = xmalloc(sizeof *d->order * 2 * (size_t)batch, "bench order");
-    for (int i = 0; i < 2 * batch; i++) d->order[i] = (uint32_t)i;
-    const float mean[3] = {0.5f, 0.5f, 0.5f}, std[3] = {0.25f, 0.25f, 0.25f};
-    d->loader = loader_create(net, mean, std, threads, err);
-    return d->loader ? 0 : -1;
-}
-
-static BatchJob bench_job(BenchData *d, int batch, long step)
-{
-    Rng *rng = &d->rng[step % (1 + LOADER_AHEAD)];
-    rng_seed(rng, 0xbe7c, (uint64_t)step);
-    return (BatchJob){&d->set, d->order + (step % 2) * batch, batch, &d->aug, rng, 0};
-}
-
-/* The next step's batch into the net, those after it to the loader's pool. */
-static void bench_load(BenchData *d, int batch)
-{
-    BatchJob now = bench_job(d, batch, d->step), ahead[LOADER_AHEAD];
-    for (int k = 0; k < LOADER_AHEAD; k++) ahead[k] = bench_job(d, batch, d->step + 1 + k);
-    loader_load(d->loader, &now, ahead, LOADER_AHEAD);
-    d->step++;
-}
-
-static void bench_data_close(BenchData *d)
-{
-    loader_destroy(d->loader);
-    free(d->order);
-    imageset_free(&d->set);
-}
-
 /* One training step; with times, its zeroing and update timed (the backend synchronized first).
  * fp16 scales its loss as training does (the check and unscaling count in the update's time). */
 static double step(Net *net, Replicas *replicas, Optimizer *opt, LossScaler *ls, BenchData *data, int batch,
                    double lr, StepTimes *times)
 {
-    if (data) bench_load(data, batch);
+    if (data) bench_data_load(data);
     double t0 = times ? now_seconds() : 0;
     net_zero_grad(net);
     if (times) {
@@ -401,7 +386,9 @@ static int bench_model(const BenchConfig *cfg)
     Replicas *replicas = replicas_open(net, cfg->batch, &err);
     BenchData bench_data, *data = NULL;
     const bool replicas_failed = err.msg[0] != 0;
-    if (replicas_failed || (cfg->loader && bench_data_open(&bench_data, net, cfg->batch, cfg->seed, cfg->loader_threads, &err) != 0)) {
+    const BenchDataOptions dopt = {cfg->data_root, cfg->augment == BENCH_AUGMENT_RRC, cfg->batch, cfg->loader_threads,
+                                   cfg->seed};
+    if (replicas_failed || (cfg->loader && bench_data_open(&bench_data, net, &dopt, &err) != 0)) {
         fprintf(stderr, "bigbatch bench: %s%s\n", replicas_failed ? "" : "--loader: ", err.msg);
         replicas_close(replicas);
         optimizer_destroy(opt);
@@ -453,8 +440,10 @@ static int bench_model(const BenchConfig *cfg)
            1e3 * elapsed / cfg->steps, peak_rss_mb(), conv_gflops, conv_fraction);
     if (data) {
         const long cropped = loader_batches_cropped(data->loader);
-        printf(" data_wait=%.4f crop_ms=%.2f", elapsed > 0 ? waited / elapsed : 0,
-               cropped > 0 ? 1e3 * loader_crop_seconds(data->loader) / (double)cropped : 0);
+        printf(" data_wait=%.4f crop_ms=%.2f loader_threads=%d", elapsed > 0 ? waited / elapsed : 0,
+               cropped > 0 ? 1e3 * loader_crop_seconds(data->loader) / (double)cropped : 0,
+               loader_threads(data->loader));
+        if (cfg->data == BENCH_IMAGEFOLDER) printf(" augment=%s", AUGMENT_NAMES[cfg->augment]);
     }
     if (strcmp(cfg->precision, "fp32") != 0) printf(" precision=%s", cfg->precision);
     if (scaler.dynamic) printf(" skipped=%ld loss_scale=%g", scaler.skipped, scaler.scale);

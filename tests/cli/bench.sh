@@ -9,7 +9,20 @@ grep -q 'img_s=0\.0 ' "$TMP/out" && fail "no throughput"
 # --loader: batches through the loader's thread, the fraction of time waited for it and its
 # time to crop a batch
 expect_exit 0 "$BB" bench --model lenet --batch 16 --steps 3 --warmup 1 --profile-steps 0 --threads 1 --loader
-expect_output '^model=lenet batch=16 .* conv_fraction=[0-9.]* data_wait=0\.[0-9]* crop_ms=[0-9.]*$'
+expect_output '^model=lenet batch=16 .* conv_fraction=[0-9.]* data_wait=0\.[0-9]* crop_ms=[0-9.]* loader_threads=1$'
+# --loader's images from disk (a packed store: tests/cli/data_store.sh): flags that cannot go together
+expect_exit 2 "$BB" bench --model lenet --data imagefolder --data-root "$TMP"
+expect_output '\-\-data and --augment choose --loader.s images: add --loader'
+expect_exit 2 "$BB" bench --model lenet --loader --data imagefolder
+expect_output '\-\-data imagefolder needs --data-root'
+expect_exit 2 "$BB" bench --model lenet --loader --data-root "$TMP"
+expect_output '\-\-data-root needs --data imagefolder'
+expect_exit 2 "$BB" bench --model lenet --loader --augment rrc
+expect_output '\-\-augment rrc needs a packed store'
+expect_exit 2 "$BB" bench --model lenet --loader --data cifar10
+expect_output "\-\-data: 'cifar10'"
+expect_exit 1 "$BB" bench --model resnet8 --loader --data imagefolder --data-root "$TMP/none" --steps 1
+expect_output "\-\-loader: .*$TMP/none"
 expect_exit 0 "$BB" bench --model resnet8 --list-params
 expect_output 'layer1.0.conv1.weight'
 expect_exit 0 "$BB" bench --sgemm --threads 1

@@ -26,6 +26,12 @@ expect_exit 0 $BB train --model resnet50 --data imagefolder --data-root "$TMP/st
 expect_output '12 train / 4 test images'
 expect_output 'augmentation: random-resized crop+flip'
 expect_output '^final test_acc='
+# bench --loader reads it as training does (ResNet-50's data_wait on a GPU from such a store):
+# 4 steps of 4 cross the end of the 12 images, on 2 loader threads
+expect_exit 0 $BB bench --model resnet8 --batch 4 --steps 3 --warmup 1 --profile-steps 0 --threads 1 --loader \
+    --data imagefolder --data-root "$TMP/store" --augment rrc --loader-threads 2
+expect_output '^model=resnet8 batch=4 .* data_wait=0\.[0-9]* crop_ms=[0-9.]* loader_threads=2 augment=rrc$'
+grep -q 'crop_ms=0\.00 ' "$TMP/out" && fail "bench cropped nothing from the store"
 
 # pixels: rrc and evaluation crops of every training record against PIL
 size_of() { "$PY" -c "import struct,sys;d=open(sys.argv[1],'rb').read();i=struct.unpack_from('<Q',d,24)[0];print(*struct.unpack_from('<HH',d,i+32*int(sys.argv[2])+18))" "$@"; }
