@@ -7,13 +7,14 @@
 # fp32's at once and then drifts as any two runs of this chaotic recipe do. Calibrated on the
 # CPU, whose emulation rounds at the same points (engine/cpu/low_precision.c; the GPU matches
 # it operation by operation, tests/test_backend_ops.c):
-#   2026-12-07, bigbatch's CPU build, 2 threads, OpenBLAS's Haswell and Sandybridge kernels
-#   (OPENBLAS_CORETYPE), each in fp32 and bf16 (bench/calibrate_train_drift.sh's recipe with
-#   --precision): the four bf16-against-fp32 pairs differed by 3.3e-3 to 3.7e-3 in epoch 1,
-#   by up to 2.6e-2 in a later epoch (epoch 10), by up to 1.1e-2 in the mean of epochs 2-10.
-#   The two bf16 runs differed by at most 2.4e-3 in any epoch (bf16's roundings absorb most
-#   of the sums' order); the two fp32 runs by up to 1.6e-2 (and cuda_train.sh's calibration
-#   saw 4.1%, its H200 run 5.6%, between a GPU's fp32 and the CPU's).
+#   2026-12-07, bigbatch's CPU build: fp32 with OpenBLAS's Haswell and Sandybridge kernels
+#   (OPENBLAS_CORETYPE) at 2 threads; bf16 with Haswell, Sandybridge and Prescott at 2 threads
+#   and Haswell at 1 (bench/calibrate_train_drift.sh's recipe, CALIBRATE_PRECISION=bf16 runs
+#   it so). The eight bf16-against-fp32 pairs differed by 3.3e-3 to 3.7e-3 in epoch 1, by up
+#   to 2.6e-2 in a later epoch (epoch 10), by up to 1.1e-2 in the mean of epochs 2-10. The
+#   bf16 runs differed from each other by at most 2.4e-3 in any epoch (bf16's roundings
+#   absorb most of the sums' order); the two fp32 runs by up to 1.6e-2 (and cuda_train.sh's
+#   calibration saw 4.1%, its H200 run 5.6%, between a GPU's fp32 and the CPU's).
 # Here the GPU's fp32 order and bf16 both move the curve, so the bounds are about twice the sum
 # of the two drifts: epoch 1 2 x (3.7e-3 + 1.2e-3), a later epoch 12% (2.6% + 5.6% and room),
 # the mean 2 x (1.1% + 1.5%).
