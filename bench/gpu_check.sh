@@ -36,8 +36,8 @@
 #   7. where the time goes: bench --layers (each layer's forward and backward time, the GPU
 #      synchronized around each) for resnet50 at 256 and alexnet at 512
 # Everything goes to OUTDIR/gpu_check.txt (and the terminal); the exit status is 0 only when
-# every step passed. The steps' limits add up to 8 minutes: 60 + 65 + 30 (steps 2-3) +
-# 5 x 16 + 2 x 40 (step 4) + 30 + 45 + 20 + 35 (step 5, resnet50 and alexnet) + 2 x 15 (step 7)
+# every step passed. The steps' limits add up to 8 minutes: 55 + 65 + 30 (steps 2-3) +
+# 5 x 16 + 2 x 40 (step 4) + 36 + 45 + 24 + 30 (step 5, resnet50 and alexnet) + 2 x 15 (step 7)
 # = 475 s; with the memory step 60 s more. On an H200 (2026-12-04, before the bf16 steps) the
 # runs took 35, 53, 8-11 a bench, 34 for PyTorch's resnet50 and 7 a layer profile.
 set -u
@@ -59,7 +59,7 @@ gpu_node || return 1
 
 step "every backend operation against the CPU (tests/test_backend_ops)"
 # BIGBATCH_CUDNN_VERBOSE: each convolution's algorithms, in case a layer differs
-BIGBATCH_CUDNN_VERBOSE=1 run 60 test_backend_ops "$bundle/bin/test_backend_ops" --jobs 1 --verbose --filter 'backend_ops/*'
+BIGBATCH_CUDNN_VERBOSE=1 run 55 test_backend_ops "$bundle/bin/test_backend_ops" --jobs 1 --verbose --filter 'backend_ops/*'
 
 step "200 steps of ResNet-20, GPU against CPU (tests/cli/cuda_train.sh)"
 BB=$BB run 65 cuda_train sh tests/cli/cuda_train.sh
@@ -99,8 +99,8 @@ done
 step "mixed precision: bigbatch bench --precision bf16 beside PyTorch AMP bf16 + channels_last (medians of 3)"
 for mb in $models; do
     m=${mb%:*} b=${mb#*:}
-    limit_ours=20 limit_torch=35
-    [ "$m" = resnet50 ] && limit_ours=30 limit_torch=45
+    limit_ours=24 limit_torch=30
+    [ "$m" = resnet50 ] && limit_ours=36 limit_torch=45
     BIGBATCH_CUDNN_FIND=1 run $limit_ours "bench $m bf16 x3" bash -c 'for i in 1 2 3; do
         "$0" bench --device cuda --model "$1" --batch "$2" --steps 10 --warmup 3 --profile-steps 0 --precision bf16 || exit 1
     done' "$BB" "$m" "$b" >"$out/bf16-ours-$m.txt" 2>&1
