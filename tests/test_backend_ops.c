@@ -91,12 +91,20 @@ static double difference(const real *want, const real *got, size_t n)
     return worst == 0 ? 0 : scale > 0 ? worst / scale : INFINITY;
 }
 
+/* The tolerances of a precision beyond fp32's. */
+typedef struct {
+    double sums_scale; /* the sums' tolerance times this (tf32's rounding) */
+    double products;   /* > 0: the products' (conv, linear) tolerance, relative (bf16 and fp16's) */
+    double floor;      /* and added to it, this absolute step twice (fp16's subnormal spacing) */
+} Tolerances;
+
+static const Tolerances FP32_TOL = {1, 0, 0};
+
 typedef struct {
     const char *model;
     int failures, checks;
     double worst_ratio; /* the largest difference / tolerance seen */
-    double sums_scale;  /* the sums' tolerance times this (tf32's rounding) */
-    double products;    /* > 0: the products' (conv, linear) tolerance (bf16 and fp16's) */
+    Tolerances tol;
 } Report;
 
 /* One comparison's line and its count: difference d against tolerance tol. */
@@ -117,12 +125,17 @@ static void check_values(Report *r, const char *layer, const char *kind, const c
     report_line(r, layer, kind, pass, what, difference(want, got, n), tol);
 }
 
+static bool is_product(const char *kind) { return !strcmp(kind, "conv") || !strcmp(kind, "linear"); }
+
 static void check_tensor(Report *r, const char *layer, const char *kind, const char *pass, const char *what,
                          const Tensor *want, const Tensor *got, double tol)
 {
     size_t n = tensor_count(want);
     cr_assert_eq(n, tensor_count(got), "%s %s: %zu vs %zu values", layer, what, n, tensor_count(got));
     real *a = tensor_to_host(want), *b = tensor_to_host(got);
+    /* a tensor whose largest value is itself in fp16's subnormal range: its ulp is absolute */
+    if (r->tol.products > 0 && r->tol.floor > 0 && is_product(kind) && max_abs(a, n) > 0)
+        tol += 2 * r->tol.floor / max_abs(a, n);
     check_values(r, layer, kind, pass, what, a, b, n, tol);
     free(a);
     free(b);
@@ -141,8 +154,8 @@ static double tolerance_of(const Report *r, const char *kind)
     static const char *const exact[] = {"relu", "add", "dropout", "maxpool"};
     for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
         if (!strcmp(kind, exact[i])) return TOL_ELEMENTWISE;
-    if (r->products > 0 && (!strcmp(kind, "conv") || !strcmp(kind, "linear"))) return r->products;
-    return TOL_SUMS * r->sums_scale;
+    if (r->tol.products > 0 && is_product(kind)) return r->tol.products;
+    return TOL_SUMS * r->tol.sums_scale;
 }
 
 /* Both nets of one model, planned for n images, with the same parameters, buffers and batch. */
@@ -242,13 +255,13 @@ static void check_layers(Report *r, Net *ref, Net *dev, int n)
 }
 
 /* Every layer of one model, forward then backward, each fed the CPU's values. */
-static Report check_model(const ModelInfo *m, Backend *ref_bk, Backend *dev_bk, double sums_scale, double products)
+static Report check_model(const ModelInfo *m, Backend *ref_bk, Backend *dev_bk, const Tolerances *tol)
 {
     /* two images of the full-size nets, four of the proxies (batch statistics over more) */
     int n = m->in_h > 64 ? 2 : 4;
     Net *ref, *dev;
     twin_nets(m->name, ref_bk, dev_bk, n, &ref, &dev);
-    Report r = {m->name, 0, 0, 0, sums_scale, products};
+    Report r = {m->name, 0, 0, 0, *tol};
     check_layers(&r, ref, dev, n);
     return r;
 }
@@ -260,9 +273,8 @@ static void print_header(void)
 }
 
 /* Every layer of every model (of the proxies only when `proxies_only`: the full-size nets
- * take minutes on a CPU); returns the comparisons over tolerance. `products` > 0: the
- * products' tolerance (else the sums'). */
-static int check_models(Backend *ref_bk, Backend *dev_bk, bool proxies_only, double sums_scale, double products)
+ * take minutes on a CPU) at `tol`; returns the comparisons over tolerance. */
+static int check_models(Backend *ref_bk, Backend *dev_bk, bool proxies_only, const Tolerances *tol)
 {
     int count, failures = 0;
     const ModelInfo *models = model_list(&count);
@@ -272,7 +284,7 @@ static int check_models(Backend *ref_bk, Backend *dev_bk, bool proxies_only, dou
             printf("%s: left out (full size)\n", models[i].name);
             continue;
         }
-        Report r = check_model(&models[i], ref_bk, dev_bk, sums_scale, products);
+        Report r = check_model(&models[i], ref_bk, dev_bk, tol);
         printf("%s on %s: %d checks, %d over tolerance, worst at %.2g of its tolerance\n", r.model,
                backend_device_name(dev_bk), r.checks, r.failures, r.worst_ratio);
         failures += r.failures;
@@ -282,7 +294,7 @@ static int check_models(Backend *ref_bk, Backend *dev_bk, bool proxies_only, dou
 
 static int check_every_model(Backend *ref_bk, Backend *dev_bk)
 {
-    return check_models(ref_bk, dev_bk, is_cpu(dev_bk), 1, 0);
+    return check_models(ref_bk, dev_bk, is_cpu(dev_bk), &FP32_TOL);
 }
 
 /* --precision tf32: the proxies' layers with tensor-core convolutions and gemms, whose inputs
@@ -297,7 +309,8 @@ static int check_proxies_in_tf32(Backend *ref_bk, Backend *dev_bk)
         printf("FAIL: %s\n", err.msg);
         return 1;
     }
-    int failures = check_models(ref_bk, dev_bk, true, TF32_SUMS_SCALE, 0);
+    const Tolerances tf32 = {TF32_SUMS_SCALE, 0, 0};
+    int failures = check_models(ref_bk, dev_bk, true, &tf32);
     backend_set_precision(dev_bk, "fp32", &err);
     return failures;
 }
@@ -423,7 +436,7 @@ static int check_optimizers(Backend *ref_bk, Backend *dev_bk)
         Optimizer *oref = optimizer_create(&cfgs[k], ref, &err), *odev = optimizer_create(&cfgs[k], dev, &err);
         cr_assert(oref && odev, "%s: %s", name, err.msg);
         oref->collect_stats = odev->collect_stats = true;
-        Report r = {"tiny", 0, 0, 0, 1, 0};
+        Report r = {"tiny", 0, 0, 0, FP32_TOL};
         step_both(ref, dev, oref, odev, 0.1); /* the first update: momentum buffers start */
         step_both(ref, dev, oref, odev, 0.05);
         check_tensor(&r, name, "optimizer", "step 2", "parameters", &ref->param_block, &dev->param_block, TOL_OPTIMIZER);
@@ -455,8 +468,10 @@ Test(backend_ops_harness, every_optimizer_and_preset) { on_cpu_threads(check_opt
  * most 2u of the tensor's largest magnitude (u = 2^-8 for bf16's 8 significant bits, 2^-11
  * for fp16's 11). The input's gradient, r(dx + r(sum)), can take a second ulp from its second
  * rounding. So the products' tolerance is two ulps, 4u of the tensor's largest magnitude:
- * 1.6e-2 in bf16, 2.0e-3 in fp16. The other layers compute in fp32 from the CPU's values, at
- * fp32's tolerances. */
+ * 1.6e-2 in bf16, 2.0e-3 in fp16. Where a whole tensor lies below fp16's normal range (2^-14:
+ * small gradients, unscaled here) an ulp is the subnormal spacing 2^-24, not 2u of the
+ * largest value, so two of those are added (check_tensor). The other layers compute in fp32
+ * from the CPU's values, at fp32's tolerances. */
 #define LOWP_PRODUCT_ULPS 4
 /* A few steps of training on each backend alone: the parameters' differences are the
  * gradients' (a few ulps of bf16/fp16) times the learning rate, and each step's forward sees
@@ -481,7 +496,7 @@ static Net *product_shapes_net(Backend *bk)
     return net;
 }
 
-static int check_product_shapes(Backend *ref_bk, Backend *dev_bk, double products)
+static int check_product_shapes(Backend *ref_bk, Backend *dev_bk, const Tolerances *tol)
 {
     const int n = 4;
     Net *ref = product_shapes_net(ref_bk), *dev = product_shapes_net(dev_bk);
@@ -490,7 +505,7 @@ static int check_product_shapes(Backend *ref_bk, Backend *dev_bk, double product
     copy_across(&ref->param_block, &dev->param_block);
     net_upload_random_batch(ref, n, 11, 3);
     net_upload_random_batch(dev, n, 11, 3);
-    Report r = {"lowp-shapes", 0, 0, 0, 1, products};
+    Report r = {"lowp-shapes", 0, 0, 0, *tol};
     check_layers(&r, ref, dev, n);
     printf("lowp-shapes on %s: %d checks, %d over tolerance, worst at %.2g of its tolerance\n",
            backend_device_name(dev_bk), r.checks, r.failures, r.worst_ratio);
@@ -522,7 +537,7 @@ static int check_training(Backend *ref_bk, Backend *dev_bk, double tol)
             net_backward(nets[k], 4);
             optimizer_step(opts[k], nets[k], 0.1);
         }
-    Report r = {"tiny", 0, 0, 0, 1, 0};
+    Report r = {"tiny", 0, 0, 0, FP32_TOL};
     check_tensor(&r, optimizer_preset_at(0), "training", "step 3", "parameters", &ref->param_block,
                  &dev->param_block, tol);
     optimizer_destroy(oref);
@@ -532,9 +547,9 @@ static int check_training(Backend *ref_bk, Backend *dev_bk, double tol)
     return r.failures;
 }
 
-/* Both backends in `precision` (u: its unit roundoff): the proxies' layers, the product shapes
- * and a short training. */
-static int check_in_precision(Backend *ref_bk, Backend *dev_bk, const char *precision, double u)
+/* Both backends in `precision` (u: its unit roundoff; step: its smallest subnormal): the
+ * proxies' layers, the product shapes and a short training. */
+static int check_in_precision(Backend *ref_bk, Backend *dev_bk, const char *precision, double u, double step)
 {
     Error err = {{0}};
     if (backend_set_precision(ref_bk, precision, &err) != 0 || backend_set_precision(dev_bk, precision, &err) != 0) {
@@ -543,16 +558,23 @@ static int check_in_precision(Backend *ref_bk, Backend *dev_bk, const char *prec
     }
     printf("%s: products within %d ulps' worth (%.2g of the largest magnitude)\n", precision,
            LOWP_PRODUCT_ULPS / 2, LOWP_PRODUCT_ULPS * u);
-    int failures = check_models(ref_bk, dev_bk, true, 1, LOWP_PRODUCT_ULPS * u);
-    failures += check_product_shapes(ref_bk, dev_bk, LOWP_PRODUCT_ULPS * u);
+    const Tolerances tol = {1, LOWP_PRODUCT_ULPS * u, step};
+    int failures = check_models(ref_bk, dev_bk, true, &tol);
+    failures += check_product_shapes(ref_bk, dev_bk, &tol);
     failures += check_training(ref_bk, dev_bk, LOWP_TRAINING_ULPS * u);
     backend_set_precision(ref_bk, "fp32", &err);
     backend_set_precision(dev_bk, "fp32", &err);
     return failures;
 }
 
-static int check_bf16(Backend *ref_bk, Backend *dev_bk) { return check_in_precision(ref_bk, dev_bk, "bf16", 0x1p-8); }
-static int check_fp16(Backend *ref_bk, Backend *dev_bk) { return check_in_precision(ref_bk, dev_bk, "fp16", 0x1p-11); }
+static int check_bf16(Backend *ref_bk, Backend *dev_bk)
+{
+    return check_in_precision(ref_bk, dev_bk, "bf16", 0x1p-8, 0x1p-133);
+}
+static int check_fp16(Backend *ref_bk, Backend *dev_bk)
+{
+    return check_in_precision(ref_bk, dev_bk, "fp16", 0x1p-11, 0x1p-24);
+}
 
 Test(backend_ops, every_product_in_bf16) { on_device(check_bf16, "bf16"); }
 Test(backend_ops_harness, every_product_in_bf16) { on_cpu_threads(check_bf16, "bf16"); }
@@ -570,7 +592,7 @@ static void random_fill(real *x, size_t n, unsigned seed)
 static int check_vectors(Backend *ref_bk, Backend *dev_bk)
 {
     static const size_t sizes[] = {1, 3, 257, 100003};
-    Report r = {"vectors", 0, 0, 0, 1, 0};
+    Report r = {"vectors", 0, 0, 0, FP32_TOL};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         size_t n = sizes[s];
         Tensor xa, ya, xb, yb;
