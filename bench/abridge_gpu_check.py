@@ -11,7 +11,7 @@ import sys
 
 # the first column of test_backend_ops's table: the models, then its optimizer and vector checks
 MODELS = ("lenet", "simple-cnn", "alexnet-cifar", "alexnet-bn-cifar", "resnet20", "resnet8", "alexnet", "alexnet-bn",
-          "resnet50", "tiny", "lamb", "vectors")
+          "resnet50", "lowp-shapes", "tiny", "lamb", "vectors")
 
 
 def main():

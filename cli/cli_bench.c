@@ -125,7 +125,7 @@ static const Flag FLAGS[] = {
     {"device", "NAME", "cpu, or cuda / cuda:N in a make GPU=1 build", "%s", F_STR(AT(device))},
     {"precision", "P",
      "fp32, tf32 on a GPU (tensor cores), or bf16 / fp16 (mixed;\n"
-     "emulated on the CPU, not yet on CUDA)",
+     "tensor cores on CUDA, emulated on the CPU)",
      "%s", F_STR(AT(precision))},
     {"lr", "X", "learning rate of the updates", "%g", F_DBL(AT(lr)), F_RANGE_Q(0, INFINITY, false, false, "is not a number >= 0")},
     {"seed", "N", "seed of the parameters and the synthetic batch", "%llu", F_ULL(AT(seed), 0)},

@@ -175,8 +175,7 @@ int backend_set_precision(Backend *bk, const char *precision, Error *err)
     if (mode == BK_PRECISION_TF32)
         error_set(err, "precision tf32 needs a GPU (--device cuda): the %s backend has no tf32", bk->ops->name);
     else
-        error_set(err, "precision %s is not yet implemented on %s (the cpu backend runs it)", precision,
-                  bk->ops->name);
+        error_set(err, "precision %s is not implemented on %s", precision, bk->ops->name);
     return -1;
 }
 

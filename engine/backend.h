@@ -67,9 +67,11 @@ void backend_reserve(Backend *bk, Workspace need);
  *         weights and incoming gradients and give bf16 / fp16 outputs and gradients; parameters,
  *         their gradients, optimizer state, batch norm, reductions and the loss stay fp32. The
  *         CPU emulates both by rounding at those points (round to nearest even; fp16 overflows to
- *         inf). fp16 needs loss scaling (engine/optim/loss_scale.h; backend_precision_scales_loss).
+ *         inf); CUDA converts there and runs the products on tensor cores with fp32 sums
+ *         (engine/cuda/lowp.cu). fp16 needs loss scaling (engine/optim/loss_scale.h;
+ *         backend_precision_scales_loss).
  * Set before the first operation. 0, or -1 with err naming the precisions when the name is
- * unknown or the backend has no such arithmetic (the CPU: no tf32; CUDA: no bf16 or fp16 yet). */
+ * unknown or the backend has no such arithmetic (the CPU: no tf32). */
 typedef enum { BK_PRECISION_FP32, BK_PRECISION_TF32, BK_PRECISION_BF16, BK_PRECISION_FP16 } BkPrecision;
 int backend_set_precision(Backend *bk, const char *precision, Error *err);
 /* 0 when `precision` is a name backend_set_precision knows, else -1 with err set. */

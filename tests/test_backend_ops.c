@@ -4,7 +4,10 @@
  * layer the device copy receives the CPU's inputs (and, for backward, the CPU's output
  * gradient and the gradients accumulated so far), so every operation is checked alone, at
  * every shape the models use, forward and backward, and errors do not compound. Then every
- * optimizer and LARS/LARC preset takes two steps on both, and the vector operations,
+ * optimizer and LARS/LARC preset takes two steps on both; in bf16 and fp16 the products
+ * (convolutions, plain, 1x1, strided and grouped, and fully connected layers) are compared with
+ * the CPU's emulation of the same precision, and a small net trains a few steps on each; the
+ * vector operations,
  * dropout masks and the normalization of a batch's pixels (uploaded from page-locked memory,
  * as the batch loader does) are compared.
  *
@@ -88,11 +91,20 @@ static double difference(const real *want, const real *got, size_t n)
     return worst == 0 ? 0 : scale > 0 ? worst / scale : INFINITY;
 }
 
+/* The tolerances of a precision beyond fp32's. */
+typedef struct {
+    double sums_scale; /* the sums' tolerance times this (tf32's rounding) */
+    double products;   /* > 0: the products' (conv, linear) tolerance, relative (bf16 and fp16's) */
+    double floor;      /* and added to it, this absolute step twice (fp16's subnormal spacing) */
+} Tolerances;
+
+static const Tolerances FP32_TOL = {1, 0, 0};
+
 typedef struct {
     const char *model;
     int failures, checks;
     double worst_ratio; /* the largest difference / tolerance seen */
-    double sums_scale;  /* the sums' tolerance times this (tf32's rounding) */
+    Tolerances tol;
 } Report;
 
 /* One comparison's line and its count: difference d against tolerance tol. */
@@ -113,12 +125,17 @@ static void check_values(Report *r, const char *layer, const char *kind, const c
     report_line(r, layer, kind, pass, what, difference(want, got, n), tol);
 }
 
+static bool is_product(const char *kind) { return !strcmp(kind, "conv") || !strcmp(kind, "linear"); }
+
 static void check_tensor(Report *r, const char *layer, const char *kind, const char *pass, const char *what,
                          const Tensor *want, const Tensor *got, double tol)
 {
     size_t n = tensor_count(want);
     cr_assert_eq(n, tensor_count(got), "%s %s: %zu vs %zu values", layer, what, n, tensor_count(got));
     real *a = tensor_to_host(want), *b = tensor_to_host(got);
+    /* a tensor whose largest value is itself in fp16's subnormal range: its ulp is absolute */
+    if (r->tol.products > 0 && r->tol.floor > 0 && is_product(kind) && max_abs(a, n) > 0)
+        tol += 2 * r->tol.floor / max_abs(a, n);
     check_values(r, layer, kind, pass, what, a, b, n, tol);
     free(a);
     free(b);
@@ -137,7 +154,8 @@ static double tolerance_of(const Report *r, const char *kind)
     static const char *const exact[] = {"relu", "add", "dropout", "maxpool"};
     for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
         if (!strcmp(kind, exact[i])) return TOL_ELEMENTWISE;
-    return TOL_SUMS * r->sums_scale;
+    if (r->tol.products > 0 && is_product(kind)) return r->tol.products;
+    return TOL_SUMS * r->tol.sums_scale;
 }
 
 /* Both nets of one model, planned for n images, with the same parameters, buffers and batch. */
@@ -218,43 +236,55 @@ static void backward_layer(Report *r, Net *ref, Net *dev, int i, int n)
     }
 }
 
-/* Every layer of one model, forward then backward, each fed the CPU's values. */
-static Report check_model(const ModelInfo *m, Backend *ref_bk, Backend *dev_bk, double sums_scale)
+/* Every layer of two twin nets, forward then backward, each fed the CPU's values; the nets
+ * are destroyed. */
+static void check_layers(Report *r, Net *ref, Net *dev, int n)
 {
-    /* two images of the full-size nets, four of the proxies (batch statistics over more) */
-    int n = m->in_h > 64 ? 2 : 4;
-    Net *ref, *dev;
-    twin_nets(m->name, ref_bk, dev_bk, n, &ref, &dev);
     set_batch(ref, n);
     set_batch(dev, n);
-    Report r = {m->name, 0, 0, 0, sums_scale};
-    for (int i = 0; i < ref->n_layers; i++) forward_layer(&r, ref, dev, i, n);
+    for (int i = 0; i < ref->n_layers; i++) forward_layer(r, ref, dev, i, n);
     for (int i = 0; i < ref->n_layers; i++) {
         tensor_zero(&ref->layers[i].dout);
         tensor_zero(&dev->layers[i].dout);
     }
     net_zero_grad(ref);
     net_zero_grad(dev);
-    for (int i = ref->n_layers - 1; i >= 0; i--) backward_layer(&r, ref, dev, i, n);
+    for (int i = ref->n_layers - 1; i >= 0; i--) backward_layer(r, ref, dev, i, n);
     net_destroy(ref);
     net_destroy(dev);
+}
+
+/* Every layer of one model, forward then backward, each fed the CPU's values. */
+static Report check_model(const ModelInfo *m, Backend *ref_bk, Backend *dev_bk, const Tolerances *tol)
+{
+    /* two images of the full-size nets, four of the proxies (batch statistics over more) */
+    int n = m->in_h > 64 ? 2 : 4;
+    Net *ref, *dev;
+    twin_nets(m->name, ref_bk, dev_bk, n, &ref, &dev);
+    Report r = {m->name, 0, 0, 0, *tol};
+    check_layers(&r, ref, dev, n);
     return r;
 }
 
+static void print_header(void)
+{
+    printf("%-18s %-24s %-12s %-8s %-14s %10s %8s\n", "model", "layer", "kind", "pass", "tensor", "difference",
+           "tol");
+}
+
 /* Every layer of every model (of the proxies only when `proxies_only`: the full-size nets
- * take minutes on a CPU); returns the comparisons over tolerance. */
-static int check_models(Backend *ref_bk, Backend *dev_bk, bool proxies_only, double sums_scale)
+ * take minutes on a CPU) at `tol`; returns the comparisons over tolerance. */
+static int check_models(Backend *ref_bk, Backend *dev_bk, bool proxies_only, const Tolerances *tol)
 {
     int count, failures = 0;
     const ModelInfo *models = model_list(&count);
-    printf("%-18s %-24s %-12s %-8s %-14s %10s %8s\n", "model", "layer", "kind", "pass", "tensor", "difference",
-           "tol");
+    print_header();
     for (int i = 0; i < count; i++) {
         if (proxies_only && models[i].in_h > 64) {
             printf("%s: left out (full size)\n", models[i].name);
             continue;
         }
-        Report r = check_model(&models[i], ref_bk, dev_bk, sums_scale);
+        Report r = check_model(&models[i], ref_bk, dev_bk, tol);
         printf("%s on %s: %d checks, %d over tolerance, worst at %.2g of its tolerance\n", r.model,
                backend_device_name(dev_bk), r.checks, r.failures, r.worst_ratio);
         failures += r.failures;
@@ -264,7 +294,7 @@ static int check_models(Backend *ref_bk, Backend *dev_bk, bool proxies_only, dou
 
 static int check_every_model(Backend *ref_bk, Backend *dev_bk)
 {
-    return check_models(ref_bk, dev_bk, is_cpu(dev_bk), 1);
+    return check_models(ref_bk, dev_bk, is_cpu(dev_bk), &FP32_TOL);
 }
 
 /* --precision tf32: the proxies' layers with tensor-core convolutions and gemms, whose inputs
@@ -279,7 +309,8 @@ static int check_proxies_in_tf32(Backend *ref_bk, Backend *dev_bk)
         printf("FAIL: %s\n", err.msg);
         return 1;
     }
-    int failures = check_models(ref_bk, dev_bk, true, TF32_SUMS_SCALE);
+    const Tolerances tf32 = {TF32_SUMS_SCALE, 0, 0};
+    int failures = check_models(ref_bk, dev_bk, true, &tf32);
     backend_set_precision(dev_bk, "fp32", &err);
     return failures;
 }
@@ -405,7 +436,7 @@ static int check_optimizers(Backend *ref_bk, Backend *dev_bk)
         Optimizer *oref = optimizer_create(&cfgs[k], ref, &err), *odev = optimizer_create(&cfgs[k], dev, &err);
         cr_assert(oref && odev, "%s: %s", name, err.msg);
         oref->collect_stats = odev->collect_stats = true;
-        Report r = {"tiny", 0, 0, 0, 1};
+        Report r = {"tiny", 0, 0, 0, FP32_TOL};
         step_both(ref, dev, oref, odev, 0.1); /* the first update: momentum buffers start */
         step_both(ref, dev, oref, odev, 0.05);
         check_tensor(&r, name, "optimizer", "step 2", "parameters", &ref->param_block, &dev->param_block, TOL_OPTIMIZER);
@@ -426,6 +457,130 @@ static int check_optimizers(Backend *ref_bk, Backend *dev_bk)
 Test(backend_ops, every_optimizer_and_preset) { on_device(check_optimizers, "optimizer"); }
 Test(backend_ops_harness, every_optimizer_and_preset) { on_cpu_threads(check_optimizers, "optimizer"); }
 
+/* ---- bf16 and fp16 ---- */
+
+/* Both backends in the same precision round at the same points (the input, weights and bias
+ * going into a product, its output coming out; the incoming gradient, the input's gradient
+ * added to the one there in low precision, the weights' and bias's gradients: engine/cpu/
+ * low_precision.c, engine/cuda/lowp.cu), and their products' fp32 sums differ only in order
+ * (about 1e-6 relative, far inside an ulp of bf16 or fp16). A rounded output then differs by
+ * at most one ulp, where the two sums fall either side of a rounding boundary; an ulp is at
+ * most 2u of the tensor's largest magnitude (u = 2^-8 for bf16's 8 significant bits, 2^-11
+ * for fp16's 11). The input's gradient, r(dx + r(sum)), can take a second ulp from its second
+ * rounding. So the products' tolerance is two ulps, 4u of the tensor's largest magnitude:
+ * 1.6e-2 in bf16, 2.0e-3 in fp16. Where a whole tensor lies below fp16's normal range (2^-14:
+ * small gradients, unscaled here) an ulp is the subnormal spacing 2^-24, not 2u of the
+ * largest value, so two of those are added (check_tensor). The other layers compute in fp32
+ * from the CPU's values, at fp32's tolerances. */
+#define LOWP_PRODUCT_ULPS 4
+/* A few steps of training on each backend alone: the parameters' differences are the
+ * gradients' (a few ulps of bf16/fp16) times the learning rate, and each step's forward sees
+ * the last step's; 8u of the parameters' largest magnitude bounds that with room. */
+#define LOWP_TRAINING_ULPS 8
+
+/* Convolutions of every form the models use, small: 3x3 with bias, 1x1 at stride 1 and 2
+ * (cuBLAS on CUDA), strided 3x3, grouped 3x3 with bias, then a fully connected layer. */
+static Net *product_shapes_net(Backend *bk)
+{
+    const Init kaiming = {INIT_HE_GAUSSIAN, 0}, small = {INIT_GAUSSIAN, 0.1};
+    Net *net = net_create("lowp-shapes", bk, 3, 12, 12);
+    int x = nb_relu(net, nb_conv(net, "conv3x3", NET_INPUT, 8, 3, 1, 1, 1, true, kaiming, small));
+    x = nb_relu(net, nb_conv(net, "conv1x1", x, 16, 1, 1, 0, 1, false, kaiming, small));
+    x = nb_conv(net, "conv1x1s2", x, 16, 1, 2, 0, 1, false, kaiming, small); /* 12 -> 6 */
+    x = nb_relu(net, nb_conv(net, "conv3x3s2", x, 16, 3, 2, 1, 1, false, kaiming, small)); /* 6 -> 3 */
+    x = nb_relu(net, nb_conv(net, "grouped", x, 16, 3, 1, 1, 2, true, kaiming, small));
+    x = nb_linear(net, "fc", x, 10, true, kaiming, small);
+    nb_softmax_xent(net, x);
+    net_finalize(net);
+    net_init_params(net, 3);
+    return net;
+}
+
+static int check_product_shapes(Backend *ref_bk, Backend *dev_bk, const Tolerances *tol)
+{
+    const int n = 4;
+    Net *ref = product_shapes_net(ref_bk), *dev = product_shapes_net(dev_bk);
+    net_plan(ref, n);
+    net_plan(dev, n);
+    copy_across(&ref->param_block, &dev->param_block);
+    net_upload_random_batch(ref, n, 11, 3);
+    net_upload_random_batch(dev, n, 11, 3);
+    Report r = {"lowp-shapes", 0, 0, 0, *tol};
+    check_layers(&r, ref, dev, n);
+    printf("lowp-shapes on %s: %d checks, %d over tolerance, worst at %.2g of its tolerance\n",
+           backend_device_name(dev_bk), r.checks, r.failures, r.worst_ratio);
+    return r.failures;
+}
+
+/* tiny_net (conv with bias, BN, linear) trains three steps of LARS on each backend alone. */
+static int check_training(Backend *ref_bk, Backend *dev_bk, double tol)
+{
+    Net *ref = tiny_net(ref_bk), *dev = tiny_net(dev_bk);
+    net_upload_random_batch(ref, 4, 5, 1);
+    net_upload_random_batch(dev, 4, 5, 1);
+    copy_across(&ref->param_block, &dev->param_block);
+    OptConfig c;
+    opt_config_defaults(&c);
+    c.momentum = 0.9;
+    c.weight_decay = 5e-4;
+    char said[512];
+    Error err = {{0}};
+    cr_assert_eq(optimizer_apply_preset(&c, optimizer_preset_at(0), said, sizeof said, &err), 0, "%s", err.msg);
+    Optimizer *oref = optimizer_create(&c, ref, &err), *odev = optimizer_create(&c, dev, &err);
+    cr_assert(oref && odev, "%s", err.msg);
+    Net *nets[2] = {ref, dev};
+    Optimizer *opts[2] = {oref, odev};
+    for (int step = 0; step < 3; step++)
+        for (int k = 0; k < 2; k++) {
+            net_zero_grad(nets[k]);
+            net_forward(nets[k], 4, true);
+            net_backward(nets[k], 4);
+            optimizer_step(opts[k], nets[k], 0.1);
+        }
+    Report r = {"tiny", 0, 0, 0, FP32_TOL};
+    check_tensor(&r, optimizer_preset_at(0), "training", "step 3", "parameters", &ref->param_block,
+                 &dev->param_block, tol);
+    optimizer_destroy(oref);
+    optimizer_destroy(odev);
+    net_destroy(ref);
+    net_destroy(dev);
+    return r.failures;
+}
+
+/* Both backends in `precision` (u: its unit roundoff; step: its smallest subnormal): the
+ * proxies' layers, the product shapes and a short training. */
+static int check_in_precision(Backend *ref_bk, Backend *dev_bk, const char *precision, double u, double step)
+{
+    Error err = {{0}};
+    if (backend_set_precision(ref_bk, precision, &err) != 0 || backend_set_precision(dev_bk, precision, &err) != 0) {
+        printf("FAIL: %s\n", err.msg);
+        return 1;
+    }
+    printf("%s: products within %d ulps' worth (%.2g of the largest magnitude)\n", precision,
+           LOWP_PRODUCT_ULPS / 2, LOWP_PRODUCT_ULPS * u);
+    const Tolerances tol = {1, LOWP_PRODUCT_ULPS * u, step};
+    int failures = check_models(ref_bk, dev_bk, true, &tol);
+    failures += check_product_shapes(ref_bk, dev_bk, &tol);
+    failures += check_training(ref_bk, dev_bk, LOWP_TRAINING_ULPS * u);
+    backend_set_precision(ref_bk, "fp32", &err);
+    backend_set_precision(dev_bk, "fp32", &err);
+    return failures;
+}
+
+static int check_bf16(Backend *ref_bk, Backend *dev_bk)
+{
+    return check_in_precision(ref_bk, dev_bk, "bf16", 0x1p-8, 0x1p-133);
+}
+static int check_fp16(Backend *ref_bk, Backend *dev_bk)
+{
+    return check_in_precision(ref_bk, dev_bk, "fp16", 0x1p-11, 0x1p-24);
+}
+
+Test(backend_ops, every_product_in_bf16) { on_device(check_bf16, "bf16"); }
+Test(backend_ops_harness, every_product_in_bf16) { on_cpu_threads(check_bf16, "bf16"); }
+Test(backend_ops, every_product_in_fp16) { on_device(check_fp16, "fp16"); }
+Test(backend_ops_harness, every_product_in_fp16) { on_cpu_threads(check_fp16, "fp16"); }
+
 /* ---- vectors and dropout ---- */
 
 static void random_fill(real *x, size_t n, unsigned seed)
@@ -437,7 +592,7 @@ static void random_fill(real *x, size_t n, unsigned seed)
 static int check_vectors(Backend *ref_bk, Backend *dev_bk)
 {
     static const size_t sizes[] = {1, 3, 257, 100003};
-    Report r = {"vectors", 0, 0, 0, 1};
+    Report r = {"vectors", 0, 0, 0, FP32_TOL};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         size_t n = sizes[s];
         Tensor xa, ya, xb, yb;

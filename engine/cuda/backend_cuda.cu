@@ -147,15 +147,20 @@ void cuda_event_wait(Backend *bk, void *event)
 /* ---- lifetime ---- */
 static const char *cuda_device_name(const Backend *bk) { return ((const CudaState *)bk->impl)->device_name; }
 
-/* --precision: tensor-core math for the gemms (cuBLAS) and, through the plans made from now
- * on, the convolutions (conv.cu). bf16 and fp16 are not here yet: refused (backend.c says so),
- * never computed in fp32 under their name. */
+/* --precision: the math of the gemms (cuBLAS) and, through the plans of that precision
+ * (conv.cu), of the convolutions. fp32: FMA, as the CPU computes. tf32: tensor cores on fp32
+ * data. bf16/fp16: the products take converted copies (lowp.cu) through cublasGemmEx with fp32
+ * compute, on tensor cores in any math mode; reduced-precision reductions (split-k sums in the
+ * output's type) are ruled out, though every low-precision product here writes fp32 anyway. */
 static bool cuda_set_precision(Backend *bk, BkPrecision precision)
 {
-    if (precision != BK_PRECISION_FP32 && precision != BK_PRECISION_TF32) return false;
     CudaState *st = cuda_state(bk);
-    st->tf32 = precision == BK_PRECISION_TF32;
-    CUBLAS_CHECK(cublasSetMathMode(st->cublas, st->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+    st->precision = precision;
+    const cublasMath_t math = precision == BK_PRECISION_TF32 ? CUBLAS_TF32_TENSOR_OP_MATH
+                              : cuda_low_precision(st)
+                                  ? (cublasMath_t)(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)
+                                  : CUBLAS_DEFAULT_MATH;
+    CUBLAS_CHECK(cublasSetMathMode(st->cublas, math));
     return true;
 }
 
@@ -173,6 +178,7 @@ static void cuda_destroy(Backend *bk)
     cuda_conv_plans_free(bk);
     if (st->workspace) cudaFree(st->workspace);
     if (st->reduce) cudaFree(st->reduce);
+    if (st->lowp) cudaFree(st->lowp);
     if (st->reduce_host) cudaFreeHost(st->reduce_host);
     if (st->optim_dev) cudaFree(st->optim_dev);
     free(st->optim_host);
@@ -267,7 +273,8 @@ static int cuda_state_init(CudaState *st, int device, Error *err)
     CUDA_CHECK(cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking));
     CUBLAS_CHECK(cublasCreate(&st->cublas));
     CUBLAS_CHECK(cublasSetStream(st->cublas, st->stream));
-    /* FP32 as the CPU computes it: no TF32 tensor cores */
+    /* FP32 as the CPU computes it: no TF32 tensor cores (until backend_set_precision) */
+    st->precision = BK_PRECISION_FP32;
     CUBLAS_CHECK(cublasSetMathMode(st->cublas, CUBLAS_DEFAULT_MATH));
     CUDNN_CHECK(cudnnCreate(&st->cudnn));
     CUDNN_CHECK(cudnnSetStream(st->cudnn, st->stream));

@@ -19,7 +19,13 @@
  * 1x1 unpadded layers go to cuBLAS instead (conv_pointwise.cu) unless BIGBATCH_CUDA_POINTWISE=cudnn.
  *
  * Forward overwrites y (beta = 0) and adds the bias with cudnnAddTensor; backward adds into
- * dx, dw and db (beta = 1), as the CPU reference (engine/cpu/conv.c) does. */
+ * dx, dw and db (beta = 1), as the CPU reference (engine/cpu/conv.c) does.
+ *
+ * --precision bf16/fp16: the plan's tensors and filter are bf16/fp16 (the convolution's sums
+ * fp32: cuDNN's PSEUDO_BFLOAT16 / PSEUDO_HALF configurations) with tensor-op math, and the
+ * operation runs on converted copies with the CPU emulation's roundings (lowp.cu). The
+ * precision is part of the plan's key, so a backend that changes precision between
+ * operations gets plans of the new one. */
 #include <string.h>
 
 #include "cuda.h"
@@ -34,6 +40,7 @@ struct CudaConvPlan {
     CudaConvPlan *next;
     ConvShape shape;
     int n;
+    BkPrecision precision; /* the tensors' type and the math (fp32 FMA, tf32, bf16/fp16 tensor ops) */
     cudnnTensorDescriptor_t x, y, bias; /* bias: [1, out_c, 1, 1], broadcast over n, h, w */
     cudnnFilterDescriptor_t w;
     cudnnConvolutionDescriptor_t conv;
@@ -48,9 +55,21 @@ struct CudaConvPlan {
 static const float ONE = 1.0f, ZERO = 0.0f;
 
 /* ConvShape is eleven ints (no padding bytes), so memcmp compares every field. */
-static int plan_matches(const CudaConvPlan *p, const ConvShape *s, int n)
+static int plan_matches(const CudaConvPlan *p, const ConvShape *s, int n, BkPrecision precision)
 {
-    return p->n == n && memcmp(&p->shape, s, sizeof *s) == 0;
+    return p->n == n && p->precision == precision && memcmp(&p->shape, s, sizeof *s) == 0;
+}
+
+static const char *precision_name(BkPrecision p)
+{
+    return p == BK_PRECISION_BF16 ? "bf16" : p == BK_PRECISION_FP16 ? "fp16" : p == BK_PRECISION_TF32 ? "TF32" : "FP32";
+}
+
+/* FMA, not DEFAULT, for fp32: on Ampere and later DEFAULT_MATH lets FP32 convolutions use
+ * TF32, which --precision tf32 asks for; bf16/fp16 data runs on tensor cores. */
+static cudnnMathType_t math_of(BkPrecision p)
+{
+    return p == BK_PRECISION_FP32 ? CUDNN_FMA_MATH : p == BK_PRECISION_TF32 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH;
 }
 
 static void plan_describe(const ConvShape *s, int n, char *buf, size_t size)
@@ -59,30 +78,31 @@ static void plan_describe(const ConvShape *s, int n, char *buf, size_t size)
              s->in_h, s->in_w, s->out_c, s->out_h, s->out_w, s->k_h, s->k_w, s->stride, s->pad, s->groups);
 }
 
-static CudaConvPlan *plan_create(const ConvShape *s, int n, bool tf32)
+static CudaConvPlan *plan_create(const CudaState *st, const ConvShape *s, int n)
 {
     CudaConvPlan *p = (CudaConvPlan *)xcalloc(1, sizeof *p, "convolution plan");
     p->shape = *s;
     p->n = n;
+    p->precision = st->precision;
+    /* x, y and w in the products' type; the sums fp32 (the convolution's compute type) */
+    const cudnnDataType_t type = cuda_low_precision(st) ? cuda_lowp_cudnn_type(st) : CUDNN_DATA_FLOAT;
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->x));
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->y));
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->bias));
     CUDNN_CHECK(cudnnCreateFilterDescriptor(&p->w));
     CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&p->conv));
-    CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, s->in_c, s->in_h, s->in_w));
-    CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, s->out_c, s->out_h,
-                                           s->out_w));
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->x, CUDNN_TENSOR_NCHW, type, n, s->in_c, s->in_h, s->in_w));
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->y, CUDNN_TENSOR_NCHW, type, n, s->out_c, s->out_h, s->out_w));
+    /* fp32 only: bf16/fp16 add the bias in lowp.cu's kernels */
     CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->bias, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, s->out_c, 1, 1));
     /* weight [out_c, in_c/groups, k_h, k_w], as the CPU stores it */
-    CUDNN_CHECK(cudnnSetFilter4dDescriptor(p->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, s->out_c,
+    CUDNN_CHECK(cudnnSetFilter4dDescriptor(p->w, type, CUDNN_TENSOR_NCHW, s->out_c,
                                            s->in_c / s->groups, s->k_h, s->k_w));
     /* cross-correlation (no kernel flip), as im2col + gemm computes */
     CUDNN_CHECK(cudnnSetConvolution2dDescriptor(p->conv, s->pad, s->pad, s->stride, s->stride, 1, 1,
                                                 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     CUDNN_CHECK(cudnnSetConvolutionGroupCount(p->conv, s->groups));
-    /* FMA, not DEFAULT, for fp32: on Ampere and later DEFAULT_MATH lets FP32 convolutions use
-     * TF32, which --precision tf32 asks for */
-    CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
+    CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, math_of(p->precision)));
 
     int on, oc, oh, ow;
     CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(p->conv, p->x, p->w, &on, &oc, &oh, &ow));
@@ -109,8 +129,8 @@ static void plan_destroy(CudaConvPlan *p)
 static CudaConvPlan *plan_get(CudaState *st, const ConvShape *s, int n)
 {
     for (CudaConvPlan *p = st->plans; p; p = p->next)
-        if (plan_matches(p, s, n)) return p;
-    CudaConvPlan *p = plan_create(s, n, st->tf32);
+        if (plan_matches(p, s, n, st->precision)) return p;
+    CudaConvPlan *p = plan_create(st, s, n);
     p->next = st->plans;
     st->plans = p;
     return p;
@@ -122,8 +142,8 @@ static CudaConvPlan *plan_get(CudaState *st, const ConvShape *s, int n)
     char what[256];
     plan_describe(&p->shape, p->n, what, sizeof what);
     fprintf(stderr,
-            "bigbatch: cuDNN offers no FP32 %s algorithm within %zu bytes of workspace for convolution %s\n",
-            direction, limit, what);
+            "bigbatch: cuDNN offers no %s %s algorithm within %zu bytes of workspace for convolution %s\n",
+            precision_name(p->precision), direction, limit, what);
     exit(3);
 }
 
@@ -138,8 +158,8 @@ static void nondeterministic_warning(const CudaConvPlan *p, const char *directio
 /* What every candidate of one direction must satisfy besides determinism. */
 struct PickRule {
     size_t limit;   /* workspace bytes */
-    bool tensor_ops; /* tf32: tensor-core algorithms allowed */
-    int inexact;    /* an algorithm left out in FP32 (-1: none), see inexact_in_fp32 */
+    bool tensor_ops; /* tf32, bf16, fp16: tensor-core algorithms allowed */
+    int inexact;    /* an algorithm left out (-1: none), see inexact_in_fp32 */
 };
 
 /* The first (fastest) result that ran and meets the rule; with `strict`, also deterministic
@@ -151,7 +171,7 @@ static int pick(const Perf *perf, int count, const PickRule *rule, int excluded,
     const bool tensor_ops = rule->tensor_ops;
     for (int i = 0; i < count; i++) {
         if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > rule->limit) continue;
-        if (!tensor_ops && (int)perf[i].algo == rule->inexact) continue;
+        if ((int)perf[i].algo == rule->inexact) continue;
         /* In fp32 tensor-core results are out (TF32). The rest run with the descriptor's FMA
          * math; cuDNN may report them as DEFAULT_MATH, which PyTorch too takes as FMA for FP32. */
         if (!tensor_ops &&
@@ -168,7 +188,8 @@ static int pick(const Perf *perf, int count, const PickRule *rule, int excluded,
  * layer was within 2e-6. The suspect, not yet confirmed on a GPU: a Winograd-nonfused
  * algorithm, whose large transforms for filters above 3x3 lose digits in FP32 (the next run's
  * BIGBATCH_CUDNN_VERBOSE log names the algorithms). FP32 promises the CPU's results, so they
- * are left out there for such filters; tf32 keeps them. */
+ * are left out there for such filters, and in bf16/fp16 too (which promise the CPU emulation's
+ * results to about an ulp of fp16, finer than those losses); tf32 keeps them. */
 static int inexact_in_fp32(const CudaConvPlan *p, int winograd_nonfused)
 {
     return p->shape.k_h > 3 || p->shape.k_w > 3 ? winograd_nonfused : -1;
@@ -181,7 +202,8 @@ template <typename Perf>
 static int pick_preferring_determinism(const CudaState *st, const CudaConvPlan *p, const char *direction,
                                        const Perf *perf, int count, int excluded, int winograd_nonfused)
 {
-    const PickRule rule = {st->workspace_limit, st->tf32, inexact_in_fp32(p, winograd_nonfused)};
+    const PickRule rule = {st->workspace_limit, p->precision != BK_PRECISION_FP32,
+                           p->precision == BK_PRECISION_TF32 ? -1 : inexact_in_fp32(p, winograd_nonfused)};
     int i = pick(perf, count, &rule, excluded, st->cudnn_deterministic);
     if (i < 0) {
         i = pick(perf, count, &rule, excluded, 0);
@@ -261,12 +283,78 @@ static bool goes_to_cublas(const CudaState *st, const ConvShape *s)
     return st->pointwise_gemm && cuda_conv_is_pointwise(s);
 }
 
+static size_t in_elems(const CudaConvPlan *p)
+{
+    return (size_t)p->n * p->shape.in_c * p->shape.in_h * p->shape.in_w;
+}
+static size_t out_elems(const CudaConvPlan *p)
+{
+    return (size_t)p->n * p->shape.out_c * p->shape.out_h * p->shape.out_w;
+}
+static size_t w_elems(const ConvShape *s) { return (size_t)s->out_c * (s->in_c / s->groups) * s->k_h * s->k_w; }
+
+/* bf16/fp16 forward: y = r(conv(r(x), r(w)) + r(b)), the sum fp32. The bias is the
+ * product's starting value (beta 1 on a y holding r(b)): cuDNN blends alpha * sum + beta * y
+ * in its fp32 compute type and rounds once, where adding it afterwards would round twice. */
+static void forward_lowp(Backend *bk, CudaConvPlan *p, const real *x, const real *w, const real *b, real *y)
+{
+    CudaState *st = cuda_state(bk);
+    const size_t nx = in_elems(p), nw = w_elems(&p->shape), ny = out_elems(p);
+    const size_t bytes[3] = {nx * LOWP_BYTES, nw * LOWP_BYTES, ny * LOWP_BYTES};
+    void *part[3]; /* x, w, y */
+    cuda_lowp_parts(bk, 3, bytes, part);
+    cuda_lowp_convert(bk, nx, x, part[0]);
+    cuda_lowp_convert(bk, nw, w, part[1]);
+    if (b) cuda_lowp_fill_bias(bk, ny, p->shape.out_c, (size_t)p->shape.out_h * p->shape.out_w, b, part[2], true);
+    if (!p->have_fwd) find_forward(st, p);
+    void *ws = cuda_workspace(bk, p->fwd_bytes);
+    CUDNN_CHECK(cudnnConvolutionForward(st->cudnn, &ONE, p->x, part[0], p->w, part[1], p->conv, p->fwd, ws,
+                                        p->fwd_bytes, b ? &ONE : &ZERO, p->y, part[2]));
+    cuda_lowp_round(bk, LOWP_COPY, ny, part[2], true, y);
+}
+
+/* bf16/fp16 backward, as engine/cpu/low_precision.c: the products of r(x), r(w), r(dy) into
+ * bf16/fp16 results (beta 0: each a whole fp32 sum rounded once), then dx = r(dx + that)
+ * (accumulate) or that, dw += that, db += r(its fp32 sum). */
+static void backward_lowp(Backend *bk, CudaConvPlan *p, const real *x, const real *w, const real *dy, real *dx,
+                          bool accumulate, real *dw, real *db)
+{
+    CudaState *st = cuda_state(bk);
+    const size_t nx = in_elems(p), nw = w_elems(&p->shape), ny = out_elems(p);
+    const size_t bytes[5] = {nx * LOWP_BYTES, dx ? nw * LOWP_BYTES : 0, ny * LOWP_BYTES, dx ? nx * LOWP_BYTES : 0,
+                             nw * LOWP_BYTES};
+    void *part[5]; /* x, w, dy, dx, dw */
+    cuda_lowp_parts(bk, 5, bytes, part);
+    cuda_lowp_convert(bk, nx, x, part[0]);
+    if (dx) cuda_lowp_convert(bk, nw, w, part[1]);
+    cuda_lowp_convert(bk, ny, dy, part[2]);
+    if (!p->have_bwd_filter) find_backward_filter(st, p);
+    if (dx && !p->have_bwd_data) find_backward_data(st, p);
+
+    void *ws = cuda_workspace(bk, p->bwd_filter_bytes);
+    CUDNN_CHECK(cudnnConvolutionBackwardFilter(st->cudnn, &ONE, p->x, part[0], p->y, part[2], p->conv, p->bwd_filter,
+                                               ws, p->bwd_filter_bytes, &ZERO, p->w, part[4]));
+    cuda_lowp_round(bk, LOWP_INTO_FP32, nw, part[4], true, dw);
+    if (dx) {
+        ws = cuda_workspace(bk, p->bwd_data_bytes);
+        CUDNN_CHECK(cudnnConvolutionBackwardData(st->cudnn, &ONE, p->w, part[1], p->y, part[2], p->conv, p->bwd_data,
+                                                 ws, p->bwd_data_bytes, &ZERO, p->x, part[3]));
+        cuda_lowp_round(bk, accumulate ? LOWP_INTO_LOWP : LOWP_COPY, nx, part[3], true, dx);
+    }
+    if (db) cuda_lowp_bias_grad(bk, p->n, p->shape.out_c, (size_t)p->shape.out_h * p->shape.out_w, part[2], db);
+}
+
 void cuda_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                          const real *b, real *y)
 {
     if (n <= 0) return; /* no images: y is empty */
     CudaState *st = cuda_state(bk);
     CudaConvPlan *p = plan_get(st, s, n);
+    if (cuda_low_precision(st)) {
+        if (goes_to_cublas(st, s)) cuda_conv_pointwise_forward_lowp(bk, s, n, x, w, b, y);
+        else forward_lowp(bk, p, x, w, b, y);
+        return;
+    }
     if (goes_to_cublas(st, s)) {
         cuda_conv_pointwise_forward(bk, s, n, x, w, y);
     } else {
@@ -282,10 +370,15 @@ void cuda_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x,
                           const real *dy, real *dx, bool accumulate, real *dw, real *db)
 {
     if (n <= 0) return; /* nothing to add */
-    /* the paths below add into dx */
-    if (dx && !accumulate) cuda_fill(bk, (size_t)n * s->in_c * s->in_h * s->in_w, 0, dx);
     CudaState *st = cuda_state(bk);
     CudaConvPlan *p = plan_get(st, s, n);
+    if (cuda_low_precision(st)) {
+        if (goes_to_cublas(st, s)) cuda_conv_pointwise_backward_lowp(bk, s, n, x, w, dy, dx, accumulate, dw, db);
+        else backward_lowp(bk, p, x, w, dy, dx, accumulate, dw, db);
+        return;
+    }
+    /* the paths below add into dx */
+    if (dx && !accumulate) cuda_fill(bk, (size_t)n * s->in_c * s->in_h * s->in_w, 0, dx);
     if (goes_to_cublas(st, s)) {
         cuda_conv_pointwise_backward(bk, s, n, x, w, dy, dx, dw);
         if (db) CUDNN_CHECK(cudnnConvolutionBackwardBias(st->cudnn, &ONE, p->y, dy, &ONE, p->bias, db));

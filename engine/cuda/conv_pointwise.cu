@@ -14,7 +14,11 @@
  *   weight       dW^T [ci, co]  += sum over n of X_n [ci, P] dY_n^T [P, co]
  * The weight gradient's per-image products go to the workspace a chunk of images at a time,
  * then one kernel adds them up per element in double, in image order. BIGBATCH_CUDA_POINTWISE=
- * cudnn leaves these layers to cuDNN (conv.cu) like every other. */
+ * cudnn leaves these layers to cuDNN (conv.cu) like every other.
+ *
+ * --precision bf16/fp16 (the _lowp functions): the same products through cublasGemmEx on
+ * bf16/fp16 copies (lowp.cu) with fp32 sums written to fp32 results, rounded after as the CPU
+ * emulation rounds (engine/cpu/low_precision.c); the bias too is theirs. */
 #include "cuda.h"
 
 static_assert(sizeof(real) == sizeof(float), "the CUDA backend is float only");
@@ -37,8 +41,8 @@ static __device__ inline size_t strided_offset(size_t i, int oh, int ow, int h, 
     return plane * h * w + (size_t)y * stride * w + (size_t)xcol * stride;
 }
 
-static __global__ void gather_kernel(size_t count, int oh, int ow, int h, int w, int stride, const float *x,
-                                     float *dense)
+template <typename T>
+static __global__ void gather_kernel(size_t count, int oh, int ow, int h, int w, int stride, const T *x, T *dense)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x)
         dense[i] = x[strided_offset(i, oh, ow, h, w, stride)];
@@ -53,10 +57,10 @@ static __global__ void scatter_add_kernel(size_t count, int oh, int ow, int h, i
         dx[strided_offset(i, oh, ow, h, w, stride)] += dense[i];
 }
 
-static void gather(CudaState *st, const ConvShape *s, int n, const float *x, float *dense)
+template <typename T> static void gather(CudaState *st, const ConvShape *s, int n, const T *x, T *dense)
 {
     const size_t count = (size_t)n * s->in_c * s->out_h * s->out_w;
-    gather_kernel<<<cuda_blocks(count), CUDA_THREADS, 0, st->stream>>>(count, s->out_h, s->out_w, s->in_h, s->in_w,
+    gather_kernel<T><<<cuda_blocks(count), CUDA_THREADS, 0, st->stream>>>(count, s->out_h, s->out_w, s->in_h, s->in_w,
                                                                          s->stride, x, dense);
     CUDA_LAUNCHED();
 }
@@ -134,4 +138,116 @@ void cuda_conv_pointwise_backward(Backend *bk, const ConvShape *s, int n, const 
         sum_images_kernel<<<cuda_blocks(count), CUDA_THREADS, 0, st->stream>>>(count, m, part, dw);
         CUDA_LAUNCHED();
     }
+}
+
+/* ---- bf16 / fp16 ---- */
+/* A value of the low precision, as gather moves it (two bytes, whichever format). */
+typedef unsigned short LowpBits;
+static_assert(sizeof(LowpBits) == LOWP_BYTES, "bf16 and fp16 are two bytes");
+
+static size_t in_elems(const ConvShape *s, int n) { return (size_t)n * s->in_c * s->in_h * s->in_w; }
+static size_t dense_elems(const ConvShape *s, int n) { return (size_t)n * s->in_c * s->out_h * s->out_w; }
+
+/* One strided-batched product of bf16/fp16 A and B into an fp32 C, the sums in fp32. */
+static void gemm_lowp(CudaState *st, cublasOperation_t ta, cublasOperation_t tb, int m, int nn, int k,
+                      const void *a, int lda, long long sa, const void *b, int ldb, long long sb, float beta, float *c,
+                      int ldc, long long sc, int batch)
+{
+    const float one = 1.0f;
+    const cudaDataType_t t = cuda_lowp_cublas_type(st);
+    CUBLAS_CHECK(cublasGemmStridedBatchedEx(st->cublas, ta, tb, m, nn, k, &one, a, t, lda, sa, b, t, ldb, sb, &beta, c,
+                                            CUDA_R_32F, ldc, sc, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+/* r(x) in the scratch part `xl`, densely gathered into `dense` at a stride (else xl itself). */
+static const void *lowp_input(Backend *bk, const ConvShape *s, int n, const real *x, void *xl, void *dense)
+{
+    cuda_lowp_convert(bk, in_elems(s, n), x, xl);
+    if (s->stride == 1) return xl;
+    gather(cuda_state(bk), s, n, (const LowpBits *)xl, (LowpBits *)dense);
+    return dense;
+}
+
+/* y = r(r(x) r(w) + r(b)): y starts as r(b) (beta 1), the product adds its fp32 sum, one rounding. */
+void cuda_conv_pointwise_forward_lowp(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                                      const real *b, real *y)
+{
+    CudaState *st = cuda_state(bk);
+    const int P = s->out_h * s->out_w, ci = s->in_c, co = s->out_c;
+    const size_t ny = (size_t)n * co * P;
+    const size_t bytes[3] = {in_elems(s, n) * LOWP_BYTES, (size_t)ci * co * LOWP_BYTES,
+                             s->stride == 1 ? 0 : dense_elems(s, n) * LOWP_BYTES};
+    void *part[3]; /* x, w, the gathered x */
+    cuda_lowp_parts(bk, 3, bytes, part);
+    const void *xl = lowp_input(bk, s, n, x, part[0], part[2]);
+    cuda_lowp_convert(bk, (size_t)ci * co, w, part[1]);
+    if (b) cuda_lowp_fill_bias(bk, ny, co, (size_t)P, b, y, false);
+    gemm_lowp(st, CUBLAS_OP_N, CUBLAS_OP_N, P, co, ci, xl, P, (long long)ci * P, part[1], ci, 0, b ? 1.0f : 0.0f, y, P,
+              (long long)co * P, n);
+    cuda_lowp_round(bk, LOWP_COPY, ny, y, false, y);
+}
+
+/* The data gradient's fp32 sums (dense at a stride, scattered into a zeroed full-size copy, so
+ * the pixels no output reads are rounded too, as the CPU rounds every element of dx). */
+static void data_grad_lowp(Backend *bk, const ConvShape *s, int n, const void *dyl, const void *wl, float *dense,
+                           float *full, real *dx, bool accumulate)
+{
+    CudaState *st = cuda_state(bk);
+    const int P = s->out_h * s->out_w, ci = s->in_c, co = s->out_c;
+    gemm_lowp(st, CUBLAS_OP_N, CUBLAS_OP_T, P, ci, co, dyl, P, (long long)co * P, wl, ci, 0, 0.0f, dense, P,
+              (long long)ci * P, n);
+    if (full) {
+        CUDA_CHECK(cudaMemsetAsync(full, 0, in_elems(s, n) * sizeof(float), st->stream));
+        scatter_add(st, s, n, dense, full);
+        dense = full;
+    }
+    cuda_lowp_round(bk, accumulate ? LOWP_INTO_LOWP : LOWP_COPY, in_elems(s, n), dense, false, dx);
+}
+
+/* dw += r(the sum over every image of r(x_n) r(dy_n)^T): the chunks' per-image products summed
+ * into one fp32 total first, so it is rounded once, as the CPU rounds its whole sum. */
+static void weight_grad_lowp(Backend *bk, const ConvShape *s, int n, const void *xl, const void *dyl, float *total,
+                             real *dw)
+{
+    CudaState *st = cuda_state(bk);
+    const int P = s->out_h * s->out_w, ci = s->in_c, co = s->out_c;
+    const size_t count = (size_t)ci * co, per_image = count * sizeof(float);
+    int chunk = (int)(POINTWISE_CHUNK_BYTES / per_image);
+    if (chunk < 1) chunk = 1;
+    if (chunk > n) chunk = n;
+    float *part = (float *)cuda_workspace(bk, (size_t)chunk * per_image);
+    CUDA_CHECK(cudaMemsetAsync(total, 0, per_image, st->stream));
+    for (int n0 = 0; n0 < n; n0 += chunk) {
+        const int m = n - n0 < chunk ? n - n0 : chunk;
+        gemm_lowp(st, CUBLAS_OP_T, CUBLAS_OP_N, ci, co, P, (const char *)xl + (size_t)n0 * ci * P * LOWP_BYTES, P,
+                  (long long)ci * P, (const char *)dyl + (size_t)n0 * co * P * LOWP_BYTES, P, (long long)co * P, 0.0f,
+                  part, ci, (long long)count, m);
+        sum_images_kernel<<<cuda_blocks(count), CUDA_THREADS, 0, st->stream>>>(count, m, part, total);
+        CUDA_LAUNCHED();
+    }
+    cuda_lowp_round(bk, LOWP_INTO_FP32, count, total, false, dw);
+}
+
+void cuda_conv_pointwise_backward_lowp(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                                       const real *dy, real *dx, bool accumulate, real *dw, real *db)
+{
+    const int P = s->out_h * s->out_w, ci = s->in_c, co = s->out_c;
+    const bool strided = s->stride > 1;
+    const size_t bytes[7] = {in_elems(s, n) * LOWP_BYTES,
+                             strided ? dense_elems(s, n) * LOWP_BYTES : 0,
+                             dx ? (size_t)ci * co * LOWP_BYTES : 0,
+                             (size_t)n * co * P * LOWP_BYTES,
+                             dx ? dense_elems(s, n) * sizeof(float) : 0,
+                             dx && strided ? in_elems(s, n) * sizeof(float) : 0,
+                             (size_t)ci * co * sizeof(float)};
+    void *part[7]; /* x, the gathered x, w, dy, dx's dense sums, dx's full-size sums, dw's total */
+    cuda_lowp_parts(bk, 7, bytes, part);
+    const void *xl = lowp_input(bk, s, n, x, part[0], part[1]);
+    cuda_lowp_convert(bk, (size_t)n * co * P, dy, part[3]);
+    if (dx) {
+        cuda_lowp_convert(bk, (size_t)ci * co, w, part[2]);
+        data_grad_lowp(bk, s, n, part[3], part[2], (float *)part[4], (float *)part[5], dx, accumulate);
+    }
+    weight_grad_lowp(bk, s, n, xl, part[3], (float *)part[6], dw);
+    if (db) cuda_lowp_bias_grad(bk, n, co, (size_t)P, part[3], db);
 }

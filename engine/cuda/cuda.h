@@ -33,7 +33,12 @@ typedef struct {
     void *workspace;
     size_t workspace_bytes;
     size_t workspace_limit; /* the most a convolution algorithm may ask for */
-    bool tf32;              /* backend_set_precision("tf32"): tensor-core convolutions and gemms */
+    BkPrecision precision;  /* backend_set_precision's: fp32 (FMA), tf32 (tensor cores on fp32 data),
+                             * or bf16/fp16 (lowp.cu: the products on converted copies) */
+    /* bf16/fp16: the products' converted operands and their fp32 results before rounding
+     * (lowp.cu), grown when a layer needs more (at the first step of a shape only) */
+    void *lowp;
+    size_t lowp_bytes;
     bool cudnn_find;        /* rank algorithms by cudnnFind*'s timings (BIGBATCH_CUDNN_FIND=1), not
                              * by the heuristics, which every run reproduces (conv.cu) */
     bool cudnn_deterministic; /* unless BIGBATCH_CUDNN_DETERMINISTIC=0: deterministic algorithms first */
@@ -58,6 +63,12 @@ typedef struct {
 } CudaState;
 
 static inline CudaState *cuda_state(Backend *bk) { return (CudaState *)bk->impl; }
+
+/* --precision bf16 or fp16: the products take the paths of lowp.cu's conversions. */
+static inline bool cuda_low_precision(const CudaState *st)
+{
+    return st->precision == BK_PRECISION_BF16 || st->precision == BK_PRECISION_FP16;
+}
 
 /* Counts `bytes` taken (or, with gone, given back) in held_bytes and its peak. */
 static inline void cuda_count_bytes(CudaState *st, size_t bytes, bool gone)
@@ -121,6 +132,29 @@ void cuda_collective_close(Backend *bk, void *impl);
 void cuda_collective_sum_async(Backend *bk, void *impl, real *dev, size_t count);
 void cuda_collective_join(Backend *bk, void *impl);
 void cuda_collective_sum_double(Backend *bk, void *impl, double *dev, size_t count);
+/* lowp.cu: --precision bf16/fp16, rounding at the CPU emulation's points (engine/cpu/low_precision.c) */
+enum { LOWP_BYTES = 2 }; /* bytes of a bf16 or fp16 value */
+/* How a rounded source meets its fp32 destination (as low_precision.c's RoundMode). */
+typedef enum {
+    LOWP_COPY,      /* dst = r(src) */
+    LOWP_INTO_FP32, /* dst += r(src): a gradient into the fp32 master's */
+    LOWP_INTO_LOWP  /* dst = r(dst + r(src)): into a gradient held in low precision */
+} LowpMode;
+cudaDataType_t cuda_lowp_cublas_type(const CudaState *st);
+cudnnDataType_t cuda_lowp_cudnn_type(const CudaState *st);
+/* The low-precision scratch cut into k parts of the given bytes (0: NULL), each 256-byte
+ * aligned; valid until the next call. */
+void cuda_lowp_parts(Backend *bk, int k, const size_t *bytes, void **parts);
+/* dst (bf16/fp16, n values) = src rounded to nearest even. */
+void cuda_lowp_convert(Backend *bk, size_t n, const float *src, void *dst);
+/* dst (fp32, n values) combined with src rounded, by mode; src fp32, or (src_lowp) already
+ * bf16/fp16, whose rounding is then exact. */
+void cuda_lowp_round(Backend *bk, LowpMode mode, size_t n, const void *src, bool src_lowp, float *dst);
+/* dst[i] = b[(i / plane) % c] rounded, over count values: a bias broadcast over [n, c, plane],
+ * into a bf16/fp16 dst (dst_lowp) or an fp32 one. */
+void cuda_lowp_fill_bias(Backend *bk, size_t count, int c, size_t plane, const float *b, void *dst, bool dst_lowp);
+/* db[k] += r(sum over images and the plane of dy[., k, .]) for dy bf16/fp16 [n, c, plane]. */
+void cuda_lowp_bias_grad(Backend *bk, int n, int c, size_t plane, const void *dy, float *db);
 /* conv.cu (cuDNN) */
 void cuda_conv_plans_free(Backend *bk);
 /* conv_pointwise.cu: 1x1 unpadded convolutions as cuBLAS products (conv.cu dispatches) */
@@ -128,6 +162,11 @@ bool cuda_conv_is_pointwise(const ConvShape *s);
 void cuda_conv_pointwise_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w, real *y);
 void cuda_conv_pointwise_backward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
                                   const real *dy, real *dx, real *dw);
+/* the same in bf16/fp16, the bias included (conv_pointwise.cu) */
+void cuda_conv_pointwise_forward_lowp(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                                      const real *b, real *y);
+void cuda_conv_pointwise_backward_lowp(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,
+                                       const real *dy, real *dx, bool accumulate, real *dw, real *db);
 /* the arithmetic, one function each (backend_ops.h): conv.cu, linear.cu, elementwise.cu, pool.cu,
  * batchnorm.cu, lrn.cu, softmax_xent.cu, optim.cu, vector.cu */
 #define CUDA_OP_PROTOTYPE(ret, name, params, args) ret cuda_##name params;

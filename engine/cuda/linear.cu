@@ -12,7 +12,12 @@
  *   y  [n, out]  -> column-major y^T  [out, n],  ld out (dy likewise)
  *   dW [out, in] -> column-major dW^T [in, out], ld in
  * and cublasSgemm(ta, tb, m, n, k, A, lda, B, ldb, C, ldc) computes C[m,n] = op(A)[m,k] op(B)[k,n]
- * (op(A) of an untransposed A is A stored [m, k], lda >= m; transposed, A stored [k, m], lda >= k). */
+ * (op(A) of an untransposed A is A stored [m, k], lda >= m; transposed, A stored [k, m], lda >= k).
+ *
+ * --precision bf16/fp16: the same products through cublasGemmEx on bf16/fp16 copies (lowp.cu),
+ * fp32 sums into fp32 results, rounded after at the CPU emulation's points
+ * (engine/cpu/low_precision.c): y = r(r(x) r(W)^T + r(b)); dx = r(dx + r(dy W)); dW += r(dy^T x);
+ * db += r(sum of r(dy)). */
 #include "cuda.h"
 
 static_assert(sizeof(real) == sizeof(float), "the CUDA backend is float only");
@@ -35,11 +40,61 @@ static __global__ void bias_grad_kernel(int n, int out, const float *dy, float *
     }
 }
 
+/* C [m, nn] = op(A) op(B) + beta C, A and B bf16/fp16, C and the sums fp32 (as cublasSgemm). */
+static void gemm_lowp(CudaState *st, cublasOperation_t ta, cublasOperation_t tb, int m, int nn, int k, const void *a,
+                      int lda, const void *b, int ldb, float beta, float *c, int ldc)
+{
+    const float one = 1.0f;
+    const cudaDataType_t t = cuda_lowp_cublas_type(st);
+    CUBLAS_CHECK(cublasGemmEx(st->cublas, ta, tb, m, nn, k, &one, a, t, lda, b, t, ldb, &beta, c, CUDA_R_32F, ldc,
+                              CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+/* y starts as r(b) (beta 1), the product adds its fp32 sum, then one rounding. */
+static void forward_lowp(Backend *bk, int n, int in, int out, const real *x, const real *w, const real *b, real *y)
+{
+    CudaState *st = cuda_state(bk);
+    const size_t bytes[2] = {(size_t)n * in * LOWP_BYTES, (size_t)out * in * LOWP_BYTES};
+    void *part[2]; /* x, W */
+    cuda_lowp_parts(bk, 2, bytes, part);
+    cuda_lowp_convert(bk, (size_t)n * in, x, part[0]);
+    cuda_lowp_convert(bk, (size_t)out * in, w, part[1]);
+    if (b) cuda_lowp_fill_bias(bk, (size_t)n * out, out, 1, b, y, false);
+    gemm_lowp(st, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, part[1], in, part[0], in, b ? 1.0f : 0.0f, y, out);
+    cuda_lowp_round(bk, LOWP_COPY, (size_t)n * out, y, false, y);
+}
+
+/* The products of the fp32 form into fp32 scratch (beta 0), then rounded into dx and dW. */
+static void backward_lowp(Backend *bk, int n, int in, int out, const real *x, const real *w, const real *dy, real *dx,
+                          real *dw, real *db)
+{
+    CudaState *st = cuda_state(bk);
+    const size_t nx = (size_t)n * in, nw = (size_t)out * in, ny = (size_t)n * out;
+    const size_t bytes[5] = {nx * LOWP_BYTES, dx ? nw * LOWP_BYTES : 0, ny * LOWP_BYTES, dx ? nx * sizeof(float) : 0,
+                             nw * sizeof(float)};
+    void *part[5]; /* x, W, dy, dx's sums, dW's sums */
+    cuda_lowp_parts(bk, 5, bytes, part);
+    cuda_lowp_convert(bk, nx, x, part[0]);
+    cuda_lowp_convert(bk, ny, dy, part[2]);
+    if (dx) {
+        cuda_lowp_convert(bk, nw, w, part[1]);
+        gemm_lowp(st, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, part[1], in, part[2], out, 0.0f, (float *)part[3], in);
+        cuda_lowp_round(bk, LOWP_INTO_LOWP, nx, part[3], false, dx); /* the layer adds into dx */
+    }
+    gemm_lowp(st, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, part[0], in, part[2], out, 0.0f, (float *)part[4], in);
+    cuda_lowp_round(bk, LOWP_INTO_FP32, nw, part[4], false, dw);
+    if (db) cuda_lowp_bias_grad(bk, n, out, 1, part[2], db);
+}
+
 void cuda_linear_forward(Backend *bk, int n, int in, int out, const real *x, const real *w,
                          const real *b, real *y)
 {
     if (n <= 0) return; /* y is empty */
     CudaState *st = cuda_state(bk);
+    if (cuda_low_precision(st)) {
+        forward_lowp(bk, n, in, out, x, w, b, y);
+        return;
+    }
     const float one = 1.0f, zero = 0.0f;
     /* y^T [out, n] = W [out, in] x^T [in, n]: W is the transpose of the stored W^T [in, out] (ld in),
      * x^T is stored as is (ld in). m = out, n = n, k = in. */
@@ -56,6 +111,10 @@ void cuda_linear_backward(Backend *bk, int n, int in, int out, const real *x, co
 {
     if (n <= 0) return; /* nothing to add */
     CudaState *st = cuda_state(bk);
+    if (cuda_low_precision(st)) {
+        backward_lowp(bk, n, in, out, x, w, dy, dx, dw, db);
+        return;
+    }
     const float one = 1.0f;
     /* dx[n, in] += dy[n, out] W[out, in], i.e. dx^T [in, n] += W^T [in, out] dy^T [out, n]: both
      * stored as is (ld in, ld out). m = in, n = n, k = out. */

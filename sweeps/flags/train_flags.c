@@ -351,7 +351,7 @@ static const Flag FLAGS[] = {
      "arithmetic of convolutions and fully connected layers: fp32, tf32 on a\n"
      "GPU (tensor cores; faster, differs in the 3rd digit), or bf16 / fp16\n"
      "(mixed: fp32 master weights, optimizer, BN and loss; fp16 scales the\n"
-     "loss dynamically; the CPU emulates both, CUDA has neither yet)",
+     "loss dynamically; CUDA on tensor cores, the CPU emulates both)",
      "%s", STR(CFG(precision))},
     {"loss-scale", "X",
      "fp16: the dynamic loss scale's start (halved and the step skipped on an\n"
