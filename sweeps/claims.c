@@ -75,9 +75,31 @@ static int upsert_experiment(Store *s, const Experiment *exp, long long *exp_id,
     return rc;
 }
 
+/* This sweep's own runs, in its grid's order, in a table of its connection alone: another
+ * sweep on the database may register the experiment with another grid (its file edited in
+ * between), and this one must neither take runs it cannot start nor wait for them. */
+static int own_runs_table(Store *s, const RunSpec *runs, int n_runs, Error *err)
+{
+    if (store_exec(s, "DROP TABLE IF EXISTS temp.sweep_own;"
+                      "CREATE TEMP TABLE sweep_own(id TEXT PRIMARY KEY, seq INTEGER NOT NULL)", err))
+        return -1;
+    sqlite3_stmt *st;
+    if (store_prepare(s, &st, "INSERT OR IGNORE INTO temp.sweep_own(id, seq) VALUES(?1, ?2)", err)) return -1;
+    int rc = 0;
+    for (int i = 0; i < n_runs && rc == 0; i++) {
+        sqlite3_bind_text(st, 1, runs[i].id, -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 2, runs[i].seq);
+        rc = store_step_done(s, st, "listing the sweep's runs", err);
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 static int insert_runs(Store *s, long long exp_id, const RunSpec *runs, int n_runs, Error *err)
 {
     sqlite3_stmt *del, *run, *link;
+    if (own_runs_table(s, runs, n_runs, err)) return -1;
     if (store_prepare(s, &del, "DELETE FROM experiment_runs WHERE experiment_id=?1", err)) return -1;
     sqlite3_bind_int64(del, 1, exp_id);
     int rc = store_step_done(s, del, "resetting the experiment's runs", err);
@@ -277,8 +299,7 @@ int claims_mark_stale(Store *s, long long exp_id, const ClaimOwner *me, double s
     return rc;
 }
 
-int claims_take(Store *s, long long exp_id, const ClaimOwner *me, const char *log_dir, char run_id[65],
-                int *attempt, Error *err)
+int claims_take(Store *s, const ClaimOwner *me, const char *log_dir, char run_id[65], int *attempt, Error *err)
 {
     sqlite3_stmt *st;
     /* One statement: SQLite runs it under the write lock, so the chosen run cannot be
@@ -288,12 +309,11 @@ int claims_take(Store *s, long long exp_id, const ClaimOwner *me, const char *lo
                       " finished=NULL, host=?3, pid=?4, claim=?6,"
                       " lease=" STORE_NOW_SQL " + ?7, owner_ns=?8,"
                       " exit_code=NULL, error=NULL, log=?5 || '/' || id || '.log'"
-                      " WHERE id = (SELECT r.id FROM runs r JOIN experiment_runs e ON e.run_id = r.id"
-                      "   WHERE e.experiment_id=?1 AND r.status IN ('pending','stale') ORDER BY e.seq LIMIT 1)"
+                      " WHERE id = (SELECT r.id FROM runs r JOIN temp.sweep_own o ON o.id = r.id"
+                      "   WHERE r.status IN ('pending','stale') ORDER BY o.seq LIMIT 1)"
                       " RETURNING id, attempt",
                       err))
         return -1;
-    sqlite3_bind_int64(st, 1, exp_id);
     sqlite3_bind_double(st, 2, unix_time_seconds());
     sqlite3_bind_text(st, 3, me->host, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 4, me->pid);
@@ -377,16 +397,14 @@ static int status_index(const unsigned char *name)
     return -1;
 }
 
-int claims_count(Store *s, long long exp_id, int counts[RUN_N_STATUS], Error *err)
+int claims_count(Store *s, int counts[RUN_N_STATUS], Error *err)
 {
     memset(counts, 0, sizeof *counts * RUN_N_STATUS);
     sqlite3_stmt *st;
     if (store_prepare(s, &st,
-                      "SELECT r.status, count(*) FROM runs r JOIN experiment_runs e ON e.run_id = r.id"
-                      " WHERE e.experiment_id=?1 GROUP BY r.status",
+                      "SELECT r.status, count(*) FROM runs r JOIN temp.sweep_own o ON o.id = r.id GROUP BY r.status",
                       err))
         return -1;
-    sqlite3_bind_int64(st, 1, exp_id);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int k = status_index(sqlite3_column_text(st, 0));

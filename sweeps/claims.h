@@ -32,7 +32,9 @@ enum { RUN_PENDING, RUN_RUNNING, RUN_COMPLETE, RUN_DIVERGED, RUN_FAILED, RUN_STA
 extern const char *const RUN_STATUS_NAMES[RUN_N_STATUS];
 
 /* The experiment row (name, scale) and its runs, in one transaction; runs already present
- * keep their status and rows. The experiment's run list becomes exactly `runs`. */
+ * keep their status and rows. The experiment's run list becomes exactly `runs`, and `runs`
+ * become this connection's own: the ones claims_take and claims_count look at, whatever grid
+ * another sweep registers for the experiment later. */
 int claims_register(Store *s, const Experiment *exp, const RunSpec *runs, int n_runs, long long *exp_id,
                     Error *err);
 /* failed -> pending for the experiment's runs; *n = how many. */
@@ -43,10 +45,10 @@ int claims_retry_failed(Store *s, long long exp_id, int *n, Error *err);
 /* *n: how many; `first` (len bytes) receives "<run>: <why>" of the first ("" when none). */
 int claims_mark_stale(Store *s, long long exp_id, const ClaimOwner *me, double stale_after, int *n, char *first,
                       size_t len, Error *err);
-/* Claims the first pending or stale run (grid order) for `me`: 1 with run_id and attempt, 0
- * when none is left, -1 on error. `log` is recorded as the run's log file. */
-int claims_take(Store *s, long long exp_id, const ClaimOwner *me, const char *log_dir, char run_id[65],
-                int *attempt, Error *err);
+/* Claims the first pending or stale run of this sweep's grid (as claims_register listed it,
+ * in its order) for `me`: 1 with run_id and attempt, 0 when none is left, -1 on error. `log`
+ * is recorded as the run's log file. */
+int claims_take(Store *s, const ClaimOwner *me, const char *log_dir, char run_id[65], int *attempt, Error *err);
 /* *held: whether `me` still holds the run's attempt (running, with its token), so that what
  * the run sends may be written. */
 int claims_held(Store *s, const ClaimOwner *me, const char *run_id, int attempt, bool *held, Error *err);
@@ -81,7 +83,7 @@ int claims_note_recorded_end(Store *s, const char *run_id, int attempt, Error *e
  * the run recorded a complete or diverged end, sets the run to e->next with the reason: one
  * transaction. */
 int claims_end_attempt(Store *s, const AttemptEnd *e, Error *err);
-/* Number of the experiment's runs in each status. */
-int claims_count(Store *s, long long exp_id, int counts[RUN_N_STATUS], Error *err);
+/* Number of this sweep's runs (claims_register's grid) in each status. */
+int claims_count(Store *s, int counts[RUN_N_STATUS], Error *err);
 
 #endif

@@ -346,11 +346,11 @@ static int fill_slots(Sweep *w, Error *err)
         if (resume_promoted(w)) continue;
         if (w->n_children == w->max_children) break;
         Child c = {0};
-        int got = claims_take(&w->store, w->exp_id, &w->owner, w->log_dir, c.run_id, &c.attempt, err);
+        int got = claims_take(&w->store, &w->owner, w->log_dir, c.run_id, &c.attempt, err);
         if (got < 0) return -1;
         if (got == 0) break;
         c.spec = spec_of(w, c.run_id);
-        if (c.spec < 0) { /* cannot happen: the experiment's runs were registered from these specs */
+        if (c.spec < 0) { /* cannot happen: claims_take takes only the runs registered from these specs */
             error_set(err, "claimed run %s is not in the expanded grid", c.run_id);
             return -1;
         }
@@ -398,7 +398,7 @@ static void report_progress(Sweep *w)
 {
     int counts[RUN_N_STATUS];
     Error err = {{0}};
-    if (claims_count(&w->store, w->exp_id, counts, &err) != 0) return;
+    if (claims_count(&w->store, counts, &err) != 0) return;
     int ended = counts[RUN_COMPLETE] + counts[RUN_COLLAPSED] + counts[RUN_DIVERGED] + counts[RUN_FAILED];
     int left = counts[RUN_PENDING] + counts[RUN_STALE] + counts[RUN_RUNNING];
     /* Runs train in our workers and in any other sweep process on this database (the runs
@@ -587,7 +587,7 @@ static void report_running(Sweep *w)
     }
     int counts[RUN_N_STATUS];
     Error err = {{0}};
-    if (claims_count(&w->store, w->exp_id, counts, &err) != 0) return;
+    if (claims_count(&w->store, counts, &err) != 0) return;
     int waiting = counts[RUN_PENDING] + counts[RUN_STALE];
     double per_run = w->finished_here > 0 ? w->run_seconds / w->finished_here : paced ? total_sum / paced : 0;
     char eta[32] = "not known yet";
@@ -738,7 +738,7 @@ static int run_loop(Sweep *w, Error *err)
         if (fill_slots(w, err) < 0) return -1;
         if (w->n_children == 0) {
             int counts[RUN_N_STATUS];
-            if (claims_count(&w->store, w->exp_id, counts, err)) return -1;
+            if (claims_count(&w->store, counts, err)) return -1;
             if (counts[RUN_PENDING] + counts[RUN_STALE] + counts[RUN_RUNNING] == 0) {
                 /* runs that ended past a rung since the last look are judged before the end */
                 if (o->prune.on && prune_step(w, err)) return -1;
@@ -944,7 +944,7 @@ int sweep_run(const SweepOptions *given, Error *err)
     if (loop == 0 && o->requeue && ((interrupted && interrupted != SIGINT) || timed_out)) requeue(&w);
     if (loop == 0) {
         int counts[RUN_N_STATUS];
-        if (claims_count(&w.store, w.exp_id, counts, err) == 0) {
+        if (claims_count(&w.store, counts, err) == 0) {
             char pruned[32] = ""; /* after the fixed part, which scripts read */
             if (o->prune.on || counts[RUN_PRUNED]) snprintf(pruned, sizeof pruned, "; %d pruned", counts[RUN_PRUNED]);
             say(&w, "%s: %d complete, %d collapsed, %d diverged, %d failed, %d not run%s", stopping(&w) ? "stopped" : "done",
