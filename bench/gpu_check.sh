@@ -47,11 +47,7 @@ mkdir -p "$out"
 report=$out/gpu_check.txt
 # the device tests fail, rather than skip, when the GPU is not usable
 export BB_TEST_REQUIRE_DEVICE=1
-bundle=build/gpu-bundle
-if [ ! -d "$bundle" ] && [ -f "$bundle.tar.xz" ]; then tar -C build -xJf "$bundle.tar.xz" || exit 1; fi
-BB=$bundle/bin/bigbatch
 models=${GPU_CHECK_MODELS:-resnet50:256 alexnet:512}
-failed=0
 . bench/gpu_env.inc
 
 check() {

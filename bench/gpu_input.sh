@@ -63,10 +63,6 @@ fi
 out=${1:?usage: bench/gpu_input.sh OUTDIR (bench/gpu_input.sh --prepare first, on the CPU machine)}
 mkdir -p "$out"
 report=$out/gpu_input.txt
-bundle=build/gpu-bundle
-if [ ! -d "$bundle" ] && [ -f "$bundle.tar.xz" ]; then tar -C build -xJf "$bundle.tar.xz" || exit 1; fi
-BB=$bundle/bin/bigbatch
-failed=0
 . bench/gpu_env.inc
 threads="4 8 14"
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" "$2" | tail -n 1; }

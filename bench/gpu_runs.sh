@@ -44,10 +44,6 @@ fi
 out=${1:?usage: bench/gpu_runs.sh --prepare | OUTDIR}
 mkdir -p "$out"
 report=$out/gpu_runs.txt
-bundle=build/gpu-bundle
-if [ ! -d "$bundle" ] && [ -f "$bundle.tar.xz" ]; then tar -C build -xJf "$bundle.tar.xz" || exit 1; fi
-BB=$bundle/bin/bigbatch
-failed=0
 . bench/gpu_env.inc
 # CIFAR-10 for the proxy scale: the JPEG fixture the tests use (docs/papers.md 9), where the
 # test suite's one setting finds it (tests/cli/lib.inc's need_cifar10)
