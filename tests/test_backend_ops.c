@@ -361,6 +361,19 @@ static Net *tiny_net(Backend *bk)
     return net;
 }
 
+/* LARS/LARC preset i over momentum 0.9 and weight decay 5e-4. */
+static OptConfig preset_config(int i)
+{
+    OptConfig c;
+    opt_config_defaults(&c);
+    c.momentum = 0.9;
+    c.weight_decay = 5e-4;
+    char said[512];
+    Error err = {{0}};
+    cr_assert_eq(optimizer_apply_preset(&c, optimizer_preset_at(i), said, sizeof said, &err), 0, "%s", err.msg);
+    return c;
+}
+
 /* The optimizers to step: every rule and every LARS/LARC preset. */
 static int optimizer_configs(OptConfig *out, int cap)
 {
@@ -376,16 +389,7 @@ static int optimizer_configs(OptConfig *out, int cap)
     c.decoupled_wd = true;
     c.dampening = 0.1;
     out[n++] = c;
-    for (int i = 0; optimizer_preset_at(i) && n < cap - 2; i++) {
-        OptConfig l;
-        opt_config_defaults(&l);
-        l.momentum = 0.9;
-        l.weight_decay = 5e-4;
-        char said[512];
-        Error err = {{0}};
-        cr_assert_eq(optimizer_apply_preset(&l, optimizer_preset_at(i), said, sizeof said, &err), 0, "%s", err.msg);
-        out[n++] = l;
-    }
+    for (int i = 0; optimizer_preset_at(i) && n < cap - 2; i++) out[n++] = preset_config(i);
     opt_config_defaults(&c);
     c.weight_decay = 0.01;
     snprintf(c.name, sizeof c.name, "adamw");
@@ -519,13 +523,8 @@ static int check_training(Backend *ref_bk, Backend *dev_bk, double tol)
     net_upload_random_batch(ref, 4, 5, 1);
     net_upload_random_batch(dev, 4, 5, 1);
     copy_across(&ref->param_block, &dev->param_block);
-    OptConfig c;
-    opt_config_defaults(&c);
-    c.momentum = 0.9;
-    c.weight_decay = 5e-4;
-    char said[512];
+    const OptConfig c = preset_config(0);
     Error err = {{0}};
-    cr_assert_eq(optimizer_apply_preset(&c, optimizer_preset_at(0), said, sizeof said, &err), 0, "%s", err.msg);
     Optimizer *oref = optimizer_create(&c, ref, &err), *odev = optimizer_create(&c, dev, &err);
     cr_assert(oref && odev, "%s", err.msg);
     Net *nets[2] = {ref, dev};

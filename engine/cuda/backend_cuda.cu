@@ -23,22 +23,27 @@ void cuda_die(const char *file, int line, const char *call, const char *what)
 /* The most one convolution algorithm may ask for: cudnnFind* skips algorithms needing more. */
 static const size_t WORKSPACE_LIMIT = (size_t)1 << 30;
 
+void *cuda_buffer_grow(CudaState *st, void **buf, size_t *have, size_t bytes, const char *what)
+{
+    if (bytes <= *have) return *buf;
+    /* the stream may still use the old one: cudaFree waits for the device */
+    if (*buf) CUDA_CHECK(cudaFree(*buf));
+    cuda_count_bytes(st, *have, true);
+    *buf = NULL;
+    *have = 0;
+    if (cudaMalloc(buf, bytes) != cudaSuccess) {
+        fprintf(stderr, "bigbatch: out of GPU memory allocating %zu bytes of %s\n", bytes, what);
+        exit(3);
+    }
+    *have = bytes;
+    cuda_count_bytes(st, bytes, false);
+    return *buf;
+}
+
 void *cuda_workspace(Backend *bk, size_t bytes)
 {
     CudaState *st = cuda_state(bk);
-    if (bytes <= st->workspace_bytes) return st->workspace;
-    /* the stream may still use the old one: cudaFree waits for the device */
-    if (st->workspace) CUDA_CHECK(cudaFree(st->workspace));
-    cuda_count_bytes(st, st->workspace_bytes, true);
-    st->workspace = NULL;
-    st->workspace_bytes = 0;
-    if (cudaMalloc(&st->workspace, bytes) != cudaSuccess) {
-        fprintf(stderr, "bigbatch: out of GPU memory allocating %zu bytes of cuDNN workspace\n", bytes);
-        exit(3);
-    }
-    st->workspace_bytes = bytes;
-    cuda_count_bytes(st, bytes, false);
-    return st->workspace;
+    return cuda_buffer_grow(st, &st->workspace, &st->workspace_bytes, bytes, "cuDNN workspace");
 }
 
 double *cuda_reduce_scratch(Backend *bk, size_t elems)

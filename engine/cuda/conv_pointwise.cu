@@ -148,17 +148,6 @@ static_assert(sizeof(LowpBits) == LOWP_BYTES, "bf16 and fp16 are two bytes");
 static size_t in_elems(const ConvShape *s, int n) { return (size_t)n * s->in_c * s->in_h * s->in_w; }
 static size_t dense_elems(const ConvShape *s, int n) { return (size_t)n * s->in_c * s->out_h * s->out_w; }
 
-/* One strided-batched product of bf16/fp16 A and B into an fp32 C, the sums in fp32. */
-static void gemm_lowp(CudaState *st, cublasOperation_t ta, cublasOperation_t tb, int m, int nn, int k,
-                      const void *a, int lda, long long sa, const void *b, int ldb, long long sb, float beta, float *c,
-                      int ldc, long long sc, int batch)
-{
-    const float one = 1.0f;
-    const cudaDataType_t t = cuda_lowp_cublas_type(st);
-    CUBLAS_CHECK(cublasGemmStridedBatchedEx(st->cublas, ta, tb, m, nn, k, &one, a, t, lda, sa, b, t, ldb, sb, &beta, c,
-                                            CUDA_R_32F, ldc, sc, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-}
-
 /* r(x) in the scratch part `xl`, densely gathered into `dense` at a stride (else xl itself). */
 static const void *lowp_input(Backend *bk, const ConvShape *s, int n, const real *x, void *xl, void *dense)
 {
@@ -182,7 +171,7 @@ void cuda_conv_pointwise_forward_lowp(Backend *bk, const ConvShape *s, int n, co
     const void *xl = lowp_input(bk, s, n, x, part[0], part[2]);
     cuda_lowp_convert(bk, (size_t)ci * co, w, part[1]);
     if (b) cuda_lowp_fill_bias(bk, ny, co, (size_t)P, b, y, false);
-    gemm_lowp(st, CUBLAS_OP_N, CUBLAS_OP_N, P, co, ci, xl, P, (long long)ci * P, part[1], ci, 0, b ? 1.0f : 0.0f, y, P,
+    cuda_lowp_gemm(st, CUBLAS_OP_N, CUBLAS_OP_N, P, co, ci, xl, P, (long long)ci * P, part[1], ci, 0, b ? 1.0f : 0.0f, y, P,
               (long long)co * P, n);
     cuda_lowp_round(bk, LOWP_COPY, ny, y, false, y);
 }
@@ -194,7 +183,7 @@ static void data_grad_lowp(Backend *bk, const ConvShape *s, int n, const void *d
 {
     CudaState *st = cuda_state(bk);
     const int P = s->out_h * s->out_w, ci = s->in_c, co = s->out_c;
-    gemm_lowp(st, CUBLAS_OP_N, CUBLAS_OP_T, P, ci, co, dyl, P, (long long)co * P, wl, ci, 0, 0.0f, dense, P,
+    cuda_lowp_gemm(st, CUBLAS_OP_N, CUBLAS_OP_T, P, ci, co, dyl, P, (long long)co * P, wl, ci, 0, 0.0f, dense, P,
               (long long)ci * P, n);
     if (full) {
         CUDA_CHECK(cudaMemsetAsync(full, 0, in_elems(s, n) * sizeof(float), st->stream));
@@ -219,7 +208,7 @@ static void weight_grad_lowp(Backend *bk, const ConvShape *s, int n, const void 
     CUDA_CHECK(cudaMemsetAsync(total, 0, per_image, st->stream));
     for (int n0 = 0; n0 < n; n0 += chunk) {
         const int m = n - n0 < chunk ? n - n0 : chunk;
-        gemm_lowp(st, CUBLAS_OP_T, CUBLAS_OP_N, ci, co, P, (const char *)xl + (size_t)n0 * ci * P * LOWP_BYTES, P,
+        cuda_lowp_gemm(st, CUBLAS_OP_T, CUBLAS_OP_N, ci, co, P, (const char *)xl + (size_t)n0 * ci * P * LOWP_BYTES, P,
                   (long long)ci * P, (const char *)dyl + (size_t)n0 * co * P * LOWP_BYTES, P, (long long)co * P, 0.0f,
                   part, ci, (long long)count, m);
         sum_images_kernel<<<cuda_blocks(count), CUDA_THREADS, 0, st->stream>>>(count, m, part, total);

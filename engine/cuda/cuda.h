@@ -108,6 +108,9 @@ static inline unsigned cuda_blocks(size_t count)
     return b > 65535u * 8 ? 65535u * 8 : (unsigned)b;
 }
 
+/* *buf holding at least `bytes` (*have of them now; `what` names it when memory runs out),
+ * counted in held_bytes; a smaller one is freed first, its contents dropped. */
+void *cuda_buffer_grow(CudaState *st, void **buf, size_t *have, size_t bytes, const char *what);
 /* The cuDNN workspace holding at least `bytes` (grown on the stream's order). */
 void *cuda_workspace(Backend *bk, size_t bytes);
 /* Device scratch of at least `elems` doubles for reductions, and its pinned host mirror. */
@@ -140,8 +143,12 @@ typedef enum {
     LOWP_INTO_FP32, /* dst += r(src): a gradient into the fp32 master's */
     LOWP_INTO_LOWP  /* dst = r(dst + r(src)): into a gradient held in low precision */
 } LowpMode;
-cudaDataType_t cuda_lowp_cublas_type(const CudaState *st);
 cudnnDataType_t cuda_lowp_cudnn_type(const CudaState *st);
+/* `batch` products C_i [m, nn] = op(A_i) op(B_i) + beta C_i (A_i at a + i * sa, and so on),
+ * A and B bf16/fp16, C and the sums fp32 (as cublasSgemm): cublasGemmEx for one. */
+void cuda_lowp_gemm(CudaState *st, cublasOperation_t ta, cublasOperation_t tb, int m, int nn, int k, const void *a,
+                    int lda, long long sa, const void *b, int ldb, long long sb, float beta, float *c, int ldc,
+                    long long sc, int batch);
 /* The low-precision scratch cut into k parts of the given bytes (0: NULL), each 256-byte
  * aligned; valid until the next call. */
 void cuda_lowp_parts(Backend *bk, int k, const size_t *bytes, void **parts);

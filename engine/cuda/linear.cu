@@ -40,16 +40,6 @@ static __global__ void bias_grad_kernel(int n, int out, const float *dy, float *
     }
 }
 
-/* C [m, nn] = op(A) op(B) + beta C, A and B bf16/fp16, C and the sums fp32 (as cublasSgemm). */
-static void gemm_lowp(CudaState *st, cublasOperation_t ta, cublasOperation_t tb, int m, int nn, int k, const void *a,
-                      int lda, const void *b, int ldb, float beta, float *c, int ldc)
-{
-    const float one = 1.0f;
-    const cudaDataType_t t = cuda_lowp_cublas_type(st);
-    CUBLAS_CHECK(cublasGemmEx(st->cublas, ta, tb, m, nn, k, &one, a, t, lda, b, t, ldb, &beta, c, CUDA_R_32F, ldc,
-                              CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-}
-
 /* y starts as r(b) (beta 1), the product adds its fp32 sum, then one rounding. */
 static void forward_lowp(Backend *bk, int n, int in, int out, const real *x, const real *w, const real *b, real *y)
 {
@@ -60,7 +50,8 @@ static void forward_lowp(Backend *bk, int n, int in, int out, const real *x, con
     cuda_lowp_convert(bk, (size_t)n * in, x, part[0]);
     cuda_lowp_convert(bk, (size_t)out * in, w, part[1]);
     if (b) cuda_lowp_fill_bias(bk, (size_t)n * out, out, 1, b, y, false);
-    gemm_lowp(st, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, part[1], in, part[0], in, b ? 1.0f : 0.0f, y, out);
+    cuda_lowp_gemm(st, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, part[1], in, 0, part[0], in, 0, b ? 1.0f : 0.0f, y, out, 0,
+                   1);
     cuda_lowp_round(bk, LOWP_COPY, (size_t)n * out, y, false, y);
 }
 
@@ -78,10 +69,12 @@ static void backward_lowp(Backend *bk, int n, int in, int out, const real *x, co
     cuda_lowp_convert(bk, ny, dy, part[2]);
     if (dx) {
         cuda_lowp_convert(bk, nw, w, part[1]);
-        gemm_lowp(st, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, part[1], in, part[2], out, 0.0f, (float *)part[3], in);
+        cuda_lowp_gemm(st, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, part[1], in, 0, part[2], out, 0, 0.0f, (float *)part[3], in,
+                       0, 1);
         cuda_lowp_round(bk, LOWP_INTO_LOWP, nx, part[3], false, dx); /* the layer adds into dx */
     }
-    gemm_lowp(st, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, part[0], in, part[2], out, 0.0f, (float *)part[4], in);
+    cuda_lowp_gemm(st, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, part[0], in, 0, part[2], out, 0, 0.0f, (float *)part[4], in, 0,
+                   1);
     cuda_lowp_round(bk, LOWP_INTO_FP32, nw, part[4], false, dw);
     if (db) cuda_lowp_bias_grad(bk, n, out, 1, part[2], db);
 }

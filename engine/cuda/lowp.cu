@@ -36,9 +36,19 @@ template <typename L> static __device__ inline float round_to(float v) { return 
 template <typename L> static __device__ inline float rounded(const float *src, size_t i) { return round_to<L>(src[i]); }
 template <typename L> static __device__ inline float rounded(const L *src, size_t i) { return Lowp<L>::to(src[i]); }
 
-cudaDataType_t cuda_lowp_cublas_type(const CudaState *st)
+void cuda_lowp_gemm(CudaState *st, cublasOperation_t ta, cublasOperation_t tb, int m, int nn, int k, const void *a,
+                    int lda, long long sa, const void *b, int ldb, long long sb, float beta, float *c, int ldc,
+                    long long sc, int batch)
 {
-    return st->precision == BK_PRECISION_FP16 ? CUDA_R_16F : CUDA_R_16BF;
+    const float one = 1.0f;
+    const cudaDataType_t t = st->precision == BK_PRECISION_FP16 ? CUDA_R_16F : CUDA_R_16BF;
+    if (batch == 1)
+        CUBLAS_CHECK(cublasGemmEx(st->cublas, ta, tb, m, nn, k, &one, a, t, lda, b, t, ldb, &beta, c, CUDA_R_32F, ldc,
+                                  CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    else
+        CUBLAS_CHECK(cublasGemmStridedBatchedEx(st->cublas, ta, tb, m, nn, k, &one, a, t, lda, sa, b, t, ldb, sb,
+                                                &beta, c, CUDA_R_32F, ldc, sc, batch, CUBLAS_COMPUTE_32F,
+                                                CUBLAS_GEMM_DEFAULT));
 }
 
 cudnnDataType_t cuda_lowp_cudnn_type(const CudaState *st)
@@ -51,23 +61,11 @@ enum { LOWP_ALIGN = 256 }; /* what cuBLAS and cuDNN want of a tensor-core operan
 
 static size_t aligned(size_t bytes) { return (bytes + LOWP_ALIGN - 1) / LOWP_ALIGN * LOWP_ALIGN; }
 
-/* At least `bytes` of scratch, grown on the stream's order (nothing in flight reads the old). */
+/* At least `bytes` of scratch (cuda_buffer_grow: nothing in flight reads the old). */
 static char *lowp_scratch(Backend *bk, size_t bytes)
 {
     CudaState *st = cuda_state(bk);
-    if (bytes <= st->lowp_bytes) return (char *)st->lowp;
-    CUDA_CHECK(cudaStreamSynchronize(st->stream));
-    if (st->lowp) CUDA_CHECK(cudaFree(st->lowp));
-    cuda_count_bytes(st, st->lowp_bytes, true);
-    st->lowp = NULL;
-    st->lowp_bytes = 0;
-    if (cudaMalloc(&st->lowp, bytes) != cudaSuccess) {
-        fprintf(stderr, "bigbatch: out of GPU memory allocating %zu bytes of bf16/fp16 scratch\n", bytes);
-        exit(3);
-    }
-    st->lowp_bytes = bytes;
-    cuda_count_bytes(st, bytes, false);
-    return (char *)st->lowp;
+    return (char *)cuda_buffer_grow(st, &st->lowp, &st->lowp_bytes, bytes, "bf16/fp16 scratch");
 }
 
 void cuda_lowp_parts(Backend *bk, int k, const size_t *bytes, void **parts)
