@@ -187,7 +187,7 @@ typedef struct {
     Override *overrides;
     int n_overrides;
     int scale; /* 0 smoke, 1 proxy, 2 full */
-    int experiment_line, tuned_line, columns_line;
+    int experiment_line, tuned_line, columns_line, reference_batch_line;
     char *tuned_raw;
     int *row_lines;
 } Loader;
@@ -274,6 +274,7 @@ static const struct {
     {"title", offsetof(Experiment, title)},       {"source", offsetof(Experiment, source)},
     {"description", offsetof(Experiment, description)}, {"scaled", offsetof(Experiment, scaled)},
     {"findings", offsetof(Experiment, findings)}, {"reference_points", offsetof(Experiment, reference_points)},
+    {"reference_batch", offsetof(Experiment, reference_batch)},
 };
 enum { N_EXPERIMENT_TEXT = (int)(sizeof EXPERIMENT_TEXT / sizeof EXPERIMENT_TEXT[0]) };
 static const NameTable EXPERIMENT_TEXT_NAMES = NAME_TABLE(EXPERIMENT_TEXT);
@@ -486,6 +487,7 @@ static int do_experiment(Loader *L, const Entry *en)
         char **field = (char **)((char *)exp + EXPERIMENT_TEXT[text].field);
         free(*field);
         *field = xstrdup(v);
+        if (!strcmp(en->name, "reference_batch")) L->reference_batch_line = en->line;
         return 0;
     }
     if (!strcmp(en->name, "name")) {
@@ -522,7 +524,8 @@ static int do_experiment(Loader *L, const Entry *en)
         exp->metric = xstrdup(v);
     } else {
         return fail_at(L, en->line, "unknown key '%s' in [experiment] (known: name, title, source, description, "
-                                    "scaled, findings, reference_points, repeats, tuned, metric, figures, target)", en->name);
+                                    "scaled, findings, reference_points, reference_batch, repeats, tuned, metric, figures, "
+                                    "target)", en->name);
     }
     return 0;
 }
@@ -824,6 +827,12 @@ static int check_whole(Loader *L)
             if (j < 0 || (exp->keys[j].role != KEY_GRID && exp->keys[j].role != KEY_ZIP))
                 return fail_at(L, L->tuned_line, "key 'tuned': '%s' is not a [grid] or [zip] key", exp->tuned[i]);
         }
+    }
+    if (exp->reference_batch && *exp->reference_batch) {
+        int j = find_key(exp, exp->reference_batch);
+        if (j < 0 || (exp->keys[j].role != KEY_GRID && exp->keys[j].role != KEY_ZIP))
+            return fail_at(L, L->reference_batch_line, "key 'reference_batch': '%s' is not a [grid] or [zip] key",
+                           exp->reference_batch);
     }
     int s = find_key(exp, "seed");
     if (s >= 0 && exp->keys[s].role != KEY_FIXED && exp->repeats > 1)

@@ -28,6 +28,8 @@ typedef struct {
     char *findings;              /* what the results show and what they do not (docs/results.md) */
     char *reference_points;      /* a reference-convergence-points file (results/mlperf-rcps.ini) the
                                     report checks epochs to the target against; "" when absent */
+    char *reference_batch;       /* the [grid] or [zip] key holding the points' batch a cell stands
+                                    for (a proxy's batch is smaller); "": the cell's batch */
     int repeats;
     int n_tuned;
     char **tuned;

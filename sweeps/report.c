@@ -543,11 +543,16 @@ static int cell_epochs(const CellsData *d, const Cell *c, double *out, Error *er
     return n;
 }
 
-/* The reference batch a cell stands for: its batch, or at a proxy that keeps the batch-to-dataset
- * ratio (fixed keys train_images and imagenet_images), its batch scaled back, taken as the nearest
- * reference point's when within 3% (the proxy's batch is rounded to whole images). */
+/* The reference batch a cell stands for: the value of the experiment's reference_batch key, else
+ * its batch, or at a proxy that keeps the batch-to-dataset ratio (fixed keys train_images and
+ * imagenet_images), its batch scaled back, taken as the nearest reference point's when within 3%
+ * (the proxy's batch is rounded to whole images). */
 static double reference_batch(const CellsData *d, const RcpSet *rs, const Cell *c)
 {
+    if (*d->exp.reference_batch) {
+        const char *rb = cells_value_in(&d->exp, c->cell, d->exp.reference_batch);
+        return rb ? atof(rb) : NAN;
+    }
     const char *bv = cells_value_in(&d->exp, c->cell, "batch");
     const char *ti = cells_value_in(&d->exp, c->cell, "train_images");
     const char *ii = cells_value_in(&d->exp, c->cell, "imagenet_images");
@@ -586,7 +591,16 @@ static int rcp_row(FILE *out, const CellsData *d, const RcpSet *rs, const Cell *
 static int write_rcp(FILE *out, const CellsData *d, const Markup *m, Error *err)
 {
     RcpSet rs;
-    if (rcp_load(d->exp.reference_points, &rs, err)) return -1;
+    /* as results/published-runs.ini: here, else beside the binary's ../ (a report run elsewhere) */
+    char *path = find_project_file(d->exp.reference_points);
+    if (!path) {
+        error_set(err, "%s: reference_points %s is neither here nor beside the binary's ../", d->exp.path,
+                  d->exp.reference_points);
+        return -1;
+    }
+    int loaded = rcp_load(path, &rs, err);
+    free(path);
+    if (loaded) return -1;
     char caption[2400];
     snprintf(caption, sizeof caption,
              "Against the reference convergence points (%s; %s): per cell, its seeds' epochs to the target (the "
