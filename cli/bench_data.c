@@ -6,14 +6,16 @@
 #include "bench_data.h"
 
 /* Two batches of synthetic images, normalized with fixed statistics (they are noise). */
-static int open_synthetic(BenchData *d, const Tensor *in, int classes, const BenchDataOptions *opt, Error *err)
+static int open_synthetic(BenchData *d, const Net *net, int classes, const BenchDataOptions *opt, Error *err)
 {
-    /* Caffe's ImageNet: 256 stored, a random crop of the input within; small inputs: padded */
+    /* Caffe's ImageNet: 256 stored, a random crop of the input within; small inputs: padded
+     * and cropped back, as training does (augment_for_training) */
+    const Tensor *in = &net->input;
     const bool full_size = in->h > 64 && in->h <= 256 && in->w <= 256;
     const int h = full_size ? 256 : in->h, w = full_size ? 256 : in->w;
     if (synthetic_make(&d->ds.train, 2 * opt->batch, in->c, h, w, classes, opt->seed, 1, err) != 0) return -1;
-    d->aug = (Augment){.out_h = in->h, .out_w = in->w, .random_crop = true, .crop_pad = full_size ? 0 : 4,
-                       .flip = true, .rrc = false, .seed = opt->seed};
+    if (augment_for_training(&d->ds.train, net->model, "synthetic", in->c, in->h, in->w, false, opt->seed, &d->aug, err))
+        return -1;
     for (int k = 0; k < 3; k++) {
         d->ds.mean[k] = 0.5f;
         d->ds.std[k] = 0.25f;
@@ -22,31 +24,19 @@ static int open_synthetic(BenchData *d, const Tensor *in, int classes, const Ben
 }
 
 /* The training split of the image folder or packed store at opt->root, as train reads it
- * (--data imagefolder), augmented as training does. */
+ * (--data imagefolder), augmented as training is (augment_for_training). */
 static int open_folder(BenchData *d, const Net *net, const BenchDataOptions *opt, Error *err)
 {
     const Tensor *in = &net->input;
     DataOptions dopt = {.name = "imagefolder", .root = opt->root, .seed = opt->seed, .quiet = true};
     if (dataset_load(&dopt, &d->ds, err) != 0) return -1;
-    const ImageSet *tr = &d->ds.train;
-    if (opt->rrc && !tr->store) {
-        error_set(err, "--augment rrc needs a packed store (bigbatch data pack), not %s's %s", opt->root,
-                  tr->map ? "decoded cache" : "pixels");
+    if (augment_for_training(&d->ds.train, net->model, opt->root, in->c, in->h, in->w, opt->rrc, opt->seed, &d->aug,
+                             err) != 0)
         return -1;
-    }
-    if (tr->c != in->c || (!tr->store && (tr->h < in->h || tr->w < in->w))) {
-        error_set(err, "--data-root %s: %dx%dx%d images, the model takes %dx%dx%d", opt->root, tr->c, tr->h, tr->w,
-                  in->c, in->h, in->w);
-        return -1;
-    }
     if (d->ds.classes > net->classes) {
         error_set(err, "--data-root %s: %d classes, the model has %d outputs", opt->root, d->ds.classes, net->classes);
         return -1;
     }
-    /* as train: a store is resized, a larger stored image cropped within, one of the input's
-     * size padded by 4 */
-    const bool larger = tr->store || tr->h > in->h || tr->w > in->w;
-    d->aug = (Augment){in->h, in->w, true, larger ? 0 : 4, true, opt->rrc, opt->seed};
     return 0;
 }
 
@@ -55,7 +45,7 @@ int bench_data_open(BenchData *d, Net *net, const BenchDataOptions *opt, Error *
     memset(d, 0, sizeof *d);
     d->batch = opt->batch;
     const int classes = net->classes > 100 ? 100 : net->classes; /* as train on synthetic data */
-    if ((opt->root ? open_folder(d, net, opt, err) : open_synthetic(d, &net->input, classes, opt, err)) != 0) {
+    if ((opt->root ? open_folder(d, net, opt, err) : open_synthetic(d, net, classes, opt, err)) != 0) {
         dataset_free(&d->ds);
         return -1;
     }

@@ -11,9 +11,9 @@
 #include "../engine/data/loader.h"
 
 /* Where the images come from: root NULL: synthetic (two batches' worth, 256 x 256 for the
- * full-size nets and cropped within, the input's size padded by 4 for the others); else the
- * `--data imagefolder` data set at root, its training split, with torchvision's
- * random-resized crop when rrc (a packed store only). */
+ * full-size nets and cropped within, the input's size for the others, padded as training pads
+ * them); else the `--data imagefolder` data set at root, its training split, with
+ * torchvision's random-resized crop when rrc (a packed store only). */
 typedef struct {
     const char *root;
     bool rrc;

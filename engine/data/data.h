@@ -99,6 +99,14 @@ typedef struct {
     uint64_t seed;
 } Augment;
 
+/* The augmentation training applies to `set` for a network input of c x h x w, flipped and
+ * cropped at random: a packed store decoded and resized (rrc: torchvision's RandomResizedCrop);
+ * larger stored images cropped within; images of the input's size padded first (4 pixels for
+ * inputs of 32 to 63, an eighth of the side otherwise). model and source name the two in errors.
+ * 0, or -1 with err: the images' channels or size do not fit the input, or rrc without a store. */
+int augment_for_training(const ImageSet *set, const char *model, const char *source, int c, int h, int w,
+                         bool rrc, uint64_t seed, Augment *aug, Error *err);
+
 /* Writes n images (indices idx) as 8-bit NCHW crops of the network's input size into out
  * (padding as raw zeros) and their labels (labels may be NULL). Augmentation draws from rng
  * (deterministic for a seed); NULL aug: the whole image. The crops are split over `threads`

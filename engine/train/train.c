@@ -299,12 +299,9 @@ static int load_data(Run *r, const TrainConfig *cfg, const ModelInfo *info, Erro
     }
     if (dataset_load(&dopt, &r->ds, err) != 0) return -1;
     ImageSet *tr = &r->ds.train, *te = &r->ds.test;
-    if (tr->c != info->in_c || tr->h < info->in_h || tr->w < info->in_w) {
-        error_set(err, "model %s expects %dx%dx%d images but %s has %dx%dx%d%s", info->name, info->in_c,
-                  info->in_h, info->in_w, cfg->data, tr->c, tr->h, tr->w,
-                  tr->c == info->in_c ? " (--image-size stores image folders larger)" : "");
+    if (augment_for_training(tr, info->name, cfg->data, info->in_c, info->in_h, info->in_w,
+                             cfg->augment == AUGMENT_RRC, cfg->seed, &r->aug, err) != 0)
         return -1;
-    }
     imageset_keep_spread(tr, cfg->train_subset);
     imageset_keep_spread(te, cfg->test_subset);
     if (cfg->batch > tr->count) {
@@ -313,16 +310,6 @@ static int load_data(Run *r, const TrainConfig *cfg, const ModelInfo *info, Erro
     }
     bool is_cifar_like = dataset_find(cfg->data)->image_folder;
     r->use_aug = cfg->augment < 0 ? is_cifar_like : cfg->augment != AUGMENT_OFF;
-    if (cfg->augment == AUGMENT_RRC && !tr->store) {
-        error_set(err, "--augment rrc needs a packed store (bigbatch data pack; README: Data), not %s's %s", cfg->data,
-                  tr->map ? "decoded cache" : "pixels");
-        return -1;
-    }
-    /* Images the size of the input are padded for the random crop (4 pixels on CIFAR);
-     * larger stored images (ImageNet at 256 for a 227 input) are cropped within. */
-    const bool larger = tr->h > info->in_h || tr->w > info->in_w;
-    const int pad = larger ? 0 : info->in_h >= 32 && info->in_h < 64 ? 4 : info->in_h / 8;
-    r->aug = (Augment){info->in_h, info->in_w, true, tr->store ? 0 : pad, true, cfg->augment == AUGMENT_RRC, cfg->seed};
     r->centre = (Augment){info->in_h, info->in_w, false, 0, false, false, cfg->seed};
     return 0;
 }
