@@ -111,7 +111,7 @@ static const char HEAD[] =
 #define UNEXPECTED "unexpected '%s' with --allreduce (--allreduce MB [--bucket-mb X] [--repeats N])"
 
 static const FlagTable TABLE = {"bench", FLAGS, FLAG_COUNT(FLAGS), sizeof(AllreduceFlags), allreduce_defaults, HEAD,
-                                NULL, 0, UNEXPECTED, UNEXPECTED};
+                                NULL, 0, UNEXPECTED, UNEXPECTED, NULL, 0, 0};
 
 void allreduce_flags_usage(FILE *out) { flag_table_usage(&TABLE, out); }
 void allreduce_flags_markdown(FILE *out) { flag_table_markdown(&TABLE, out); }
@@ -123,10 +123,6 @@ static int parse_allreduce(int argc, char **argv, AllreduceFlags *a, Error *err)
     int rest;
     int rc = flag_table_parse(&TABLE, argc, argv, a, &rest, err);
     if (rc != 0) return rc;
-    if (rest < argc) {
-        error_set(err, UNEXPECTED, argv[rest]);
-        return -1;
-    }
     if (!(a->mb > 0) || !(a->bucket_mb > 0) || a->mb > 65536 || a->bucket_mb > 65536) {
         error_set(err, "--allreduce and --bucket-mb take a size in MB above 0 and at most 65536");
         return -1;

@@ -163,7 +163,7 @@ static const Flag FLAGS[] = {
 };
 
 static const FlagTable TABLE = {"bench", FLAGS, FLAG_COUNT(FLAGS), sizeof(BenchConfig), bench_defaults, HEAD, NULL, 0,
-                                NULL, NULL};
+                                NULL, NULL, NULL, 0, 0};
 
 void bench_flags_usage(FILE *out) { flag_table_usage(&TABLE, out); }
 void bench_flags_markdown(FILE *out) { flag_table_markdown(&TABLE, out); }
@@ -206,10 +206,6 @@ static int parse_bench_flags(int argc, char **argv, BenchConfig *c)
     Error err = {{0}};
     int rest;
     int rc = flag_table_parse(&TABLE, argc, argv, c, &rest, &err);
-    if (rc == 0 && rest < argc) {
-        error_set(&err, "unexpected argument '%s'", argv[rest]);
-        rc = -1;
-    }
     if (rc == 0) rc = check_bench_flags(c, &err);
     if (rc < 0) fprintf(stderr, "bigbatch bench: %s\n", err.msg);
     return rc;

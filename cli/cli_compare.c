@@ -75,7 +75,7 @@ static const Flag FLAGS[] = {
 #define UNEXPECTED "unexpected '%s' (bigbatch compare --help)"
 
 static const FlagTable TABLE = {"compare", FLAGS, FLAG_COUNT(FLAGS), sizeof(CompareFlags), compare_defaults, HEAD, NULL,
-                                0, UNEXPECTED, UNEXPECTED};
+                                0, UNEXPECTED, UNEXPECTED, "two checkpoints", 2, 2};
 
 void compare_flags_markdown(FILE *out) { flag_table_markdown(&TABLE, out); }
 
@@ -86,14 +86,6 @@ static int parse_compare(int argc, char **argv, CompareFlags *f, const char **pa
     int rest;
     int rc = flag_table_parse(&TABLE, argc, argv, f, &rest, err);
     if (rc != 0) return rc;
-    if (argc - rest > 2) {
-        error_set(err, UNEXPECTED, argv[rest + 2]);
-        return -1;
-    }
-    if (argc - rest < 2) {
-        error_set(err, "give two checkpoints (bigbatch compare --help)");
-        return -1;
-    }
     paths[0] = argv[rest];
     paths[1] = argv[rest + 1];
     return 0;

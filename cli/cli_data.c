@@ -73,7 +73,7 @@ static const Flag FLAGS[] = {
 
 static const FlagTable TABLE = {"data", FLAGS, FLAG_COUNT(FLAGS), sizeof(DataArgs), data_defaults,
                                 USAGE_TEXT "\noptions (each subcommand reads its own):\n", NULL, 0,
-                                "%s: unknown flag", "%s: needs a value"};
+                                "%s: unknown flag", "%s: needs a value", NULL, 0, 0};
 
 void data_flags_markdown(FILE *out) { flag_table_markdown(&TABLE, out); }
 
@@ -83,10 +83,6 @@ static int parse(int argc, char **argv, DataArgs *a)
     Error err = {{0}};
     int rest;
     int rc = flag_table_parse(&TABLE, argc - 1, argv + 1, a, &rest, &err);
-    if (rc == 0 && rest < argc - 1) {
-        error_set(&err, "%s: unknown flag", argv[1 + rest]);
-        rc = -1;
-    }
     if (rc < 0) fprintf(stderr, "bigbatch data: %s\n%s", err.msg, USAGE);
     return rc;
 }

@@ -23,7 +23,7 @@ static const FlagTable TABLE = {
     "checkpoints' tensors and the platform it depends on (OpenBLAS kernels / vector\n"
     "ISA). Same fingerprint, same numerics: an archive stamped with today's is what\n"
     "today's engine makes.\n",
-    NULL, 0, UNKNOWN, UNKNOWN};
+    NULL, 0, UNKNOWN, UNKNOWN, NULL, 0, 0};
 
 void fingerprint_flags_markdown(FILE *out) { flag_table_markdown(&TABLE, out); }
 
@@ -33,7 +33,6 @@ int cli_fingerprint(int argc, char **argv)
     Error err = {{0}};
     int rest;
     int parsed = flag_table_parse(&TABLE, argc, argv, &db, &rest, &err);
-    if (parsed == 0 && rest < argc) parsed = -1, error_set(&err, UNKNOWN, argv[rest], TABLE.command);
     if (parsed == 1) flag_table_usage(&TABLE, stdout);
     if (parsed < 0) fprintf(stderr, "bigbatch fingerprint: %s\n", err.msg);
     if (parsed != 0) return parsed < 0 ? 2 : 0;

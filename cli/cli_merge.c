@@ -40,7 +40,7 @@ static const FlagTable TABLE = {
     "same result twice is kept once; two different finished results of one run are a\n"
     "conflict, reported (OUT's kept) and the exit status is 1. Experiments are matched by\n"
     "name and scale and their run lists united. The inputs are only read.\n",
-    NULL, 0, NULL, NULL};
+    NULL, 0, NULL, NULL, "OUT.db and at least one IN.db", 0, -1};
 
 void merge_flags_markdown(FILE *out) { flag_table_markdown(&TABLE, out); }
 

@@ -56,7 +56,7 @@ static const Flag FLAGS[] = {
 };
 
 static const FlagTable TABLE = {"plot", FLAGS, FLAG_COUNT(FLAGS), sizeof(PlotOptions), plot_defaults, HEAD, NULL, 16,
-                                NULL, NULL};
+                                NULL, NULL, "the experiment file", 1, 1};
 
 void plot_flags_markdown(FILE *out) { flag_table_markdown(&TABLE, out); }
 
@@ -74,11 +74,6 @@ static int parse_plot(int argc, char **argv, PlotOptions *o)
     Error err = {{0}};
     int rest;
     int rc = flag_table_parse(&TABLE, argc, argv, o, &rest, &err);
-    if (rc == 0 && rest != argc - 1) {
-        error_set(&err, rest >= argc ? "which experiment file? (bigbatch plot FILE)"
-                                     : "one experiment file, not several (bigbatch plot FILE)");
-        rc = -1;
-    }
     if (rc < 0) fprintf(stderr, "bigbatch plot: %s\n", err.msg);
     if (rc == 0) o->file = argv[rest];
     return rc;

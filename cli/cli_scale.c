@@ -132,7 +132,7 @@ static const Flag FLAGS[] = {
 };
 
 static const FlagTable TABLE = {"scale", FLAGS, FLAG_COUNT(FLAGS), sizeof(ScaleConfig), scale_defaults, HEAD, NULL, 0,
-                                NULL, NULL};
+                                NULL, NULL, NULL, 0, 0};
 
 void scale_flags_usage(FILE *out) { flag_table_usage(&TABLE, out); }
 void scale_flags_markdown(FILE *out) { flag_table_markdown(&TABLE, out); }
@@ -145,10 +145,6 @@ static int parse_scale_flags(int argc, char **argv, ScaleConfig *c)
     int rc = flag_table_parse(&TABLE, argc, argv, c, &rest, &err);
     if (rc < 0) fprintf(stderr, "bigbatch scale: %s\n", err.msg);
     if (rc != 0) return rc;
-    if (rest < argc) {
-        fprintf(stderr, "bigbatch scale: unexpected argument '%s'\n", argv[rest]);
-        return -1;
-    }
     const bool model_given = c->model_given;
     if (c->papers) {
         if (c->non_papers_flag) {

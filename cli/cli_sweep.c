@@ -255,7 +255,7 @@ static const Flag SWEEP_FLAGS[] = {
 #undef AT
 
 static const FlagTable SWEEP_TABLE = {"sweep", SWEEP_FLAGS, FLAG_COUNT(SWEEP_FLAGS), sizeof(SweepFlags),
-                                      sweep_defaults, SWEEP_HEAD, NULL, 18, NULL, NULL};
+                                      sweep_defaults, SWEEP_HEAD, NULL, 18, NULL, NULL, "the experiment file", 1, 1};
 
 void sweep_flags_usage(FILE *out) { flag_table_usage(&SWEEP_TABLE, out); }
 void sweep_flags_markdown(FILE *out) { flag_table_markdown(&SWEEP_TABLE, out); }
@@ -309,11 +309,6 @@ static int parse_sweep(int argc, char **argv, SweepFlags *s, Error *err)
     int rest;
     int rc = flag_table_parse(&SWEEP_TABLE, argc, argv, s, &rest, err);
     if (rc != 0) return rc;
-    if (rest != argc - 1) {
-        error_set(err, rest >= argc ? "which experiment file? (bigbatch sweep FILE)"
-                                    : "one experiment file, not several (bigbatch sweep FILE)");
-        return -1;
-    }
     s->o.file = argv[rest];
     return check_sweep(&s->o, err);
 }
@@ -349,16 +344,11 @@ int cli_sweep(int argc, char **argv)
 #define UNKNOWN_ARG "unknown option or extra argument '%s' (bigbatch %s --help)"
 #define MISSING_VALUE "a value is missing after '%s' (bigbatch %s --help)"
 
-/* Parses a table whose command takes at most `positionals` arguments: 0, 1 for --help, -1
- * after saying what is wrong; *rest as flag_table_parse's. */
-static int parse_or_say(const FlagTable *t, int argc, char **argv, void *target, int positionals, int *rest)
+/* Parses a table: 0, 1 for --help, -1 after saying what is wrong; *rest as flag_table_parse's. */
+static int parse_or_say(const FlagTable *t, int argc, char **argv, void *target, int *rest)
 {
     Error err = {{0}};
     int rc = flag_table_parse(t, argc, argv, target, rest, &err);
-    if (rc == 0 && argc - *rest > positionals) {
-        error_set(&err, UNKNOWN_ARG, argv[*rest + positionals], t->command);
-        rc = -1;
-    }
     if (rc < 0) fprintf(stderr, "bigbatch %s: %s\n", t->command, err.msg);
     return rc;
 }
@@ -402,7 +392,7 @@ static const FlagTable RUNS_TABLE = {
     "Lists the runs in a results database: id, experiment, status, attempts, final\n"
     "test accuracy, steps, duration and cell (or, for a run started by hand, its flags);\n"
     "under a run tried more than once, how each earlier attempt ended and why.\n",
-    NULL, 0, UNKNOWN_ARG, MISSING_VALUE};
+    NULL, 0, UNKNOWN_ARG, MISSING_VALUE, NULL, 0, 0};
 
 void runs_flags_markdown(FILE *out) { flag_table_markdown(&RUNS_TABLE, out); }
 
@@ -410,7 +400,7 @@ int cli_runs(int argc, char **argv)
 {
     RunsFlags f = {NULL, NULL, NULL, false};
     int rest;
-    int taken = parse_or_say(&RUNS_TABLE, argc, argv, &f, 0, &rest);
+    int taken = parse_or_say(&RUNS_TABLE, argc, argv, &f, &rest);
     if (taken == 1) {
         flag_table_usage(&RUNS_TABLE, stdout);
         return 0;
@@ -576,10 +566,10 @@ static void report_all_defaults(void *target)
 
 static const FlagTable REPORT_TABLE = {"report", REPORT_FLAGS, FLAG_COUNT(REPORT_FLAGS), sizeof(ReportFlags),
                                        report_defaults, REPORT_USAGE, "\nreport --all:\n", 0, UNKNOWN_ARG,
-                                       MISSING_VALUE};
+                                       MISSING_VALUE, "the experiment file", 1, 1};
 static const FlagTable REPORT_ALL_TABLE = {"report", REPORT_ALL_FLAGS, FLAG_COUNT(REPORT_ALL_FLAGS),
                                            sizeof(ResultsDocsOptions), report_all_defaults, NULL, NULL, 0,
-                                           UNKNOWN_ARG, MISSING_VALUE};
+                                           UNKNOWN_ARG, MISSING_VALUE, NULL, 0, 0};
 
 void report_flags_markdown(FILE *out) { flag_table_markdown(&REPORT_TABLE, out); }
 void report_all_flags_markdown(FILE *out) { flag_table_markdown(&REPORT_ALL_TABLE, out); }
@@ -635,7 +625,7 @@ static int report_all(int argc, char **argv)
     ResultsDocsOptions o;
     report_all_defaults(&o);
     int rest;
-    int taken = parse_or_say(&REPORT_ALL_TABLE, argc, argv, &o, 0, &rest);
+    int taken = parse_or_say(&REPORT_ALL_TABLE, argc, argv, &o, &rest);
     if (taken == 1) report_usage();
     if (taken != 0) return taken < 0 ? 2 : 0;
     /* the repository's own docs come with its README's headline; pages made elsewhere do not
@@ -660,13 +650,9 @@ int cli_report(int argc, char **argv)
     ReportFlags f;
     report_defaults(&f);
     int rest;
-    int taken = parse_or_say(&REPORT_TABLE, argc, argv, &f, 1, &rest);
+    int taken = parse_or_say(&REPORT_TABLE, argc, argv, &f, &rest);
     if (taken == 1) report_usage();
     if (taken != 0) return taken < 0 ? 2 : 0;
-    if (rest >= argc) {
-        fprintf(stderr, "bigbatch report: which experiment file? (bigbatch report FILE)\n");
-        return 2;
-    }
     const char *file = argv[rest], *scale = f.scale, *db = f.db, *format = f.format, *html = f.html, *plots = f.plots;
     if (check_report(&f)) return 2;
     if (f.replay) return report_replay(file, &f);

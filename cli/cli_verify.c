@@ -91,7 +91,7 @@ static const Flag FLAGS[] = {
 
 static const FlagTable TABLE = {"verify", FLAGS, FLAG_COUNT(FLAGS), sizeof(VerifyFlags), verify_defaults, HEAD,
                                 "Exit 0: every run within; 1: one outside, or an error; 2: bad usage.\n", 13, NULL,
-                                "%s needs a value"};
+                                "%s needs a value", "the experiment file", 1, 1};
 
 void verify_flags_markdown(FILE *out) { flag_table_markdown(&TABLE, out); }
 
@@ -100,8 +100,6 @@ static int parse_verify(int argc, char **argv, VerifyFlags *f, Error *err)
     int rest;
     int rc = flag_table_parse(&TABLE, argc, argv, f, &rest, err);
     if (rc != 0) return rc;
-    if (rest >= argc) return error_set(err, "which experiment file? (bigbatch verify FILE)"), -1;
-    if (rest + 1 < argc) return error_set(err, "one experiment file, not several ('%s')", argv[rest + 1]), -1;
     f->r.file = argv[rest];
     return 0;
 }

@@ -137,6 +137,14 @@ int flag_table_parse(const FlagTable *t, int argc, char **argv, void *target, in
     int rc = parse_options(t, argc, argv, target, opts, err);
     free(opts);
     *rest = optind < argc ? optind : argc;
+    const int given = argc - *rest;
+    if (rc == 0 && given < t->min_operands) {
+        error_set(err, "give %s (bigbatch %s --help)", t->operands, t->command);
+        rc = -1;
+    } else if (rc == 0 && t->max_operands >= 0 && given > t->max_operands) {
+        error_set(err, "unexpected argument '%s' (bigbatch %s --help)", argv[*rest + t->max_operands], t->command);
+        rc = -1;
+    }
     return rc;
 }
 

@@ -74,6 +74,11 @@ typedef struct {
                             NULL: "unknown option '%s' (bigbatch %s --help)" */
     const char *missing; /* the error of a flag without its value, as `unknown`; NULL: the
                             unknown-flag error */
+    /* The arguments after the flags: min_operands to max_operands of them (max -1: any number),
+     * `operands` naming them when too few are given ("the experiment file": "give the experiment
+     * file (bigbatch sweep --help)"). All zero: none. */
+    const char *operands;
+    int min_operands, max_operands;
 } FlagTable;
 
 #define FLAG_COUNT(rows) ((int)(sizeof(rows) / sizeof((rows)[0])))
@@ -91,8 +96,9 @@ typedef struct {
 #define F_RANGE_Q(lo, hi, lo_open, hi_open, bad) .range = &(const Range){lo, hi, lo_open, hi_open, bad, true}
 #define FLAG_HELP_ROW {"help", NULL, NULL, NULL, .type = T_HELP}
 
-/* Parses argv (argv[0] skipped) into target: 0, 1 for --help, -1 with err. *rest: the first
- * argument that is no flag (getopt_long moves them all to the end), argc when none. */
+/* Parses argv (argv[0] skipped) into target: 0, 1 for --help, -1 with err (also for fewer or
+ * more arguments after the flags than the table takes). *rest: the first argument that is no
+ * flag (getopt_long moves them all to the end), argc when none. */
 int flag_table_parse(const FlagTable *t, int argc, char **argv, void *target, int *rest, Error *err);
 /* head, the flags under their headings with their help, defaults and ranges, then tail. */
 void flag_table_usage(const FlagTable *t, FILE *out);

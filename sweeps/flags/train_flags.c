@@ -403,7 +403,7 @@ enum { N_FLAGS = FLAG_COUNT(FLAGS) };
 
 static void train_defaults(void *target) { train_config_defaults(&((FlagParse *)target)->flags.cfg); }
 
-static const FlagTable TABLE = {"train", FLAGS, N_FLAGS, sizeof(FlagParse), train_defaults, NULL, NULL, 0, NULL, NULL};
+static const FlagTable TABLE = {"train", FLAGS, N_FLAGS, sizeof(FlagParse), train_defaults, NULL, NULL, 0, NULL, NULL, NULL, 0, 0};
 
 /* ---- parsing ---- */
 
@@ -443,10 +443,6 @@ static int parse_flags(int argc, char **argv, FlagParse *ps, Error *err)
     int rest;
     int rc = flag_table_parse(&TABLE, argc, argv, ps, &rest, err);
     if (rc != 0) return rc;
-    if (rest < argc) {
-        error_set(err, "unexpected argument '%s'", argv[rest]);
-        return -1;
-    }
     return check_flags(ps, err);
 }
 

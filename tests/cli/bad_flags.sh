@@ -84,3 +84,18 @@ expect_output "\-\-precision: precision tf32 needs a GPU"
 expect_exit 2 $BB nosuchcommand
 expect_exit 0 $BB train --help
 expect_output "\-\-weight-decay"
+# the arguments after the flags: counted by each command's flag table, one wording for all
+for cmd in sweep report verify plot; do
+    expect_exit 2 $BB $cmd
+    expect_output "bigbatch $cmd: give the experiment file (bigbatch $cmd --help)"
+    expect_exit 2 $BB $cmd experiments/example.ini extra
+    expect_output "bigbatch $cmd: unexpected argument 'extra' (bigbatch $cmd --help)"
+done
+expect_exit 2 $BB compare a.ckpt
+expect_output "give two checkpoints (bigbatch compare --help)"
+expect_exit 2 $BB compare a.ckpt b.ckpt c.ckpt
+expect_output "unexpected argument 'c.ckpt' (bigbatch compare --help)"
+for cmd in train bench scale fingerprint runs; do
+    expect_exit 2 $BB $cmd extra
+    expect_output "bigbatch $cmd: unexpected argument 'extra' (bigbatch $cmd --help)"
+done

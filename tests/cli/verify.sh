@@ -37,5 +37,5 @@ ls "${TMPDIR:-/tmp}" | grep -q "bigbatch-verify-" && fail "the scratch folder wa
 expect_exit 1 "$BB" verify "$TMP/exp.ini" --db "$TMP/a.db" --cell "lr=9"
 expect_output "no cell 'lr=9'"
 expect_exit 2 "$BB" verify
-expect_output "which experiment file"
+expect_output "give the experiment file (bigbatch verify --help)"
 exit 0
