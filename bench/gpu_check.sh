@@ -18,9 +18,9 @@
 #      img/s, peak GPU memory and data_wait (the fraction of time the steps waited for the batch
 #      loader's thread), beside PyTorch's torchvision models (bench/torch_gpu_bench.py) where
 #      PyTorch is installed. bigbatch's steps include loading (crop, flip, upload, normalize);
-#      PyTorch's reuse one batch on the GPU, so the comparison leans PyTorch's way. While each
-#      of ours runs, nvidia-smi samples the GPU's utilisation every 100 ms: the median and the
-#      share of samples at 90% or more are printed (warm-up and algorithm search included). Ours
+#      PyTorch's reuse one batch on the GPU, so the comparison leans PyTorch's way. While the
+#      first of ours runs, nvidia-smi samples the GPU's utilisation every 100 ms: the median and
+#      the share at 90% or more of the samples within the timed steps (bench's timed_unix). Ours
 #      runs twice: with deterministic cuDNN algorithms (the default), then admitting the
 #      atomics-based ones too and 8 GiB of workspace, as PyTorch's defaults do; ResNet-50 a
 #      third time between them with its 1x1 convolutions on cuDNN instead of cuBLAS
@@ -50,6 +50,19 @@ export BB_TEST_REQUIRE_DEVICE=1
 models=${GPU_CHECK_MODELS:-resnet50:256 alexnet:512}
 . bench/gpu_env.inc
 
+# utilisation_in_window SAMPLES BENCH_OUTPUT MODEL: the median of the utilisation samples taken
+# within the bench line's timed_unix window (its timed steps alone: no warm-up, no algorithm
+# search) and the share at 90% or more
+utilisation_in_window() {
+    local window
+    window=$(grep -o 'timed_unix=[0-9.]*-[0-9.]*' "$2" | tail -n 1 | cut -d= -f2)
+    [ -n "$window" ] || { echo "gpu utilisation of bench $3: no timed window in its output"; return; }
+    awk -v from="${window%-*}" -v to="${window#*-}" '$2 ~ /^[0-9]+$/ && $1 >= from && $1 <= to { print $2 }' "$1" |
+        sort -n | awk -v m="$3" '{ v[n++] = $1; if ($1 >= 90) hi++ }
+        END { if (n) printf "gpu utilisation during the timed steps of bench %s: median %d%%, %d of %d samples at 90%% or more\n", m, v[int(n / 2)], hi, n
+              else printf "gpu utilisation during the timed steps of bench %s: no sample in its window\n", m }'
+}
+
 check() {
 gpu_node || return 1
 
@@ -67,16 +80,19 @@ step "throughput and memory: bigbatch bench --device cuda beside PyTorch"
 for mb in $models; do
     m=${mb%:*} b=${mb#*:}
     # timed algorithm choice on both sides (PyTorch: cudnn.benchmark)
-    nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 100 >"$out/util-$m.txt" 2>/dev/null &
+    # utilisation every 100 ms, each sample stamped with the wall clock (bash's EPOCHREALTIME)
+    nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 100 2>/dev/null |
+        while IFS= read -r sample; do echo "$EPOCHREALTIME $sample"; done >"$out/util-$m.txt" &
     sampler=$!
     # the algorithms chosen (stderr) for the convolutions of the ResNet
     verbose=0
     [ "$m" = resnet50 ] && verbose=1
-    BIGBATCH_CUDNN_VERBOSE=$verbose BIGBATCH_CUDNN_FIND=1 run 16 "bench $m" "$BB" bench --device cuda --model "$m" --batch "$b" --steps 10 --warmup 3 --profile-steps 0 --loader
+    BIGBATCH_CUDNN_VERBOSE=$verbose BIGBATCH_CUDNN_FIND=1 run 16 "bench $m" "$BB" bench --device cuda --model "$m" \
+        --batch "$b" --steps 10 --warmup 3 --profile-steps 0 --loader >"$out/bench-$m.txt"
     kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
-    sort -n "$out/util-$m.txt" | awk -v m="$m" '$1 ~ /^[0-9]+$/ { v[n++] = $1; if ($1 >= 90) hi++ }
-        END { if (n) printf "gpu utilisation during bench %s: median %d%%, %d of %d samples at 90%% or more\n", m, v[int(n / 2)], hi, n }'
-    rm -f "$out/util-$m.txt"
+    cat "$out/bench-$m.txt"
+    utilisation_in_window "$out/util-$m.txt" "$out/bench-$m.txt" "$m"
+    rm -f "$out/util-$m.txt" "$out/bench-$m.txt"
     # which of the two differences from PyTorch's defaults costs what: deterministic
     # algorithms with 8 GiB of workspace, then PyTorch's defaults (atomics-based algorithms
     # admitted, any workspace that fits; 8 GiB here)

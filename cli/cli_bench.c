@@ -398,10 +398,13 @@ static int bench_model(const BenchConfig *cfg)
     loss_scaler_init(&scaler, backend_precision_scales_loss(cfg->precision), 0);
     double loss = 0;
     for (int s = 0; s < cfg->warmup; s++) loss = step(net, replicas, opt, &scaler, data, cfg->batch, cfg->lr, NULL);
+    bk_synchronize(bk); /* the timed steps start on an idle GPU */
+    const double unix0 = unix_time_seconds();
     double t0 = now_seconds(), wait0 = data ? loader_wait_seconds(data->loader) : 0;
     for (int s = 0; s < cfg->steps; s++) loss = step(net, replicas, opt, &scaler, data, cfg->batch, cfg->lr, NULL);
     bk_synchronize(bk); /* a GPU may still run the last update */
     double elapsed = now_seconds() - t0;
+    const double unix1 = unix0 + elapsed;
     double waited = data ? loader_wait_seconds(data->loader) - wait0 : 0;
 
     /* Profiled steps: per-layer timers, for the convolutions' share and rate. */
@@ -442,6 +445,8 @@ static int bench_model(const BenchConfig *cfg)
         if (cfg->data == BENCH_IMAGEFOLDER) printf(" augment=%s", AUGMENT_NAMES[cfg->augment]);
     }
     if (strcmp(cfg->precision, "fp32") != 0) printf(" precision=%s", cfg->precision);
+    /* the timed steps' wall-clock window, for a GPU utilisation sampler (bench/gpu_check.sh) */
+    if (!cpu) printf(" timed_unix=%.3f-%.3f", unix0, unix1);
     if (scaler.dynamic) printf(" skipped=%ld loss_scale=%g", scaler.skipped, scaler.scale);
     if (backend_peak_bytes(bk) > 0)
         printf(" peak_device_mb=%.1f device=\"%s\"", backend_peak_bytes(bk) / 1048576.0, backend_device_name(bk));
