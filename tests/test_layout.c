@@ -90,3 +90,60 @@ Test(layout, transpositions_match_a_naive_one)
         free(back);
     }
 }
+
+/* lowp.cu's relayout kernel run here thread by thread, tile by tile (tile_element and
+ * layout_at, as the kernel calls them): both directions write every destination value once,
+ * and where the mappings put it; within a tile row, neighbouring lanes read (first pass) and
+ * write (second) neighbouring addresses, the coalescing the kernel is for. */
+static void emulate_relayout(Dims4 d, bool to_nhwc, const float *src, float *dst, int *writes)
+{
+    float tile[LAYOUT_TILE][LAYOUT_TILE + 1];
+    for (size_t p0 = 0; p0 < dims_plane(d); p0 += LAYOUT_TILE)
+        for (int c0 = 0; c0 < d.c; c0 += LAYOUT_TILE)
+            for (int n = 0; n < d.n; n++)
+                for (int pass = 0; pass < 2; pass++)
+                    for (int ty = 0; ty < LAYOUT_TILE_ROWS; ty++)
+                        for (int k = ty; k < LAYOUT_TILE; k += LAYOUT_TILE_ROWS)
+                            for (int lane = 0, last = -1; lane < LAYOUT_TILE; lane++) {
+                                int c;
+                                size_t p;
+                                if (!tile_element(d, to_nhwc, pass == 0, p0, c0, k, lane, &c, &p)) continue;
+                                const size_t at = layout_at(d, pass == 0 ? !to_nhwc : to_nhwc, n, c, p);
+                                cr_assert(last < 0 || at == (size_t)last + 1, "pass %d, lane %d: %zu after %d", pass,
+                                          lane, at, last);
+                                last = (int)at;
+                                if (pass == 0) {
+                                    tile[c - c0][p - p0] = src[at];
+                                } else {
+                                    dst[at] = tile[c - c0][p - p0];
+                                    writes[at]++;
+                                }
+                            }
+}
+
+Test(layout, the_kernels_tiles_move_every_value_once)
+{
+    const Dims4 extra[] = {{2, 70, 9, 7}, {1, 33, 33, 1}}; /* several tiles of channels and of positions */
+    for (size_t s = 0; s < SHAPES + 2; s++) {
+        const Dims4 d = s < SHAPES ? shapes(s) : extra[s - SHAPES];
+        const size_t count = dims_count(d);
+        float *src = malloc(count * sizeof *src), *nhwc = malloc(count * sizeof *nhwc),
+              *back = malloc(count * sizeof *back);
+        int *writes = calloc(count, sizeof *writes), *back_writes = calloc(count, sizeof *back_writes);
+        cr_assert(src && nhwc && back && writes && back_writes);
+        for (size_t i = 0; i < count; i++) src[i] = (float)i + 0.25f;
+        emulate_relayout(d, true, src, nhwc, writes);
+        emulate_relayout(d, false, nhwc, back, back_writes);
+        for (size_t i = 0; i < count; i++) {
+            cr_assert_eq(writes[i], 1, "shape %zu: NHWC %zu written %d times", s, i, writes[i]);
+            cr_assert_eq(back_writes[i], 1, "shape %zu: NCHW %zu written %d times", s, i, back_writes[i]);
+            cr_assert_eq(nhwc[nhwc_of_nchw(d, i)], src[i], "shape %zu: NCHW %zu misplaced", s, i);
+            cr_assert_eq(back[i], src[i], "shape %zu: NCHW %zu not restored", s, i);
+        }
+        free(src);
+        free(nhwc);
+        free(back);
+        free(writes);
+        free(back_writes);
+    }
+}

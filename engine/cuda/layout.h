@@ -6,6 +6,7 @@
  * kernels run. */
 #ifndef BB_LAYOUT_H
 #define BB_LAYOUT_H
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "../host_device.h"
@@ -44,6 +45,28 @@ static inline BB_HD size_t nchw_of_nhwc(Dims4 d, size_t j)
 {
     const size_t c = j % (size_t)d.c, at = j / (size_t)d.c, plane = dims_plane(d);
     return nchw_at(d, at / plane, c, at % plane);
+}
+
+/* The index of (n, c, p) in NHWC when nhwc, else NCHW. */
+static inline BB_HD size_t layout_at(Dims4 d, bool nhwc, size_t n, size_t c, size_t p)
+{
+    return nhwc ? nhwc_at(d, n, c, p) : nchw_at(d, n, c, p);
+}
+
+/* lowp.cu's relayout kernel moves one image's channels c0.. and positions p0.. through a
+ * LAYOUT_TILE-square shared tile with LAYOUT_TILE x LAYOUT_TILE_ROWS threads; lane `lane` of
+ * tile row k reads (reading), then writes, the element at channel *c, position *p: lanes run
+ * along the source's contiguous axis when reading and the destination's when writing, so
+ * both passes are coalesced. to_nhwc: the source is NCHW. False past the tensor's edge. */
+enum { LAYOUT_TILE = 32, LAYOUT_TILE_ROWS = 8 };
+
+static inline BB_HD bool tile_element(Dims4 d, bool to_nhwc, bool reading, size_t p0, int c0, int k, int lane,
+                                      int *c, size_t *p)
+{
+    const bool lanes_along_p = to_nhwc == reading; /* the NCHW side's contiguous axis */
+    *c = c0 + (lanes_along_p ? k : lane);
+    *p = p0 + (size_t)(lanes_along_p ? lane : k);
+    return *c < d.c && *p < dims_plane(d);
 }
 
 #endif

@@ -138,12 +138,10 @@ void cuda_lowp_round(Backend *bk, LowpMode mode, size_t n, const void *src, bool
 }
 
 /* ---- the same, between fp32 NCHW and channels-last bf16/fp16 (conv.cu's NHWC plans) ----
- * One image's C x plane block goes through a shared tile, so each thread block reads a tile
- * along the source's contiguous axis and writes it along the destination's: one read and one
- * write of each value, both coalesced. The padding column keeps the column-wise pass free of
- * bank conflicts. */
-enum { TILE = 32, TILE_ROWS = 8 }; /* a tile is TILE x TILE values, a block TILE x TILE_ROWS threads */
-
+ * One image's C x plane block goes through a shared tile (layout.h's tile_element), read along
+ * the source's contiguous axis and written along the destination's: one read and one write of
+ * each value, both coalesced. The padding column keeps the column-wise pass free of bank
+ * conflicts. */
 /* What moves through the tile: fp32 converted going into bf16/fp16 NHWC ... */
 template <typename L> struct ConvertOp {
     const float *src;
@@ -164,23 +162,19 @@ template <typename L> struct RoundOp {
  * positions p0.. and channels c0..; blockIdx.z walks the images. */
 template <bool to_nhwc, typename Op> static __global__ void relayout_kernel(Dims4 d, Op op)
 {
-    __shared__ float tile[TILE][TILE + 1]; /* [channel][position] */
-    const size_t plane = dims_plane(d), p0 = (size_t)blockIdx.x * TILE;
-    const int c0 = blockIdx.y * TILE, tx = threadIdx.x;
+    __shared__ float tile[LAYOUT_TILE][LAYOUT_TILE + 1]; /* [channel][position] */
+    const size_t p0 = (size_t)blockIdx.x * LAYOUT_TILE;
+    const int c0 = blockIdx.y * LAYOUT_TILE;
+    int c;
+    size_t p;
     for (size_t n = blockIdx.z; n < (size_t)d.n; n += gridDim.z) {
-        for (int k = threadIdx.y; k < TILE; k += TILE_ROWS) { /* tx along the source's fastest axis */
-            const int c = to_nhwc ? c0 + k : c0 + tx;
-            const size_t p = to_nhwc ? p0 + tx : p0 + k;
-            const size_t from = to_nhwc ? nchw_at(d, n, c, p) : nhwc_at(d, n, c, p);
-            if (c < d.c && p < plane) tile[c - c0][p - p0] = op.load(from);
-        }
+        for (int k = threadIdx.y; k < LAYOUT_TILE; k += LAYOUT_TILE_ROWS)
+            if (tile_element(d, to_nhwc, true, p0, c0, k, (int)threadIdx.x, &c, &p))
+                tile[c - c0][p - p0] = op.load(layout_at(d, !to_nhwc, n, c, p));
         __syncthreads();
-        for (int k = threadIdx.y; k < TILE; k += TILE_ROWS) { /* tx along the destination's */
-            const int c = to_nhwc ? c0 + tx : c0 + k;
-            const size_t p = to_nhwc ? p0 + k : p0 + tx;
-            const size_t to = to_nhwc ? nhwc_at(d, n, c, p) : nchw_at(d, n, c, p);
-            if (c < d.c && p < plane) op.store(to, tile[c - c0][p - p0]);
-        }
+        for (int k = threadIdx.y; k < LAYOUT_TILE; k += LAYOUT_TILE_ROWS)
+            if (tile_element(d, to_nhwc, false, p0, c0, k, (int)threadIdx.x, &c, &p))
+                op.store(layout_at(d, to_nhwc, n, c, p), tile[c - c0][p - p0]);
         __syncthreads(); /* the tile is refilled for the next image */
     }
 }
@@ -188,9 +182,10 @@ template <bool to_nhwc, typename Op> static __global__ void relayout_kernel(Dims
 template <bool to_nhwc, typename Op> static void relayout(CudaState *st, Dims4 d, Op op)
 {
     enum { MAX_GRID_YZ = 65535 };
-    const dim3 block(TILE, TILE_ROWS);
-    const dim3 grid((unsigned)((dims_plane(d) + TILE - 1) / TILE), (unsigned)((d.c + TILE - 1) / TILE),
-                    (unsigned)(d.n < MAX_GRID_YZ ? d.n : MAX_GRID_YZ));
+    const dim3 block(LAYOUT_TILE, LAYOUT_TILE_ROWS);
+    const unsigned images = (unsigned)(d.n < MAX_GRID_YZ ? d.n : MAX_GRID_YZ);
+    const dim3 grid((unsigned)((dims_plane(d) + LAYOUT_TILE - 1) / LAYOUT_TILE),
+                    (unsigned)((d.c + LAYOUT_TILE - 1) / LAYOUT_TILE), images);
     relayout_kernel<to_nhwc><<<grid, block, 0, st->stream>>>(d, op);
     CUDA_LAUNCHED();
 }
