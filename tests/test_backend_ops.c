@@ -483,7 +483,11 @@ Test(backend_ops_harness, every_optimizer_and_preset) { on_cpu_threads(check_opt
 #define LOWP_TRAINING_ULPS 8
 
 /* Convolutions of every form the models use, small: 3x3 with bias, 1x1 at stride 1 and 2
- * (cuBLAS on CUDA), strided 3x3, grouped 3x3 with bias, then a fully connected layer. */
+ * (cuBLAS on CUDA), strided 3x3, grouped 3x3 with bias, then a fully connected layer. On
+ * CUDA both layouts of the bf16/fp16 copies (engine/cuda/conv.cu, layout_of): the strided 3x3
+ * (16 -> 16, a 6x6 plane: two tiles of positions) and "grouped" (8 -> 24 per group, 48
+ * channels: two tiles of channels) go channels-last; the first (3 input channels) and
+ * "narrow" (6 outputs per group) stay NCHW. */
 static Net *product_shapes_net(Backend *bk)
 {
     const Init kaiming = {INIT_HE_GAUSSIAN, 0}, small = {INIT_GAUSSIAN, 0.1};
@@ -492,7 +496,8 @@ static Net *product_shapes_net(Backend *bk)
     x = nb_relu(net, nb_conv(net, "conv1x1", x, 16, 1, 1, 0, 1, false, kaiming, small));
     x = nb_conv(net, "conv1x1s2", x, 16, 1, 2, 0, 1, false, kaiming, small); /* 12 -> 6 */
     x = nb_relu(net, nb_conv(net, "conv3x3s2", x, 16, 3, 2, 1, 1, false, kaiming, small)); /* 6 -> 3 */
-    x = nb_relu(net, nb_conv(net, "grouped", x, 16, 3, 1, 1, 2, true, kaiming, small));
+    x = nb_relu(net, nb_conv(net, "grouped", x, 48, 3, 1, 1, 2, true, kaiming, small));
+    x = nb_relu(net, nb_conv(net, "narrow", x, 12, 3, 1, 1, 2, true, kaiming, small));
     x = nb_linear(net, "fc", x, 10, true, kaiming, small);
     nb_softmax_xent(net, x);
     net_finalize(net);

@@ -25,7 +25,10 @@
  * fp32: cuDNN's PSEUDO_BFLOAT16 / PSEUDO_HALF configurations) with tensor-op math, and the
  * operation runs on converted copies with the CPU emulation's roundings (lowp.cu). The
  * precision is part of the plan's key, so a backend that changes precision between
- * operations gets plans of the new one. */
+ * operations gets plans of the new one. Those copies are channels-last (NHWC, the filter
+ * KRSC) where the plan's shape suits cuDNN's tensor-core kernels (layout_of), NCHW elsewhere:
+ * the conversions transpose on the way in and back, so everything outside these functions
+ * keeps fp32 NCHW. */
 #include <string.h>
 
 #include "cuda.h"
@@ -41,6 +44,7 @@ struct CudaConvPlan {
     ConvShape shape;
     int n;
     BkPrecision precision; /* the tensors' type and the math (fp32 FMA, tf32, bf16/fp16 tensor ops) */
+    cudnnTensorFormat_t format; /* of x, y (dx, dy) and w: NHWC / KRSC or NCHW / KCRS (layout_of) */
     cudnnTensorDescriptor_t x, y, bias; /* bias: [1, out_c, 1, 1], broadcast over n, h, w */
     cudnnFilterDescriptor_t w;
     cudnnConvolutionDescriptor_t conv;
@@ -72,6 +76,25 @@ static cudnnMathType_t math_of(BkPrecision p)
     return p == BK_PRECISION_FP32 ? CUDNN_FMA_MATH : p == BK_PRECISION_TF32 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH;
 }
 
+/* Channels-last (NHWC x and y, KRSC filter) for the bf16/fp16 copies where cuDNN's
+ * tensor-core kernels take it as it is. cuDNN's legacy-API guide lists channel counts that are
+ * multiples of 8 among its Tensor Core requirements (8 two-byte values: the 16-byte vectors
+ * the kernels load, which also keeps each group's channel slice 16-byte aligned) and pads
+ * other counts itself only for packed NCHW data; a cuDNN 7 report (NVIDIA forum, 2018) had
+ * NHWC fp16 layers with 9 output channels, or grouped ones, fail in the algorithm cuDNN
+ * offered. So, per plan: NHWC when each group's input and output channels are multiples of 8
+ * (ResNet's layers after the stem, AlexNet's grouped conv2/4/5 with 48 to 192 per group);
+ * NCHW otherwise (the 3-channel first layers, whose padding cuDNN then does). Grouped NHWC
+ * is what PyTorch's channels_last hands cuDNN 8 and 9; not yet run here. fp32 and tf32 plans
+ * convolve the backend's own NCHW tensors. */
+static cudnnTensorFormat_t layout_of(const CudaState *st, const ConvShape *s)
+{
+    const bool aligned = (s->in_c / s->groups) % 8 == 0 && (s->out_c / s->groups) % 8 == 0;
+    return cuda_low_precision(st) && aligned ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+}
+
+static bool nhwc(const CudaConvPlan *p) { return p->format == CUDNN_TENSOR_NHWC; }
+
 static void plan_describe(const ConvShape *s, int n, char *buf, size_t size)
 {
     snprintf(buf, size, "n=%d in=%dx%dx%d out=%dx%dx%d k=%dx%d stride=%d pad=%d groups=%d", n, s->in_c,
@@ -84,6 +107,7 @@ static CudaConvPlan *plan_create(const CudaState *st, const ConvShape *s, int n)
     p->shape = *s;
     p->n = n;
     p->precision = st->precision;
+    p->format = layout_of(st, s);
     /* x, y and w in the products' type; the sums fp32 (the convolution's compute type) */
     const cudnnDataType_t type = cuda_low_precision(st) ? cuda_lowp_cudnn_type(st) : CUDNN_DATA_FLOAT;
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->x));
@@ -91,13 +115,12 @@ static CudaConvPlan *plan_create(const CudaState *st, const ConvShape *s, int n)
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->bias));
     CUDNN_CHECK(cudnnCreateFilterDescriptor(&p->w));
     CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&p->conv));
-    CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->x, CUDNN_TENSOR_NCHW, type, n, s->in_c, s->in_h, s->in_w));
-    CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->y, CUDNN_TENSOR_NCHW, type, n, s->out_c, s->out_h, s->out_w));
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->x, p->format, type, n, s->in_c, s->in_h, s->in_w));
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->y, p->format, type, n, s->out_c, s->out_h, s->out_w));
     /* fp32 only: bf16/fp16 add the bias in lowp.cu's kernels */
     CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->bias, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, s->out_c, 1, 1));
-    /* weight [out_c, in_c/groups, k_h, k_w], as the CPU stores it */
-    CUDNN_CHECK(cudnnSetFilter4dDescriptor(p->w, type, CUDNN_TENSOR_NCHW, s->out_c,
-                                           s->in_c / s->groups, s->k_h, s->k_w));
+    /* weight [out_c, in_c/groups, k_h, k_w], as the CPU stores it (NHWC: its KRSC copy) */
+    CUDNN_CHECK(cudnnSetFilter4dDescriptor(p->w, type, p->format, s->out_c, s->in_c / s->groups, s->k_h, s->k_w));
     /* cross-correlation (no kernel flip), as im2col + gemm computes */
     CUDNN_CHECK(cudnnSetConvolution2dDescriptor(p->conv, s->pad, s->pad, s->stride, s->stride, 1, 1,
                                                 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
@@ -142,8 +165,8 @@ static CudaConvPlan *plan_get(CudaState *st, const ConvShape *s, int n)
     char what[256];
     plan_describe(&p->shape, p->n, what, sizeof what);
     fprintf(stderr,
-            "bigbatch: cuDNN offers no %s %s algorithm within %zu bytes of workspace for convolution %s\n",
-            precision_name(p->precision), direction, limit, what);
+            "bigbatch: cuDNN offers no %s %s %s algorithm within %zu bytes of workspace for convolution %s\n",
+            precision_name(p->precision), nhwc(p) ? "NHWC" : "NCHW", direction, limit, what);
     exit(3);
 }
 
@@ -213,8 +236,8 @@ static int pick_preferring_determinism(const CudaState *st, const CudaConvPlan *
     if (st->cudnn_verbose) {
         char what[256];
         plan_describe(&p->shape, p->n, what, sizeof what);
-        fprintf(stderr, "bigbatch: cuDNN %s algorithm %d (%zu bytes of workspace) for convolution %s\n", direction,
-                (int)perf[i].algo, perf[i].memory, what);
+        fprintf(stderr, "bigbatch: cuDNN %s algorithm %d (%zu bytes of workspace) for %s convolution %s\n",
+                direction, (int)perf[i].algo, perf[i].memory, nhwc(p) ? "NHWC" : "NCHW", what);
     }
     return i;
 }
@@ -283,15 +306,16 @@ static bool goes_to_cublas(const CudaState *st, const ConvShape *s)
     return st->pointwise_gemm && cuda_conv_is_pointwise(s);
 }
 
-static size_t in_elems(const CudaConvPlan *p)
+/* The tensors' dims for lowp.cu's conversions, which lay out the copies in the plan's format. */
+static Dims4 x_dims(const CudaConvPlan *p) { return Dims4{p->n, p->shape.in_c, p->shape.in_h, p->shape.in_w}; }
+static Dims4 y_dims(const CudaConvPlan *p) { return Dims4{p->n, p->shape.out_c, p->shape.out_h, p->shape.out_w}; }
+static Dims4 w_dims(const CudaConvPlan *p)
 {
-    return (size_t)p->n * p->shape.in_c * p->shape.in_h * p->shape.in_w;
+    const ConvShape *s = &p->shape;
+    return filter_dims(s->out_c, s->in_c, s->groups, s->k_h, s->k_w);
 }
-static size_t out_elems(const CudaConvPlan *p)
-{
-    return (size_t)p->n * p->shape.out_c * p->shape.out_h * p->shape.out_w;
-}
-static size_t w_elems(const ConvShape *s) { return (size_t)s->out_c * (s->in_c / s->groups) * s->k_h * s->k_w; }
+/* The bias's broadcast plane in the low-precision y: NHWC's channel varies fastest. */
+static size_t bias_plane(const CudaConvPlan *p) { return nhwc(p) ? 1 : (size_t)p->shape.out_h * p->shape.out_w; }
 
 /* bf16/fp16 forward: y = r(conv(r(x), r(w)) + r(b)), the sum fp32. The bias is the
  * product's starting value (beta 1 on a y holding r(b)): cuDNN blends alpha * sum + beta * y
@@ -299,18 +323,18 @@ static size_t w_elems(const ConvShape *s) { return (size_t)s->out_c * (s->in_c /
 static void forward_lowp(Backend *bk, CudaConvPlan *p, const real *x, const real *w, const real *b, real *y)
 {
     CudaState *st = cuda_state(bk);
-    const size_t nx = in_elems(p), nw = w_elems(&p->shape), ny = out_elems(p);
+    const size_t nx = dims_count(x_dims(p)), nw = dims_count(w_dims(p)), ny = dims_count(y_dims(p));
     const size_t bytes[3] = {nx * LOWP_BYTES, nw * LOWP_BYTES, ny * LOWP_BYTES};
     void *part[3]; /* x, w, y */
     cuda_lowp_parts(bk, 3, bytes, part);
-    cuda_lowp_convert(bk, nx, x, part[0]);
-    cuda_lowp_convert(bk, nw, w, part[1]);
-    if (b) cuda_lowp_fill_bias(bk, ny, p->shape.out_c, (size_t)p->shape.out_h * p->shape.out_w, b, part[2], true);
+    cuda_lowp_convert_layout(bk, x_dims(p), nhwc(p), x, part[0]);
+    cuda_lowp_convert_layout(bk, w_dims(p), nhwc(p), w, part[1]);
+    if (b) cuda_lowp_fill_bias(bk, ny, p->shape.out_c, bias_plane(p), b, part[2], true);
     if (!p->have_fwd) find_forward(st, p);
     void *ws = cuda_workspace(bk, p->fwd_bytes);
     CUDNN_CHECK(cudnnConvolutionForward(st->cudnn, &ONE, p->x, part[0], p->w, part[1], p->conv, p->fwd, ws,
                                         p->fwd_bytes, b ? &ONE : &ZERO, p->y, part[2]));
-    cuda_lowp_round(bk, LOWP_COPY, ny, part[2], true, y);
+    cuda_lowp_round_layout(bk, LOWP_COPY, y_dims(p), nhwc(p), part[2], y);
 }
 
 /* bf16/fp16 backward, as engine/cpu/low_precision.c: the products of r(x), r(w), r(dy) into
@@ -320,28 +344,29 @@ static void backward_lowp(Backend *bk, CudaConvPlan *p, const real *x, const rea
                           bool accumulate, real *dw, real *db)
 {
     CudaState *st = cuda_state(bk);
-    const size_t nx = in_elems(p), nw = w_elems(&p->shape), ny = out_elems(p);
+    const size_t nx = dims_count(x_dims(p)), nw = dims_count(w_dims(p)), ny = dims_count(y_dims(p));
     const size_t bytes[5] = {nx * LOWP_BYTES, dx ? nw * LOWP_BYTES : 0, ny * LOWP_BYTES, dx ? nx * LOWP_BYTES : 0,
                              nw * LOWP_BYTES};
     void *part[5]; /* x, w, dy, dx, dw */
     cuda_lowp_parts(bk, 5, bytes, part);
-    cuda_lowp_convert(bk, nx, x, part[0]);
-    if (dx) cuda_lowp_convert(bk, nw, w, part[1]);
-    cuda_lowp_convert(bk, ny, dy, part[2]);
+    cuda_lowp_convert_layout(bk, x_dims(p), nhwc(p), x, part[0]);
+    if (dx) cuda_lowp_convert_layout(bk, w_dims(p), nhwc(p), w, part[1]);
+    cuda_lowp_convert_layout(bk, y_dims(p), nhwc(p), dy, part[2]);
     if (!p->have_bwd_filter) find_backward_filter(st, p);
     if (dx && !p->have_bwd_data) find_backward_data(st, p);
 
     void *ws = cuda_workspace(bk, p->bwd_filter_bytes);
     CUDNN_CHECK(cudnnConvolutionBackwardFilter(st->cudnn, &ONE, p->x, part[0], p->y, part[2], p->conv, p->bwd_filter,
                                                ws, p->bwd_filter_bytes, &ZERO, p->w, part[4]));
-    cuda_lowp_round(bk, LOWP_INTO_FP32, nw, part[4], true, dw);
+    cuda_lowp_round_layout(bk, LOWP_INTO_FP32, w_dims(p), nhwc(p), part[4], dw);
     if (dx) {
         ws = cuda_workspace(bk, p->bwd_data_bytes);
         CUDNN_CHECK(cudnnConvolutionBackwardData(st->cudnn, &ONE, p->w, part[1], p->y, part[2], p->conv, p->bwd_data,
                                                  ws, p->bwd_data_bytes, &ZERO, p->x, part[3]));
-        cuda_lowp_round(bk, accumulate ? LOWP_INTO_LOWP : LOWP_COPY, nx, part[3], true, dx);
+        cuda_lowp_round_layout(bk, accumulate ? LOWP_INTO_LOWP : LOWP_COPY, x_dims(p), nhwc(p), part[3], dx);
     }
-    if (db) cuda_lowp_bias_grad(bk, p->n, p->shape.out_c, (size_t)p->shape.out_h * p->shape.out_w, part[2], db);
+    if (db) cuda_lowp_bias_grad(bk, ny / ((size_t)p->shape.out_c * bias_plane(p)), p->shape.out_c, bias_plane(p),
+                                part[2], db);
 }
 
 void cuda_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, const real *w,

@@ -18,6 +18,7 @@
 extern "C" {
 #include "../backend_impl.h"
 }
+#include "layout.h"
 
 /* A convolution's cuDNN descriptors and the algorithms cudnnFind* chose for it, found once
  * per (shape, batch) and kept for the life of the backend (conv.cu). */
@@ -157,11 +158,17 @@ void cuda_lowp_convert(Backend *bk, size_t n, const float *src, void *dst);
 /* dst (fp32, n values) combined with src rounded, by mode; src fp32, or (src_lowp) already
  * bf16/fp16, whose rounding is then exact. */
 void cuda_lowp_round(Backend *bk, LowpMode mode, size_t n, const void *src, bool src_lowp, float *dst);
-/* dst[i] = b[(i / plane) % c] rounded, over count values: a bias broadcast over [n, c, plane],
- * into a bf16/fp16 dst (dst_lowp) or an fp32 one. */
+/* The same between an fp32 NCHW tensor of dims d and its bf16/fp16 copy, which is NHWC when
+ * `nhwc` (conv.cu's channels-last plans; a filter's dims from filter_dims: KRSC), else NCHW:
+ * convert fills the copy, round (src the copy) writes the fp32 NCHW dst. */
+void cuda_lowp_convert_layout(Backend *bk, Dims4 d, bool nhwc, const float *src, void *dst);
+void cuda_lowp_round_layout(Backend *bk, LowpMode mode, Dims4 d, bool nhwc, const void *src, float *dst);
+/* dst[i] = b[(i / plane) % c] rounded, over count values: a bias broadcast over [n, c, plane]
+ * (NHWC: plane 1), into a bf16/fp16 dst (dst_lowp) or an fp32 one. */
 void cuda_lowp_fill_bias(Backend *bk, size_t count, int c, size_t plane, const float *b, void *dst, bool dst_lowp);
-/* db[k] += r(sum over images and the plane of dy[., k, .]) for dy bf16/fp16 [n, c, plane]. */
-void cuda_lowp_bias_grad(Backend *bk, int n, int c, size_t plane, const void *dy, float *db);
+/* db[k] += r(sum over images and the plane of dy[., k, .]) for dy bf16/fp16 [n, c, plane]
+ * (NHWC: n * h * w images of plane 1). */
+void cuda_lowp_bias_grad(Backend *bk, size_t n, int c, size_t plane, const void *dy, float *db);
 /* conv.cu (cuDNN) */
 void cuda_conv_plans_free(Backend *bk);
 /* conv_pointwise.cu: 1x1 unpadded convolutions as cuBLAS products (conv.cu dispatches) */

@@ -13,7 +13,13 @@
  * kernels are compiled without --use_fast_math, so no float subnormal is flushed on the way.
  *
  * The scratch (CudaState.lowp) holds the converted copies and the products' fp32 results
- * before rounding; it grows at a layer's first call, so later steps allocate nothing. */
+ * before rounding; it grows at a layer's first call, so later steps allocate nothing.
+ *
+ * conv.cu's channels-last plans take their copies in NHWC (x, dy; the filter KRSC) and give
+ * back NHWC results: the _layout conversions transpose in the same pass that rounds (one read
+ * and one write per value, through a shared tile), and the bias's fill and gradient see NHWC
+ * as a plane of 1. The roundings are the same operations at the same points; only where a
+ * value sits changes (engine/cuda/layout.h). */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -100,15 +106,18 @@ void cuda_lowp_convert(Backend *bk, size_t n, const float *src, void *dst)
     CUDA_LAUNCHED();
 }
 
-/* As low_precision.c's round_share, the same operations in the same order. */
+/* A rounded value v meeting its destination's old value: as low_precision.c's round_share,
+ * the same operations in the same order. */
+template <typename L> static __device__ inline float combine(LowpMode mode, float v, float old)
+{
+    if (mode == LOWP_INTO_FP32) return v + old;
+    if (mode == LOWP_INTO_LOWP) return round_to<L>(v + old);
+    return v;
+}
+
 template <typename L, typename S> static __global__ void round_kernel(size_t n, LowpMode mode, const S *src, float *dst)
 {
-    GRID_STRIDE(i, n) {
-        float v = rounded<L>(src, i);
-        if (mode == LOWP_INTO_FP32) v += dst[i];
-        else if (mode == LOWP_INTO_LOWP) v = round_to<L>(v + dst[i]);
-        dst[i] = v;
-    }
+    GRID_STRIDE(i, n) dst[i] = combine<L>(mode, rounded<L>(src, i), dst[i]);
 }
 
 template <typename L> static void round_as(CudaState *st, LowpMode mode, size_t n, const void *src, bool src_lowp, float *dst)
@@ -126,6 +135,86 @@ void cuda_lowp_round(Backend *bk, LowpMode mode, size_t n, const void *src, bool
     CudaState *st = cuda_state(bk);
     if (st->precision == BK_PRECISION_FP16) round_as<__half>(st, mode, n, src, src_lowp, dst);
     else round_as<__nv_bfloat16>(st, mode, n, src, src_lowp, dst);
+}
+
+/* ---- the same, between fp32 NCHW and channels-last bf16/fp16 (conv.cu's NHWC plans) ----
+ * One image's C x plane block goes through a shared tile (layout.h's tile_element), read along
+ * the source's contiguous axis and written along the destination's: one read and one write of
+ * each value, both coalesced. The padding column keeps the column-wise pass free of bank
+ * conflicts. */
+/* What moves through the tile: fp32 converted going into bf16/fp16 NHWC ... */
+template <typename L> struct ConvertOp {
+    const float *src;
+    L *dst;
+    __device__ float load(size_t i) const { return src[i]; }
+    __device__ void store(size_t j, float v) const { dst[j] = Lowp<L>::from(v); }
+};
+/* ... and bf16/fp16 NHWC results (widened: exact) meeting their fp32 NCHW destination. */
+template <typename L> struct RoundOp {
+    const L *src;
+    float *dst;
+    LowpMode mode;
+    __device__ float load(size_t i) const { return Lowp<L>::to(src[i]); }
+    __device__ void store(size_t j, float v) const { dst[j] = combine<L>(mode, v, dst[j]); }
+};
+
+/* to_nhwc: src NCHW, dst NHWC; else the reverse. Tile (blockIdx.x, blockIdx.y) covers plane
+ * positions p0.. and channels c0..; blockIdx.z walks the images. */
+template <bool to_nhwc, typename Op> static __global__ void relayout_kernel(Dims4 d, Op op)
+{
+    __shared__ float tile[LAYOUT_TILE][LAYOUT_TILE + 1]; /* [channel][position] */
+    const size_t p0 = (size_t)blockIdx.x * LAYOUT_TILE;
+    const int c0 = blockIdx.y * LAYOUT_TILE;
+    int c;
+    size_t p;
+    for (size_t n = blockIdx.z; n < (size_t)d.n; n += gridDim.z) {
+        for (int k = threadIdx.y; k < LAYOUT_TILE; k += LAYOUT_TILE_ROWS)
+            if (tile_element(d, to_nhwc, true, p0, c0, k, (int)threadIdx.x, &c, &p))
+                tile[c - c0][p - p0] = op.load(layout_at(d, !to_nhwc, n, c, p));
+        __syncthreads();
+        for (int k = threadIdx.y; k < LAYOUT_TILE; k += LAYOUT_TILE_ROWS)
+            if (tile_element(d, to_nhwc, false, p0, c0, k, (int)threadIdx.x, &c, &p))
+                op.store(layout_at(d, to_nhwc, n, c, p), tile[c - c0][p - p0]);
+        __syncthreads(); /* the tile is refilled for the next image */
+    }
+}
+
+template <bool to_nhwc, typename Op> static void relayout(CudaState *st, Dims4 d, Op op)
+{
+    enum { MAX_GRID_YZ = 65535 };
+    const dim3 block(LAYOUT_TILE, LAYOUT_TILE_ROWS);
+    const unsigned images = (unsigned)(d.n < MAX_GRID_YZ ? d.n : MAX_GRID_YZ);
+    const dim3 grid((unsigned)((dims_plane(d) + LAYOUT_TILE - 1) / LAYOUT_TILE),
+                    (unsigned)((d.c + LAYOUT_TILE - 1) / LAYOUT_TILE), images);
+    relayout_kernel<to_nhwc><<<grid, block, 0, st->stream>>>(d, op);
+    CUDA_LAUNCHED();
+}
+
+/* With one channel or a one-value plane the two layouts are the same order. */
+static bool same_order(Dims4 d) { return d.c == 1 || dims_plane(d) == 1; }
+
+void cuda_lowp_convert_layout(Backend *bk, Dims4 d, bool nhwc, const float *src, void *dst)
+{
+    if (!dims_count(d)) return;
+    if (!nhwc || same_order(d)) {
+        cuda_lowp_convert(bk, dims_count(d), src, dst);
+        return;
+    }
+    CudaState *st = cuda_state(bk);
+    if (st->precision == BK_PRECISION_FP16) relayout<true>(st, d, ConvertOp<__half>{src, (__half *)dst});
+    else relayout<true>(st, d, ConvertOp<__nv_bfloat16>{src, (__nv_bfloat16 *)dst});
+}
+
+void cuda_lowp_round_layout(Backend *bk, LowpMode mode, Dims4 d, bool nhwc, const void *src, float *dst)
+{
+    if (!dims_count(d)) return;
+    if (!nhwc || same_order(d)) {
+        cuda_lowp_round(bk, mode, dims_count(d), src, true, dst);
+        return;
+    }
+    CudaState *st = cuda_state(bk);
+    if (st->precision == BK_PRECISION_FP16) relayout<false>(st, d, RoundOp<__half>{(const __half *)src, dst, mode});
+    else relayout<false>(st, d, RoundOp<__nv_bfloat16>{(const __nv_bfloat16 *)src, dst, mode});
 }
 
 /* ---- the bias: broadcast going in, summed coming back ---- */
@@ -159,11 +248,13 @@ void cuda_lowp_fill_bias(Backend *bk, size_t count, int c, size_t plane, const f
 
 /* One block per channel: its n * plane values summed in double in a fixed order (each
  * thread a strided share, then block_sum's tree), so a run repeats; the total rounded as the
- * CPU rounds its fp32 sum, then added to the fp32 gradient. */
-template <typename L> static __global__ void bias_grad_kernel(int n, int c, size_t plane, const L *dy, float *db)
+ * CPU rounds its fp32 sum, then added to the fp32 gradient. An NHWC dy comes as n * plane
+ * images of plane 1: the same values in the same order, read c apart (the neighbouring
+ * channels' blocks find the rest of each sector in L2). */
+template <typename L> static __global__ void bias_grad_kernel(size_t n, int c, size_t plane, const L *dy, float *db)
 {
     const int k = blockIdx.x;
-    const size_t count = (size_t)n * plane;
+    const size_t count = n * plane;
     double acc = 0;
     for (size_t j = threadIdx.x; j < count; j += blockDim.x) {
         const size_t image = j / plane, at = j - image * plane;
@@ -173,9 +264,9 @@ template <typename L> static __global__ void bias_grad_kernel(int n, int c, size
     if (threadIdx.x == 0) db[k] += round_to<L>((float)total);
 }
 
-void cuda_lowp_bias_grad(Backend *bk, int n, int c, size_t plane, const void *dy, float *db)
+void cuda_lowp_bias_grad(Backend *bk, size_t n, int c, size_t plane, const void *dy, float *db)
 {
-    if (n <= 0 || c <= 0) return;
+    if (!n || c <= 0) return;
     CudaState *st = cuda_state(bk);
     if (st->precision == BK_PRECISION_FP16)
         bias_grad_kernel<__half><<<c, CUDA_THREADS, 0, st->stream>>>(n, c, plane, (const __half *)dy, db);
