@@ -39,7 +39,7 @@ static void verify_defaults(void *target)
 {
     VerifyFlags *v = target;
     memset(v, 0, sizeof *v);
-    v->r = (VerifyRequest){.scale = "proxy", .repeats = 1, .workers = 1};
+    v->r = (VerifyRequest){.scale = "proxy", .repeats = 1, .workers = 1, .floor = VERIFY_FLOOR};
 }
 
 static int set_device(void *target, const FlagCall *c, const char *v, Error *err)
@@ -64,7 +64,7 @@ static const char HEAD[] =
     "with today's engine, then prints per cell the archived seeds, today's runs and whether\n"
     "each lands within the archive: an archived seed ended the same way (complete,\n"
     "collapsed, diverged) and a complete run lies within the archived complete seeds'\n"
-    "range widened by their standard deviation (at least 0.005).\n";
+    "range widened by their standard deviation (at least --spread).\n";
 
 #define AT(member) offsetof(VerifyFlags, member)
 
@@ -85,6 +85,10 @@ static const Flag FLAGS[] = {
      "where today's runs compute: cpu, cuda, cuda:N [cpu] (a GPU's runs\n"
      "against a CPU archive: do they land within its seeds' spread?)",
      NULL, F_STR(AT(r.device)), .set = set_device},
+    {"spread", "W",
+     "the least half-width around the archived seeds' range: what a cell of\n"
+     "one seed, or runs of other arithmetic (a GPU's), may differ by",
+     "%g", F_DBL(AT(r.floor)), F_RANGE(0, 1, false, false, "is not in [0, 1]")},
     {"keep", "PATH", "keep today's runs in this database [a scratch file, removed]", NULL, F_STR(AT(keep))},
     FLAG_HELP_ROW,
 };

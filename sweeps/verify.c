@@ -43,11 +43,11 @@ static Archived summarize(const Cell *c)
 }
 
 /* Whether a new run lands within the archive (verify.h's rule); why not, in why. */
-static bool within(const Archived *a, const CellRun *r, char *why, size_t len)
+static bool within(const Archived *a, double floor, const CellRun *r, char *why, size_t len)
 {
     why[0] = 0;
     if (!strcmp(r->status, "complete") && isfinite(r->value)) {
-        double w = fmax(a->std, VERIFY_FLOOR);
+        double w = fmax(a->std, floor);
         if (a->complete == 0) snprintf(why, len, "complete where no archived seed was");
         else if (r->value < a->lo - w || r->value > a->hi + w)
             snprintf(why, len, "%.4f outside [%.4f, %.4f]", r->value, a->lo - w, a->hi + w);
@@ -93,7 +93,7 @@ static int run_today(const VerifyRequest *r, const char *const *labels, int n, E
 }
 
 static void print_judgement(FILE *out, const CellsData *arch, const CellsData *today, const char *const *labels,
-                            int n, int *outside)
+                            int n, double floor, int *outside)
 {
     fprintf(out, "\n| cell | archived seeds | today | verdict |\n|---|---|---|---|\n");
     for (int k = 0; k < n; k++) {
@@ -104,7 +104,7 @@ static void print_judgement(FILE *out, const CellsData *arch, const CellsData *t
         Archived sum = summarize(a);
         for (int i = 0; t && i < t->runs; i++) {
             char why[160];
-            if (within(&sum, &t->run_list[i], why, sizeof why)) continue;
+            if (within(&sum, floor, &t->run_list[i], why, sizeof why)) continue;
             snprintf(verdict, sizeof verdict, "OUTSIDE: %s", why);
             (*outside)++;
         }
@@ -137,8 +137,8 @@ int verify_run(const VerifyRequest *r, FILE *out, int *outside, Error *err)
                      "an archived seed ended as it did and, if complete, it lies within the archived seeds' range "
                      "widened by their standard deviation (at least %.3f)\n",
                 arch.exp.name, arch.exp.scale, n, n == 1 ? "" : "s", arch.path, r->repeats, r->repeats == 1 ? "" : "s",
-                VERIFY_FLOOR);
-        print_judgement(out, &arch, &today, labels, n, outside);
+                r->floor);
+        print_judgement(out, &arch, &today, labels, n, r->floor, outside);
         fprintf(out, "\n%s: %d run%s outside the archive's spread\n", *outside ? "DIFFERS" : "REPRODUCED", *outside,
                 *outside == 1 ? "" : "s");
         cells_close(&today);

@@ -8,7 +8,10 @@
 
 /* A new run of value y lands within the archive when some archived seed ended as it did
  * (complete, collapsed or diverged) and, for a complete run, y lies in [min - w, max + w] over
- * the archived complete seeds, w the larger of their standard deviation and VERIFY_FLOOR. */
+ * the archived complete seeds, w the larger of their standard deviation and the request's
+ * floor (VERIFY_FLOOR unless --spread says more: a cell of one archived seed has no spread of
+ * its own, and runs that differ in arithmetic, a GPU's against a CPU archive, differ as seeds
+ * do). */
 #define VERIFY_FLOOR 0.005
 
 typedef struct {
@@ -18,6 +21,7 @@ typedef struct {
     int repeats;                     /* seeds per cell today: 1..N, the archive's first N */
     int workers, threads;            /* as sweep's; threads 0: the sweep's default */
     const char *device;              /* the runs' --device (NULL: cpu) */
+    double floor;                    /* the least half-width w around the archived seeds */
     const char *scratch;             /* the database today's runs go to */
 } VerifyRequest;
 

@@ -33,6 +33,10 @@ sqlite3 "$TMP/a.db" "update runs set test_acc = test_acc + 0.2 where json_extrac
 expect_exit 1 "$BB" verify "$TMP/exp.ini" --db "$TMP/a.db" --cell "lr=0.05" --threads 1
 expect_output "OUTSIDE: 0\.[0-9]* outside \["
 expect_output "DIFFERS: 1 run outside"
+# a stated bound wider than the move (a one-seed cell, or a GPU against a CPU archive)
+expect_exit 0 "$BB" verify "$TMP/exp.ini" --db "$TMP/a.db" --cell "lr=0.05" --threads 1 --spread 0.25
+expect_output "widened by their standard deviation (at least 0.250)"
+expect_output "REPRODUCED: 0 runs outside"
 ls "${TMPDIR:-/tmp}" | grep -q "bigbatch-verify-" && fail "the scratch folder was left behind"
 expect_exit 1 "$BB" verify "$TMP/exp.ini" --db "$TMP/a.db" --cell "lr=9"
 expect_output "no cell 'lr=9'"
