@@ -211,8 +211,11 @@ void bk_upload(Backend *bk, void *dev, const void *host, size_t bytes) { bk->ops
 
 void bk_download(Backend *bk, void *host, const void *dev, size_t bytes)
 {
+    bk->host_reads++;
     bk->ops->download(bk, host, dev, bytes);
 }
+
+long backend_host_reads(const Backend *bk) { return bk->host_reads; }
 
 void *bk_host_address(Backend *bk, void *dev) { return bk->ops->host_address(bk, dev); }
 
@@ -294,8 +297,9 @@ void bk_collective_sum_double(BkCollective *c, double *dev, size_t count)
 }
 
 /* ---- operations: the backend's own (backend_ops.h) ---- */
+/* an operation that returns a value returns it to the host: a host read */
 #define BK_RETURN_void
-#define BK_RETURN_double return
+#define BK_RETURN_double bk->host_reads++; return
 #define BK_DISPATCH(ret, name, params, args) \
     ret bk_##name params { BK_RETURN_##ret bk->ops->name args; }
 BACKEND_OPERATIONS(BK_DISPATCH)

@@ -96,6 +96,9 @@ Backend *bk_buffer_backend(const BkBuffer *b);
 /* Host <-> backend copies; `dev` is a backend address (any offset into a buffer). */
 void bk_upload(Backend *bk, void *dev, const void *host, size_t bytes);
 void bk_download(Backend *bk, void *host, const void *dev, size_t bytes);
+/* How often the host has read backend memory so far: bk_download and the operations that
+ * return a host value (bk_sum_squares). Tests count a step's (one, issue 58). */
+long backend_host_reads(const Backend *bk);
 /* The host address of backend memory `dev` when the host may read and write it in place
  * between operations (the CPU backend: the same address), NULL when it may not (a GPU
  * backend; the guarded build, whose memory is closed outside backend calls). MPI reduces
@@ -296,13 +299,21 @@ void bk_param_norms(Backend *bk, const BkParamList *pl, double *norms);
  * switches, adamw, lamb) at the global learning rate lr; `updates` is the number applied
  * before this one. `norms` holds bk_param_norms of this step's w and g (LARS and LAMB read
  * them; others may pass NULL when stats is NULL). With stats (backend memory, n entries)
- * the update also writes each tensor's statistics. */
+ * the update also writes each tensor's statistics. With check (backend memory, one double;
+ * NULL: always applied) the update happens only when *check is finite: otherwise weights,
+ * optimizer state and statistics are left as they were. The backend reads it itself, so
+ * fp16's skip of an inf/NaN step costs the host no wait (engine/optim/loss_scale.h). */
 void bk_optimizer_update(Backend *bk, const OptConfig *cfg, const BkParamList *pl, double lr,
-                         long updates, const double *norms, OptStats *stats);
+                         long updates, const double *norms, OptStats *stats, const double *check);
 
 /* ---- vector operations ---- */
 /* Sum of squares in double (a download of one value: statistics, the noise scale). */
 double bk_sum_squares(Backend *bk, size_t count, const real *x);
+/* The same sum, bit for bit, into backend memory *result, read by nobody on the host (fp16's
+ * inf/NaN check before bk_optimizer_update). */
+void bk_sum_squares_to(Backend *bk, size_t count, const real *x, double *result);
+/* `bytes` from backend memory src to backend memory dst (they do not overlap), in stream order. */
+void bk_copy_bytes(Backend *bk, void *dst, const void *src, size_t bytes);
 void bk_copy(Backend *bk, size_t count, const real *x, real *y);
 void bk_fill(Backend *bk, size_t count, real value, real *x);
 void bk_scale(Backend *bk, size_t count, real alpha, real *x);               /* x *= alpha */

@@ -16,6 +16,7 @@ typedef struct BackendOps BackendOps;
 struct Backend {
     const BackendOps *ops;
     int threads;
+    long host_reads; /* backend_host_reads */
     void *impl; /* the implementation's own state */
 };
 

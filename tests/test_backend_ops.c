@@ -406,8 +406,8 @@ static void step_both(Net *ref, Net *dev, Optimizer *oref, Optimizer *odev, doub
     net_forward(ref, 4, true);
     net_backward(ref, 4);
     copy_across(&ref->grad_block, &dev->grad_block);
-    optimizer_step(oref, ref, lr);
-    optimizer_step(odev, dev, lr);
+    optimizer_step(oref, ref, lr, NULL);
+    optimizer_step(odev, dev, lr, NULL);
 }
 
 static void check_stats(Report *r, const char *name, const Optimizer *oref, const Optimizer *odev)
@@ -534,7 +534,7 @@ static int check_training(Backend *ref_bk, Backend *dev_bk, double tol)
             net_zero_grad(nets[k]);
             net_forward(nets[k], 4, true);
             net_backward(nets[k], 4);
-            optimizer_step(opts[k], nets[k], 0.1);
+            optimizer_step(opts[k], nets[k], 0.1, NULL);
         }
     Report r = {"tiny", 0, 0, 0, FP32_TOL};
     check_tensor(&r, optimizer_preset_at(0), "training", "step 3", "parameters", &ref->param_block,
