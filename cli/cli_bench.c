@@ -41,6 +41,7 @@ typedef struct {
     double lr;
     bool sgemm, list_params, layers, loader;
     int data, augment;     /* indices of DATA_NAMES and AUGMENT_NAMES */
+    int cuda_graph;        /* 1: --cuda-graph on (engine/train/step.h) */
     const char *data_root; /* --data imagefolder's folder or packed store */
     int sgemm_n, sgemm_repeats;
 } BenchConfig;
@@ -128,6 +129,11 @@ static const Flag FLAGS[] = {
      "fp32, tf32 on a GPU (tensor cores), or bf16 / fp16 (mixed;\n"
      "tensor cores on CUDA, emulated on the CPU)",
      "%s", F_STR(AT(precision))},
+    {"cuda-graph", "on|off",
+     "replay each step's forward and backward from a graph captured after\n"
+     "the first step (not in the profiled steps).\n"
+     "Written and checked on the CPU, not yet run on a GPU [off]",
+     NULL, F_CHOICE(AT(cuda_graph), FLAG_OFF_ON, "on, off")},
     {"lr", "X", "learning rate of the updates", "%g", F_DBL(AT(lr)), F_RANGE_Q(0, INFINITY, false, false, "is not a number >= 0")},
     {"seed", "N", "seed of the parameters and the synthetic batch", "%llu", F_ULL(AT(seed), 0)},
     {"layers", NULL,
@@ -323,7 +329,11 @@ static void load_bench_batch(void *ctx, int j)
 static double step(Stepper *stepper, BenchData *data, int batch, double lr)
 {
     StepResult res;
-    stepper_run(stepper, 1, batch, batch, lr, load_bench_batch, data, &res);
+    Error err;
+    if (stepper_run(stepper, 1, batch, batch, lr, load_bench_batch, data, &res, &err) != 0) {
+        fprintf(stderr, "bigbatch bench: internal error: %s\n", err.msg);
+        exit(1);
+    }
     return stepper->host[1]; /* the pass's mean loss, from the step's read back */
 }
 
@@ -369,7 +379,8 @@ static int bench_model(const BenchConfig *cfg)
     }
     net_plan(net, cfg->batch);
     fill_synthetic(net, cfg->batch, cfg->seed);
-    Replicas *replicas = replicas_open(net, cfg->batch, &err);
+    /* a graph replays one net's pass: no per-thread replicas with --cuda-graph on */
+    Replicas *replicas = cfg->cuda_graph ? NULL : replicas_open(net, cfg->batch, &err);
     BenchData bench_data, *data = NULL;
     const bool replicas_failed = err.msg[0] != 0;
     const BenchDataOptions dopt = {cfg->data_root, cfg->augment == BENCH_AUGMENT_RRC, cfg->batch, cfg->loader_threads,
@@ -388,6 +399,7 @@ static int bench_model(const BenchConfig *cfg)
     loss_scaler_init(&scaler, backend_precision_scales_loss(cfg->precision), 0);
     Stepper stepper;
     stepper_init(&stepper, net, replicas, opt, &scaler, 1);
+    stepper.use_graph = cfg->cuda_graph;
     double loss = 0;
     for (int s = 0; s < cfg->warmup; s++) loss = step(&stepper, data, cfg->batch, cfg->lr);
     double t0 = now_seconds(), wait0 = data ? loader_wait_seconds(data->loader) : 0;
@@ -403,6 +415,7 @@ static int bench_model(const BenchConfig *cfg)
         net->profile = true;
         StepTimes times = {0, 0};
         stepper.times = &times;
+        stepper.use_graph = false; /* the layers' timers wait for the device: not in a graph */
         double p0 = now_seconds();
         for (int s = 0; s < cfg->profile_steps; s++) loss = step(&stepper, data, cfg->batch, cfg->lr);
         stepper.times = NULL;

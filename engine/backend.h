@@ -126,6 +126,25 @@ void bk_event_destroy(BkEvent *e);
 void bk_event_record(Backend *bk, BkEvent *e);
 void bk_event_wait(BkEvent *e);
 
+/* ---- graphs: a sequence of operations recorded once and replayed ----
+ * bk_graph_capture calls issue(ctx) once and records the operations it issues (which also run
+ * this time); bk_graph_launch replays exactly those, with the arguments they had at capture, in
+ * stream order. CUDA captures the backend's stream into a CUDA graph (cudaStreamBeginCapture
+ * in thread-local mode, instantiated, then launched); the CPU has no graphs: its launch calls
+ * issue(ctx) again and checks that the same operations with the same arguments (scalars by
+ * value, addresses, the shape structs' contents) come out, so a host value that changes from
+ * launch to launch, which a GPU's replay would silently freeze, makes launch fail there.
+ * On every backend a capture refuses the calls that would wait for the device, read it from the
+ * host or allocate (bk_download, bk_upload, bk_synchronize, bk_sum_squares, bk_buffer_alloc,
+ * bk_event_wait, the collectives): the capture then returns NULL with err naming the call.
+ * Capture only after a step has run eagerly (cuDNN's and the reductions' workspaces grown).
+ * Written and checked on the CPU; not yet run on a GPU. */
+typedef struct BkGraph BkGraph;
+BkGraph *bk_graph_capture(Backend *bk, void (*issue)(void *ctx), void *ctx, Error *err);
+/* 0, or -1 with err naming the operation's position and name and the argument that differs. */
+int bk_graph_launch(BkGraph *g, Error *err);
+void bk_graph_destroy(BkGraph *g);
+
 /* ---- collectives among the ranks' devices ----
  * A backend may sum across the ranks of a job on the devices themselves (the CUDA backend:
  * NCCL, loaded when a job of several ranks opens it); the engine then reduces gradients and

@@ -136,7 +136,8 @@ static void losses(const char *precision, double *out, long *skipped)
     for (int s = 0; s < STEPS; s++) {
         Batch b = {net, s};
         StepResult res;
-        stepper_run(&st, 1, BATCH, BATCH, 0.1, upload_batch, &b, &res);
+        Error err;
+        cr_assert_eq(stepper_run(&st, 1, BATCH, BATCH, 0.1, upload_batch, &b, &res, &err), 0, "%s", err.msg);
         out[s] = res.loss_images / BATCH;
     }
     *skipped = ls.skipped;

@@ -1,6 +1,7 @@
 /* The training step of one process (engine/train/step.h): the host reads the backend once per
  * step (the results block), in fp32 and fp16 alike unless statistics are logged, and the losses
- * and weights are those of the flow that downloaded each micro-batch's loss after its forward. */
+ * and weights are those of the flow that downloaded each micro-batch's loss after its forward,
+ * with the passes replayed from a graph (--cuda-graph) or not. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -57,16 +58,18 @@ static void trainer_free(Trainer *t)
 }
 
 /* STEPS steps through the stepper; asserts one host read each; the losses and final weights. */
-static void by_stepper(const char *model, const char *precision, double *losses, real *w)
+static void by_stepper(const char *model, const char *precision, bool graph, double *losses, real *w)
 {
     Trainer t = trainer(model, precision);
     Stepper st;
     stepper_init(&st, t.net, NULL, t.opt, &t.ls, PARTS);
+    st.use_graph = graph;
     for (int s = 0; s < STEPS; s++) {
         Batch b = {t.net, s};
         StepResult res;
         const long before = backend_host_reads(t.bk);
-        stepper_run(&st, PARTS, M, M * PARTS, 0.05, upload, &b, &res);
+        Error err;
+        cr_assert_eq(stepper_run(&st, PARTS, M, M * PARTS, 0.05, upload, &b, &res, &err), 0, "%s", err.msg);
         cr_assert_eq(backend_host_reads(t.bk) - before, 1, "%s %s step %d: %ld host reads", model, precision, s,
                      backend_host_reads(t.bk) - before);
         cr_assert(res.finite && !res.skipped);
@@ -109,11 +112,18 @@ Test(step, one_host_read_per_step_and_the_same_bits_as_reading_each_loss, .timeo
         trainer_free(&probe);
         double a[STEPS], b[STEPS];
         real *wa = malloc(n * sizeof(real)), *wb = malloc(n * sizeof(real));
-        by_stepper(models[k], "fp32", a, wa);
-        by_hand(models[k], "fp32", b, wb);
-        for (int s = 0; s < STEPS; s++) cr_assert(!memcmp(&a[s], &b[s], sizeof a[s]), "%s step %d: %.17g vs %.17g", models[k], s, a[s], b[s]);
-        cr_assert(!memcmp(wa, wb, n * sizeof(real)), "%s: the weights differ", models[k]);
-        by_stepper(models[k], "fp16", a, wa); /* fp16: still one read (the check rides in the block) */
+        for (int graph = 0; graph < 2; graph++) {
+            by_stepper(models[k], "fp32", graph, a, wa);
+            by_hand(models[k], "fp32", b, wb);
+            for (int s = 0; s < STEPS; s++)
+                cr_assert(!memcmp(&a[s], &b[s], sizeof a[s]), "%s graph %d step %d: %.17g vs %.17g", models[k], graph,
+                          s, a[s], b[s]);
+            cr_assert(!memcmp(wa, wb, n * sizeof(real)), "%s graph %d: the weights differ", models[k], graph);
+        }
+        /* fp16: still one read (the check rides in the block), with or without a graph alike */
+        by_stepper(models[k], "fp16", false, a, wa);
+        by_stepper(models[k], "fp16", true, b, wb);
+        cr_assert(!memcmp(a, b, sizeof a) && !memcmp(wa, wb, n * sizeof(real)), "%s fp16: the graph differs", models[k]);
         free(wa);
         free(wb);
     }
@@ -131,7 +141,8 @@ Test(step, an_overflowing_fp16_step_is_skipped_on_the_device_and_counted, .timeo
     tensor_download(&t.net->param_block, w0);
     Batch b = {t.net, 0};
     StepResult res;
-    stepper_run(&st, PARTS, M, M * PARTS, 0.05, upload, &b, &res);
+    Error err;
+    cr_assert_eq(stepper_run(&st, PARTS, M, M * PARTS, 0.05, upload, &b, &res, &err), 0, "%s", err.msg);
     tensor_download(&t.net->param_block, w1);
     cr_assert(res.finite && res.skipped);
     cr_assert_eq(t.ls.skipped, 1);

@@ -28,6 +28,7 @@ typedef struct {
     char device_name[256];
     cudaStream_t stream;
     cublasHandle_t cublas;
+    void *cublas_workspace; /* cuBLAS's own (cublasSetWorkspace): it allocates none inside a graph capture */
     cudnnHandle_t cudnn;
     /* cuDNN workspace, grown when a plan needs more (at the first step of a shape only) */
     void *workspace;
@@ -162,6 +163,11 @@ void cuda_lowp_round(Backend *bk, LowpMode mode, size_t n, const void *src, bool
 void cuda_lowp_fill_bias(Backend *bk, size_t count, int c, size_t plane, const float *b, void *dst, bool dst_lowp);
 /* db[k] += r(sum over images and the plane of dy[., k, .]) for dy bf16/fp16 [n, c, plane]. */
 void cuda_lowp_bias_grad(Backend *bk, int n, int c, size_t plane, const void *dy, float *db);
+/* graph.cu: the graphs of bk_graph_capture (BackendOps' graph_*) */
+int cuda_graph_begin(Backend *bk, Error *err);
+void *cuda_graph_end(Backend *bk, bool keep, Error *err);
+int cuda_graph_launch(Backend *bk, void *graph, Error *err);
+void cuda_graph_destroy(Backend *bk, void *graph);
 /* conv.cu (cuDNN) */
 void cuda_conv_plans_free(Backend *bk);
 /* conv_pointwise.cu: 1x1 unpadded convolutions as cuBLAS products (conv.cu dispatches) */

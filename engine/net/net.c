@@ -430,6 +430,13 @@ int net_find_param(const Net *net, const char *name)
     return -1;
 }
 
+bool net_has_layer(const Net *net, const char *kind)
+{
+    for (int i = 0; i < net->n_layers; i++)
+        if (strcmp(net->layers[i].ops->kind, kind) == 0) return true;
+    return false;
+}
+
 int net_find_buffer(const Net *net, const char *name)
 {
     for (int i = 0; i < net->n_buffers; i++)

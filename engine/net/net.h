@@ -201,6 +201,8 @@ void net_zero_grad(Net *net);
 
 double net_flops_per_image(const Net *net);
 int net_find_param(const Net *net, const char *name);
+/* Whether a layer of this kind ("dropout", LayerOps.kind) is in the net. */
+bool net_has_layer(const Net *net, const char *kind);
 int net_find_buffer(const Net *net, const char *name);
 /* For layer implementations. */
 Tensor *net_layer_input(Net *net, Layer *l, int k);

@@ -29,6 +29,16 @@ typedef struct {
     BkBuffer *block;     /* backend memory: the check, then [mean loss, hits] per micro-batch */
     double *host;        /* the block's host copy, 1 + 2 * parts_cap doubles */
     StepTimes *times;    /* NULL, or bench --profile's */
+    /* --cuda-graph on: from the second step on, each pass (forward and backward of a micro-batch,
+     * which reads nothing that changes between steps but the loss scale) is replayed from a graph
+     * captured once; the batch is already in the net's fixed input and label buffers. A pass of
+     * another size runs eagerly; a new loss scale (fp16) captures again. Not with replicas. */
+    bool use_graph;
+    BkGraph *graph;
+    int graph_m;         /* the captured pass's images */
+    real graph_scale;    /* the loss scale it was captured at */
+    int pass_m;          /* the images of the pass being issued */
+    long steps;          /* steps run so far */
 } Stepper;
 
 /* Puts micro-batch j of the step into net->input and net->labels (and places its dropout
@@ -53,6 +63,9 @@ double *stepper_check(const Stepper *s);
  * A step with a non-finite loss has diverged: its update may have been applied (the device
  * cannot tell it from the gradients alone), but the run stops there without saving, and the
  * scaler is left as it was. */
-void stepper_run(Stepper *s, int parts, int m, int batch, double lr, StepLoad load, void *ctx, StepResult *out);
+/* 0, or -1 with err when a graph could not be captured or a launch issued other operations than
+ * the capture (use_graph): a programming error, the step is then incomplete. */
+int stepper_run(Stepper *s, int parts, int m, int batch, double lr, StepLoad load, void *ctx, StepResult *out,
+                Error *err);
 
 #endif

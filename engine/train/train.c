@@ -244,7 +244,12 @@ static double train_step_alone(Run *r, const uint32_t *idx, int later, long step
     const int m = micro_batch_size(r), parts = r->cfg->batch / m;
     PartLoad p = {r, idx, later, parts, step};
     StepResult res;
-    stepper_run(&r->stepper, parts, m, r->cfg->batch, lr, load_part, &p, &res);
+    Error err;
+    if (stepper_run(&r->stepper, parts, m, r->cfg->batch, lr, load_part, &p, &res, &err) != 0) {
+        /* a pass that issued other operations than its capture: the engine's bug, not the run's */
+        fprintf(stderr, "bigbatch: internal error: %s\n", err.msg);
+        exit(1);
+    }
     *correct = (int)res.hits;
     if (!res.finite) return isnan(res.loss_images) ? NAN : res.loss_images;
     r->step_skipped = res.skipped;
@@ -413,6 +418,10 @@ int train_config_check(const TrainConfig *cfg, Error *err)
     }
     /* the small batch of the two-batch estimator: a micro-batch, else each rank's share */
     const int small = cfg->micro_batch > 0 ? cfg->micro_batch : cfg->batch / ranks;
+    if (cfg->cuda_graph && (ranks > 1 || cfg->noise_scale)) {
+        error_set(err, "--cuda-graph on needs one process without --noise-scale (they read host values mid-step)");
+        return -1;
+    }
     if (cfg->noise_scale && small >= cfg->batch) {
         error_set(err, "--noise-scale needs --micro-batch (or --workers-emulated) smaller than --batch, or 2+ ranks");
         return -1;
@@ -556,9 +565,17 @@ static int run_setup(Run *r, const TrainConfig *cfg, Observer *obs, Error *err)
     r->opt = optimizer_create(&cfg->opt, r->net, err);
     if (!r->opt) return -1;
     run_buffers(r);
-    r->replicas = replicas_open(r->net, micro_batch_size(r), err);
+    /* a graph replays one net's pass: --cuda-graph runs without per-thread replicas */
+    r->replicas = cfg->cuda_graph ? NULL : replicas_open(r->net, micro_batch_size(r), err);
     if (!r->replicas && err->msg[0]) return -1;
     stepper_init(&r->stepper, r->net, r->replicas, r->opt, &r->scaler, cfg->batch / r->comm->size / micro_batch_size(r));
+    r->stepper.use_graph = cfg->cuda_graph;
+    if (cfg->cuda_graph && net_has_layer(r->net, "dropout")) {
+        /* the masks' key (the step) is a host value that changes every step */
+        error_set(err, "--cuda-graph on: model %s has dropout, whose masks change every step; use --cuda-graph off",
+                  cfg->model);
+        return -1;
+    }
     r->loader = loader_create(r->net, r->ds.mean, r->ds.std, cfg->loader_threads, err);
     if (!r->loader) return -1;
     /* two ranks on one GPU: NCCL refuses them, MPI on the host sums for them */
