@@ -13,6 +13,14 @@ for model in resnet8 lenet; do
         cmp "$TMP/off.st" "$TMP/on.st" || fail "$model $precision: --cuda-graph on changed the checkpoint"
     done
 done
+# fp16 from a scale that overflows: 8 of 14 steps skipped on the device, the scale halved each
+# time, and the pass captured again at each new scale; the same checkpoint and skipped count
+t="--model resnet8 --data synthetic --steps 14 --batch 16 --micro-batch 8 --threads 1 --precision fp16 --loss-scale 1e8"
+expect_exit 0 $BB train $t --save "$TMP/off.st"
+expect_output "skipped=8 "
+expect_exit 0 $BB train $t --cuda-graph on --save "$TMP/on.st"
+expect_output "skipped=8 "
+cmp "$TMP/off.st" "$TMP/on.st" || fail "fp16 with skipped steps: --cuda-graph on changed the checkpoint"
 # bench runs its steps through the same step
 expect_exit 0 $BB bench --model lenet --batch 8 --steps 3 --warmup 2 --profile-steps 1 --threads 1 --cuda-graph on
 expect_output "model=lenet"
