@@ -22,14 +22,16 @@
 #      first of ours runs, nvidia-smi samples the GPU's utilisation every 100 ms: the median and
 #      the share at 90% or more of the samples within the timed steps (bench's timed_unix). Ours
 #      runs twice: with deterministic cuDNN algorithms (the default), then admitting the
-#      atomics-based ones too and 8 GiB of workspace, as PyTorch's defaults do; ResNet-50 a
-#      third time between them with its 1x1 convolutions on cuDNN instead of cuBLAS
-#      (BIGBATCH_CUDA_POINTWISE=cudnn), and with the algorithms it chose listed.
+#      atomics-based ones too and 8 GiB of workspace, as PyTorch's defaults do; ResNet-50 with
+#      the algorithms it chose listed. (Its third run, 1x1 convolutions on cuDNN instead of
+#      cuBLAS, gave its 16 s to step 5's --cuda-graph run; BIGBATCH_CUDA_POINTWISE=cudnn.)
 #      GPU_CHECK_MODELS="resnet50:256" (model:batch, spaces between) narrows steps 4, 5 and 7
 #   5. mixed precision: bigbatch bench --precision bf16, three runs, beside PyTorch's AMP
 #      (autocast bf16) with channels_last, three timed rounds in one process; the medians'
 #      img/s and their ratio (ours / PyTorch's). PyTorch's NHWC tensor-core kernels against our
-#      NCHW ones with conversions around each product: the ratio says what that costs.
+#      NCHW ones with conversions around each product: the ratio says what that costs. Then
+#      ResNet-50 bf16 once more with --cuda-graph on (each pass replayed from a CUDA graph,
+#      never run on a GPU before) and its ratio to the median without.
 #   6. the GPU memory each model needs: peak_device_mb of every model at two batch sizes.
 #      Skipped unless GPU_CHECK_SKIP_MEMORY=0 (its 60 s do not fit the 8 minutes beside the
 #      bf16 steps; the 2026-12-04 runs measured it)
@@ -37,8 +39,8 @@
 #      synchronized around each) for resnet50 at 256 and alexnet at 512
 # Everything goes to OUTDIR/gpu_check.txt (and the terminal); the exit status is 0 only when
 # every step passed. The steps' limits add up to 8 minutes: 55 + 65 + 30 (steps 2-3) +
-# 5 x 16 + 2 x 40 (step 4) + 36 + 45 + 24 + 30 (step 5, resnet50 and alexnet) + 2 x 15 (step 7)
-# = 475 s; with the memory step 60 s more. On an H200 (2026-12-04, before the bf16 steps) the
+# 4 x 16 + 2 x 40 (step 4) + 36 + 45 + 16 + 24 + 30 (step 5, resnet50 with its --cuda-graph run,
+# and alexnet) + 2 x 15 (step 7) = 475 s; with the memory step 60 s more. On an H200 (2026-12-04, before the bf16 steps) the
 # runs took 35, 53, 8-11 a bench, 34 for PyTorch's resnet50 and 7 a layer profile.
 set -u
 out=${1:?usage: bench/gpu_check.sh OUTDIR}
@@ -96,9 +98,8 @@ for mb in $models; do
     # which of the two differences from PyTorch's defaults costs what: deterministic
     # algorithms with 8 GiB of workspace, then PyTorch's defaults (atomics-based algorithms
     # admitted, any workspace that fits; 8 GiB here)
-    # and the 1x1 convolutions on cuDNN's deterministic algorithms instead of cuBLAS
-    [ "$m" = resnet50 ] && BIGBATCH_CUDNN_FIND=1 BIGBATCH_CUDA_POINTWISE=cudnn run 16 "bench $m, 1x1 on cuDNN" \
-        "$BB" bench --device cuda --model "$m" --batch "$b" --steps 10 --warmup 3 --profile-steps 0 --loader
+    # (the 1x1 convolutions on cuDNN instead of cuBLAS, BIGBATCH_CUDA_POINTWISE=cudnn, ran here
+    # until 2026-12-07: its 16 s went to the --cuda-graph run of step 5)
     BIGBATCH_CUDNN_VERBOSE=$verbose BIGBATCH_CUDNN_FIND=1 BIGBATCH_CUDNN_DETERMINISTIC=0 BIGBATCH_CUDNN_WORKSPACE_MB=8192 run 16 "bench $m, any algorithm" "$BB" bench --device cuda \
         --model "$m" --batch "$b" --steps 10 --warmup 3 --profile-steps 0 --loader
     if [ -n "$py" ] && "$py" -c "import torch, torchvision" 2>/dev/null; then
@@ -132,6 +133,21 @@ for mb in $models; do
             printf "bf16 %s batch %s: bigbatch median %.1f img/s, PyTorch AMP bf16 channels_last median %.1f img/s, ours/PyTorch %.2f\n", m, b, o, t, o / t }'
     else
         echo "bf16 $m: no ratio (ours: ${ours:-none}, PyTorch: ${theirs:-none})"
+    fi
+    # the pass replayed from a CUDA graph (--cuda-graph on), never run on a GPU before: one run
+    # beside the median above
+    if [ "$m" = resnet50 ]; then
+        BIGBATCH_CUDNN_FIND=1 run 16 "bench $m bf16 --cuda-graph on" "$BB" bench --device cuda --model "$m" \
+            --batch "$b" --steps 10 --warmup 3 --profile-steps 0 --precision bf16 --cuda-graph on >"$out/bf16-graph-$m.txt" 2>&1
+        cat "$out/bf16-graph-$m.txt"
+        graph=$(sed -n 's/.* img_s=\([0-9.]*\).*/\1/p' "$out/bf16-graph-$m.txt")
+        if [ -n "$graph" ] && [ -n "$ours" ]; then
+            awk -v m="$m" -v g="$graph" -v o="$ours" 'BEGIN {
+                printf "bf16 %s: --cuda-graph on %.1f img/s, off (median) %.1f img/s, on/off %.2f\n", m, g, o, g / o }'
+        else
+            echo "bf16 $m: no graph ratio (on: ${graph:-none}, off: ${ours:-none})"
+        fi
+        rm -f "$out/bf16-graph-$m.txt"
     fi
     rm -f "$out/bf16-ours-$m.txt" "$out/bf16-torch-$m.txt"
 done

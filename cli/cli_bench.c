@@ -3,7 +3,7 @@
  * machine-readable line of key=value pairs (bench/run_bench.py parses it).
  *
  * A step is what the training loop does per iteration minus data loading:
- * net_zero_grad, net_forward (train), net_backward, optimizer_step; with --loader each step
+ * stepper_run (engine/train/step.h), as train runs a step of one process; with --loader each step
  * also takes its batch from the batch loader (engine/data/loader.h), as training does, from
  * synthetic images or a packed JPEG store (cli/bench_data.h), and the time it waited for the
  * loader's threads is reported. Images/s come from unprofiled steps;
@@ -27,6 +27,7 @@
 #include "../engine/net/models.h"
 #include "../engine/optim/optimizer.h"
 #include "../engine/dist/replicas.h"
+#include "../engine/train/step.h"
 #include "../engine/base/rng.h"
 #include "bench_data.h"
 #include "cli.h"
@@ -40,6 +41,7 @@ typedef struct {
     double lr;
     bool sgemm, list_params, layers, loader;
     int data, augment;     /* indices of DATA_NAMES and AUGMENT_NAMES */
+    int cuda_graph;        /* 1: --cuda-graph on (engine/train/step.h) */
     const char *data_root; /* --data imagefolder's folder or packed store */
     int sgemm_n, sgemm_repeats;
 } BenchConfig;
@@ -127,6 +129,11 @@ static const Flag FLAGS[] = {
      "fp32, tf32 on a GPU (tensor cores), or bf16 / fp16 (mixed;\n"
      "tensor cores on CUDA, emulated on the CPU)",
      "%s", F_STR(AT(precision))},
+    {"cuda-graph", "on|off",
+     "replay each step's forward and backward from a graph captured after\n"
+     "the first step (not in the profiled steps).\n"
+     "Written and checked on the CPU, not yet run on a GPU [off]",
+     NULL, F_CHOICE(AT(cuda_graph), FLAG_OFF_ON, "on, off")},
     {"lr", "X", "learning rate of the updates", "%g", F_DBL(AT(lr)), F_RANGE_Q(0, INFINITY, false, false, "is not a number >= 0")},
     {"seed", "N", "seed of the parameters and the synthetic batch", "%llu", F_ULL(AT(seed), 0)},
     {"layers", NULL,
@@ -274,11 +281,6 @@ static int bench_sgemm(const BenchConfig *cfg)
 
 static void fill_synthetic(Net *net, int batch, uint64_t seed) { net_upload_random_batch(net, batch, seed, 0xbe7c); }
 
-/* The profiled steps' time outside the layers: zeroing the gradients and the optimizer's update. */
-typedef struct {
-    double zero_seconds, update_seconds;
-} StepTimes;
-
 /* One row of the profile: a layer's, or a part of the step outside the layers (no backward). */
 static void print_profile_row(const char *name, const char *kind, double fwd, double bwd, double rate, int steps,
                               double elapsed)
@@ -311,30 +313,24 @@ static void print_layers(const Net *net, const StepTimes *times, int batch, int 
             "all of the above", "", "", "", 100 * total / elapsed, 1e3 * elapsed / steps);
 }
 
-/* One training step; with times, its zeroing and update timed (the backend synchronized first).
- * fp16 scales its loss as training does (the check and unscaling count in the update's time). */
-static double step(Net *net, Replicas *replicas, Optimizer *opt, LossScaler *ls, BenchData *data, int batch,
-                   double lr, StepTimes *times)
+/* bench_data_load for the step's one micro-batch (stepper_run's StepLoad). */
+static void load_bench_batch(void *ctx, int j)
 {
-    if (data) bench_data_load(data);
-    double t0 = times ? now_seconds() : 0;
-    net_zero_grad(net);
-    if (times) {
-        bk_synchronize(net->bk);
-        times->zero_seconds += now_seconds() - t0;
+    (void)j;
+    if (ctx) bench_data_load(ctx);
+}
+
+/* One training step, as train runs one (engine/train/step.h); with stepper->times its zeroing
+ * and update are timed. fp16 scales its loss as training does. */
+static double step(Stepper *stepper, BenchData *data, int batch, double lr)
+{
+    StepResult res;
+    Error err;
+    if (stepper_run(stepper, 1, batch, batch, lr, load_bench_batch, data, &res, &err) != 0) {
+        fprintf(stderr, "bigbatch bench: internal error: %s\n", err.msg);
+        exit(1);
     }
-    net->loss_scale = loss_scaler_net_scale(ls, batch);
-    double loss = net_train_pass(net, replicas, batch, false);
-    if (times) {
-        bk_synchronize(net->bk);
-        t0 = now_seconds();
-    }
-    if (loss_scaler_update(ls, loss_scaler_unscale(ls, net))) optimizer_step(opt, net, lr);
-    if (times) {
-        bk_synchronize(net->bk);
-        times->update_seconds += now_seconds() - t0;
-    }
-    return loss;
+    return stepper->host[1]; /* the pass's mean loss, from the step's read back */
 }
 
 static int bench_model(const BenchConfig *cfg)
@@ -379,7 +375,8 @@ static int bench_model(const BenchConfig *cfg)
     }
     net_plan(net, cfg->batch);
     fill_synthetic(net, cfg->batch, cfg->seed);
-    Replicas *replicas = replicas_open(net, cfg->batch, &err);
+    /* a graph replays one net's pass: no per-thread replicas with --cuda-graph on */
+    Replicas *replicas = cfg->cuda_graph ? NULL : replicas_open(net, cfg->batch, &err);
     BenchData bench_data, *data = NULL;
     const bool replicas_failed = err.msg[0] != 0;
     const BenchDataOptions dopt = {cfg->data_root, cfg->augment == BENCH_AUGMENT_RRC, cfg->batch, cfg->loader_threads,
@@ -396,12 +393,15 @@ static int bench_model(const BenchConfig *cfg)
 
     LossScaler scaler;
     loss_scaler_init(&scaler, backend_precision_scales_loss(cfg->precision), 0);
+    Stepper stepper;
+    stepper_init(&stepper, net, replicas, opt, &scaler, 1);
+    stepper.use_graph = cfg->cuda_graph;
     double loss = 0;
-    for (int s = 0; s < cfg->warmup; s++) loss = step(net, replicas, opt, &scaler, data, cfg->batch, cfg->lr, NULL);
+    for (int s = 0; s < cfg->warmup; s++) loss = step(&stepper, data, cfg->batch, cfg->lr);
     bk_synchronize(bk); /* the timed steps start on an idle GPU */
     const double unix0 = unix_time_seconds();
     double t0 = now_seconds(), wait0 = data ? loader_wait_seconds(data->loader) : 0;
-    for (int s = 0; s < cfg->steps; s++) loss = step(net, replicas, opt, &scaler, data, cfg->batch, cfg->lr, NULL);
+    for (int s = 0; s < cfg->steps; s++) loss = step(&stepper, data, cfg->batch, cfg->lr);
     bk_synchronize(bk); /* a GPU may still run the last update */
     double elapsed = now_seconds() - t0;
     const double unix1 = unix0 + elapsed;
@@ -413,8 +413,11 @@ static int bench_model(const BenchConfig *cfg)
         for (int i = 0; i < net->n_layers; i++) net->layers[i].fwd_seconds = net->layers[i].bwd_seconds = 0;
         net->profile = true;
         StepTimes times = {0, 0};
+        stepper.times = &times;
+        stepper.use_graph = false; /* the layers' timers wait for the device: not in a graph */
         double p0 = now_seconds();
-        for (int s = 0; s < cfg->profile_steps; s++) loss = step(net, replicas, opt, &scaler, data, cfg->batch, cfg->lr, &times);
+        for (int s = 0; s < cfg->profile_steps; s++) loss = step(&stepper, data, cfg->batch, cfg->lr);
+        stepper.times = NULL;
         prof_elapsed = now_seconds() - p0;
         net->profile = false;
         if (cfg->layers) print_layers(net, &times, cfg->batch, cfg->profile_steps, prof_elapsed);
@@ -453,6 +456,7 @@ static int bench_model(const BenchConfig *cfg)
     printf("\n");
     fflush(stdout);
     if (data) bench_data_close(data);
+    stepper_free(&stepper);
     replicas_close(replicas);
     optimizer_destroy(opt);
     net_destroy(net);

@@ -225,7 +225,7 @@ static int measure_throughput(const ScaleConfig *c, double *img_s, Error *err)
         net_zero_grad(net);
         net_forward(net, batch, true);
         net_backward(net, batch);
-        optimizer_step(opt, net, 0.01);
+        optimizer_step(opt, net, 0.01, NULL);
     }
     *img_s = (double)batch * c->measure_steps / (now_seconds() - t0);
     optimizer_destroy(opt);

@@ -2,11 +2,13 @@
  * is given (engine/backend_impl.h), and backend_open picks that backend by device name. */
 #include "backend_impl.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/name_table.h"
+#include "graph_check.h"
 #include "base/util.h"
 
 /* The devices this build can open, one row each. */
@@ -184,8 +186,19 @@ size_t backend_peak_bytes(const Backend *bk) { return bk->ops->peak_bytes ? bk->
 void backend_reserve(Backend *bk, Workspace need) { bk->ops->reserve(bk, need); }
 
 /* ---- memory ---- */
+/* A call a graph capture refuses (graph_check.h): true when one is running, the call is then
+ * the capture's error and is not made (it would fail inside a CUDA capture). */
+static bool refused(Backend *bk, const char *call)
+{
+    if (!bk->graph) return false;
+    graph_check_refuse(bk->graph, call);
+    return true;
+}
+
 BkBuffer *bk_buffer_alloc(Backend *bk, size_t bytes)
 {
+    /* refused, but made: its callers need the memory; a GPU's capture may fail on it */
+    refused(bk, "bk_buffer_alloc");
     BkBuffer *b = xcalloc(1, sizeof *b, "backend buffer");
     b->bk = bk;
     b->address = bk->ops->buffer_alloc(bk, bytes, &b->block);
@@ -207,12 +220,19 @@ void *bk_buffer_address(const BkBuffer *b) { return b->address; }
 
 Backend *bk_buffer_backend(const BkBuffer *b) { return b->bk; }
 
-void bk_upload(Backend *bk, void *dev, const void *host, size_t bytes) { bk->ops->upload(bk, dev, host, bytes); }
+void bk_upload(Backend *bk, void *dev, const void *host, size_t bytes)
+{
+    if (!refused(bk, "bk_upload")) bk->ops->upload(bk, dev, host, bytes);
+}
 
 void bk_download(Backend *bk, void *host, const void *dev, size_t bytes)
 {
+    if (refused(bk, "bk_download")) return;
+    bk->host_reads++;
     bk->ops->download(bk, host, dev, bytes);
 }
+
+long backend_host_reads(const Backend *bk) { return bk->host_reads; }
 
 void *bk_host_address(Backend *bk, void *dev) { return bk->ops->host_address(bk, dev); }
 
@@ -233,10 +253,13 @@ void bk_host_free(Backend *bk, void *host)
 
 void bk_upload_async(Backend *bk, void *dev, const void *host, size_t bytes)
 {
-    bk->ops->upload_async(bk, dev, host, bytes);
+    if (!refused(bk, "bk_upload_async")) bk->ops->upload_async(bk, dev, host, bytes);
 }
 
-void bk_synchronize(Backend *bk) { bk->ops->synchronize(bk); }
+void bk_synchronize(Backend *bk)
+{
+    if (!refused(bk, "bk_synchronize")) bk->ops->synchronize(bk);
+}
 
 BkEvent *bk_event_create(Backend *bk)
 {
@@ -259,7 +282,10 @@ void bk_event_destroy(BkEvent *e)
 
 void bk_event_record(Backend *bk, BkEvent *e) { bk->ops->event_record(bk, e->impl); }
 
-void bk_event_wait(BkEvent *e) { e->bk->ops->event_wait(e->bk, e->impl); }
+void bk_event_wait(BkEvent *e)
+{
+    if (!refused(e->bk, "bk_event_wait")) e->bk->ops->event_wait(e->bk, e->impl);
+}
 
 /* ---- collectives ---- */
 BkCollective *bk_collective_open(Backend *bk, const BkCollectiveSpec *spec, Error *err)
@@ -283,22 +309,100 @@ void bk_collective_close(BkCollective *c)
 
 void bk_collective_sum_async(BkCollective *c, real *dev, size_t count)
 {
-    c->bk->ops->collective_sum_async(c->bk, c->impl, dev, count);
+    if (!refused(c->bk, "bk_collective_sum_async")) c->bk->ops->collective_sum_async(c->bk, c->impl, dev, count);
 }
 
-void bk_collective_join(BkCollective *c) { c->bk->ops->collective_join(c->bk, c->impl); }
+void bk_collective_join(BkCollective *c)
+{
+    if (!refused(c->bk, "bk_collective_join")) c->bk->ops->collective_join(c->bk, c->impl);
+}
 
 void bk_collective_sum_double(BkCollective *c, double *dev, size_t count)
 {
-    c->bk->ops->collective_sum_double(c->bk, c->impl, dev, count);
+    if (!refused(c->bk, "bk_collective_sum_double")) c->bk->ops->collective_sum_double(c->bk, c->impl, dev, count);
+}
+
+/* ---- graphs ---- */
+struct BkGraph {
+    Backend *bk;
+    void (*issue)(void *ctx);
+    void *ctx;
+    GraphCheck *check; /* the capture's operations (a CPU launch compares with them) */
+    void *impl;        /* the backend's graph; NULL: the backend has none */
+};
+
+/* issue(ctx) with the backend's calls checked: recording, or comparing with the recording. */
+static int issue_checked(BkGraph *g, bool compare, Error *err)
+{
+    graph_check_start(g->check, compare);
+    g->bk->graph = g->check;
+    g->issue(g->ctx);
+    g->bk->graph = NULL;
+    return graph_check_finish(g->check, err);
+}
+
+BkGraph *bk_graph_capture(Backend *bk, void (*issue)(void *ctx), void *ctx, Error *err)
+{
+    const BackendOps *ops = bk->ops;
+    BkGraph *g = xcalloc(1, sizeof *g, "backend graph");
+    *g = (BkGraph){bk, issue, ctx, graph_check_new(), NULL};
+    if (ops->graph_begin && ops->graph_begin(bk, err) != 0) {
+        bk_graph_destroy(g);
+        return NULL;
+    }
+    int rc = issue_checked(g, false, err);
+    if (ops->graph_begin) {
+        Error end_err;
+        g->impl = ops->graph_end(bk, rc == 0, &end_err);
+        if (rc == 0 && !g->impl) {
+            *err = end_err;
+            rc = -1;
+        }
+        /* the capture only recorded: run what it captured this once */
+        if (rc == 0) rc = ops->graph_launch(bk, g->impl, err);
+    }
+    if (rc == 0) return g;
+    bk_graph_destroy(g);
+    return NULL;
+}
+
+int bk_graph_launch(BkGraph *g, Error *err)
+{
+    if (g->impl) return g->bk->ops->graph_launch(g->bk, g->impl, err);
+    return issue_checked(g, true, err);
+}
+
+void bk_graph_destroy(BkGraph *g)
+{
+    if (!g) return;
+    if (g->impl) g->bk->ops->graph_destroy(g->bk, g->impl);
+    graph_check_free(g->check);
+    free(g);
 }
 
 /* ---- operations: the backend's own (backend_ops.h) ---- */
+/* During a capture each operation is recorded with its arguments (graph_check.h); one that
+ * returns a value returns it to the host: a host read, which a capture refuses. */
+#define BK_GRAPH_ARG(x) GRAPH_ARG(bk->graph, x);
+#define BK_GRAPH_void(name, args)                             \
+    if (bk->graph) {                                          \
+        graph_check_op(bk->graph, #name);                     \
+        GRAPH_FOR_EACH(BK_GRAPH_ARG, GRAPH_EXPAND args)       \
+    }
+#define BK_GRAPH_double(name, args) \
+    if (refused(bk, "bk_" #name)) return NAN;
 #define BK_RETURN_void
-#define BK_RETURN_double return
+#define BK_RETURN_double bk->host_reads++; return
 #define BK_DISPATCH(ret, name, params, args) \
-    ret bk_##name params { BK_RETURN_##ret bk->ops->name args; }
+    ret bk_##name params                     \
+    {                                        \
+        BK_GRAPH_##ret(name, args)           \
+        BK_RETURN_##ret bk->ops->name args;  \
+    }
 BACKEND_OPERATIONS(BK_DISPATCH)
 #undef BK_DISPATCH
 #undef BK_RETURN_void
 #undef BK_RETURN_double
+#undef BK_GRAPH_void
+#undef BK_GRAPH_double
+#undef BK_GRAPH_ARG

@@ -96,6 +96,9 @@ Backend *bk_buffer_backend(const BkBuffer *b);
 /* Host <-> backend copies; `dev` is a backend address (any offset into a buffer). */
 void bk_upload(Backend *bk, void *dev, const void *host, size_t bytes);
 void bk_download(Backend *bk, void *host, const void *dev, size_t bytes);
+/* How often the host has read backend memory so far: bk_download and the operations that
+ * return a host value (bk_sum_squares). Tests count a step's (one, issue 58). */
+long backend_host_reads(const Backend *bk);
 /* The host address of backend memory `dev` when the host may read and write it in place
  * between operations (the CPU backend: the same address), NULL when it may not (a GPU
  * backend; the guarded build, whose memory is closed outside backend calls). MPI reduces
@@ -122,6 +125,25 @@ BkEvent *bk_event_create(Backend *bk);
 void bk_event_destroy(BkEvent *e);
 void bk_event_record(Backend *bk, BkEvent *e);
 void bk_event_wait(BkEvent *e);
+
+/* ---- graphs: a sequence of operations recorded once and replayed ----
+ * bk_graph_capture calls issue(ctx) once and records the operations it issues (which also run
+ * this time); bk_graph_launch replays exactly those, with the arguments they had at capture, in
+ * stream order. CUDA captures the backend's stream into a CUDA graph (cudaStreamBeginCapture
+ * in thread-local mode, instantiated, then launched); the CPU has no graphs: its launch calls
+ * issue(ctx) again and checks that the same operations with the same arguments (scalars by
+ * value, addresses, the shape structs' contents) come out, so a host value that changes from
+ * launch to launch, which a GPU's replay would silently freeze, makes launch fail there.
+ * On every backend a capture refuses the calls that would wait for the device, read it from the
+ * host or allocate (bk_download, bk_upload, bk_synchronize, bk_sum_squares, bk_buffer_alloc,
+ * bk_event_wait, the collectives): the capture then returns NULL with err naming the call.
+ * Capture only after a step has run eagerly (cuDNN's and the reductions' workspaces grown).
+ * Written and checked on the CPU; not yet run on a GPU. */
+typedef struct BkGraph BkGraph;
+BkGraph *bk_graph_capture(Backend *bk, void (*issue)(void *ctx), void *ctx, Error *err);
+/* 0, or -1 with err naming the operation's position and name and the argument that differs. */
+int bk_graph_launch(BkGraph *g, Error *err);
+void bk_graph_destroy(BkGraph *g);
 
 /* ---- collectives among the ranks' devices ----
  * A backend may sum across the ranks of a job on the devices themselves (the CUDA backend:
@@ -296,13 +318,21 @@ void bk_param_norms(Backend *bk, const BkParamList *pl, double *norms);
  * switches, adamw, lamb) at the global learning rate lr; `updates` is the number applied
  * before this one. `norms` holds bk_param_norms of this step's w and g (LARS and LAMB read
  * them; others may pass NULL when stats is NULL). With stats (backend memory, n entries)
- * the update also writes each tensor's statistics. */
+ * the update also writes each tensor's statistics. With check (backend memory, one double;
+ * NULL: always applied) the update happens only when *check is finite: otherwise weights,
+ * optimizer state and statistics are left as they were. The backend reads it itself, so
+ * fp16's skip of an inf/NaN step costs the host no wait (engine/optim/loss_scale.h). */
 void bk_optimizer_update(Backend *bk, const OptConfig *cfg, const BkParamList *pl, double lr,
-                         long updates, const double *norms, OptStats *stats);
+                         long updates, const double *norms, OptStats *stats, const double *check);
 
 /* ---- vector operations ---- */
 /* Sum of squares in double (a download of one value: statistics, the noise scale). */
 double bk_sum_squares(Backend *bk, size_t count, const real *x);
+/* The same sum, bit for bit, into backend memory *result, read by nobody on the host (fp16's
+ * inf/NaN check before bk_optimizer_update). */
+void bk_sum_squares_to(Backend *bk, size_t count, const real *x, double *result);
+/* `bytes` from backend memory src to backend memory dst (they do not overlap), in stream order. */
+void bk_copy_bytes(Backend *bk, void *dst, const void *src, size_t bytes);
 void bk_copy(Backend *bk, size_t count, const real *x, real *y);
 void bk_fill(Backend *bk, size_t count, real value, real *x);
 void bk_scale(Backend *bk, size_t count, real alpha, real *x);               /* x *= alpha */

@@ -16,6 +16,8 @@ typedef struct BackendOps BackendOps;
 struct Backend {
     const BackendOps *ops;
     int threads;
+    long host_reads; /* backend_host_reads */
+    struct GraphCheck *graph; /* while a capture (or a CPU launch) issues: its checks (graph_check.h) */
     void *impl; /* the implementation's own state */
 };
 
@@ -67,6 +69,14 @@ struct BackendOps {
     void (*collective_sum_async)(Backend *bk, void *impl, real *dev, size_t count);
     void (*collective_join)(Backend *bk, void *impl);
     void (*collective_sum_double)(Backend *bk, void *impl, double *dev, size_t count);
+    /* graphs (bk_graph_capture): NULL graph_begin when the backend has none (the CPU, whose
+     * launch issues the operations again, checked). begin starts capturing the stream; end stops,
+     * and unless `keep` is false (the capture failed) returns the instantiated graph; launch
+     * replays it in stream order. 0 / non-NULL, or -1 / NULL with err set. */
+    int (*graph_begin)(Backend *bk, Error *err);
+    void *(*graph_end)(Backend *bk, bool keep, Error *err);
+    int (*graph_launch)(Backend *bk, void *graph, Error *err);
+    void (*graph_destroy)(Backend *bk, void *graph);
     /* the arithmetic (backend_ops.h) */
 #define BACKEND_OP_MEMBER(ret, name, params, args) ret(*name) params;
     BACKEND_OPERATIONS(BACKEND_OP_MEMBER)

@@ -84,10 +84,13 @@
     OP(void, param_norms, (Backend *bk, const BkParamList *pl, double *norms), (bk, pl, norms))             \
     OP(void, optimizer_update,                                                                              \
        (Backend *bk, const OptConfig *cfg, const BkParamList *pl, double lr, long updates,                  \
-        const double *norms, OptStats *stats),                                                              \
-       (bk, cfg, pl, lr, updates, norms, stats))                                                            \
+        const double *norms, OptStats *stats, const double *check),                                         \
+       (bk, cfg, pl, lr, updates, norms, stats, check))                                                     \
     /* vectors */                                                                                           \
     OP(double, sum_squares, (Backend *bk, size_t count, const real *x), (bk, count, x))                     \
+    OP(void, sum_squares_to, (Backend *bk, size_t count, const real *x, double *result),                    \
+       (bk, count, x, result))                                                                              \
+    OP(void, copy_bytes, (Backend *bk, void *dst, const void *src, size_t bytes), (bk, dst, src, bytes))    \
     OP(void, copy, (Backend *bk, size_t count, const real *x, real *y), (bk, count, x, y))                  \
     OP(void, fill, (Backend *bk, size_t count, real value, real *x), (bk, count, value, x))                 \
     OP(void, scale, (Backend *bk, size_t count, real alpha, real *x), (bk, count, alpha, x))                \

@@ -10,6 +10,7 @@
 #include "../engine/optim/loss_scale.h"
 #include "../engine/net/models.h"
 #include "../engine/optim/optimizer.h"
+#include "../engine/train/step.h"
 #include "tensor_access.h"
 
 typedef struct {
@@ -100,6 +101,19 @@ Test(low_precision, linear_rounds_its_operands_and_results)
 
 enum { BATCH = 32, STEPS = 12 };
 
+typedef struct {
+    Net *net;
+    int step;
+} Batch;
+
+/* Two batches, learnt by heart (stepper_run's StepLoad). */
+static void upload_batch(void *ctx, int j)
+{
+    (void)j;
+    Batch *b = ctx;
+    net_upload_random_batch(b->net, BATCH, 4, (uint64_t)(b->step % 2));
+}
+
 /* resnet8's step losses (SGD with momentum) on random batches in a precision; fp16 scales its
  * loss as train.c does. */
 static void losses(const char *precision, double *out, long *skipped)
@@ -117,15 +131,17 @@ static void losses(const char *precision, double *out, long *skipped)
     cr_assert_not_null(opt, "%s", err.msg);
     LossScaler ls;
     loss_scaler_init(&ls, backend_precision_scales_loss(precision), 0);
+    Stepper st;
+    stepper_init(&st, net, NULL, opt, &ls, 1);
     for (int s = 0; s < STEPS; s++) {
-        net_upload_random_batch(net, BATCH, 4, (uint64_t)(s % 2)); /* two batches, learnt by heart */
-        net_zero_grad(net);
-        net->loss_scale = loss_scaler_net_scale(&ls, BATCH);
-        out[s] = net_forward(net, BATCH, true);
-        net_backward(net, BATCH);
-        if (loss_scaler_update(&ls, loss_scaler_unscale(&ls, net))) optimizer_step(opt, net, 0.1);
+        Batch b = {net, s};
+        StepResult res;
+        Error err;
+        cr_assert_eq(stepper_run(&st, 1, BATCH, BATCH, 0.1, upload_batch, &b, &res, &err), 0, "%s", err.msg);
+        out[s] = res.loss_images / BATCH;
     }
     *skipped = ls.skipped;
+    stepper_free(&st);
     optimizer_destroy(opt);
     net_destroy(net);
     backend_destroy(bk);

@@ -120,7 +120,7 @@ static void run_case(const char *case_name)
             const FxTensor *t = get(&fx, name, count);
             upload_f32(&pr->grad, t->f32);
         }
-        optimizer_step(opt, net, lrs->f32[s]);
+        optimizer_step(opt, net, lrs->f32[s], NULL);
         for (int p = 0; p < net->n_params; p++) {
             Param *pr = &net->params[p];
             size_t count = tensor_count(&pr->value);
@@ -257,7 +257,7 @@ Test(optimizer_config, sgd_decoupled_weight_decay)
     double w = 2, v = 0, cw = 2, cv = 0; /* decoupled and coupled, as the formulas say */
     for (int k = 0; k < WD_STEPS; k++) {
         tensor_set(&pr->grad, 0, (real)g);
-        optimizer_step(o, net, lr);
+        optimizer_step(o, net, lr, NULL);
         v = k ? m * v + g : g;
         w = w * (1 - lr * wd) - lr * v;
         const double cg = g + wd * cw;
@@ -301,7 +301,7 @@ Test(optimizer_stats, lars_paper_one_update)
     cr_assert_not_null(o, "%s", err.msg);
     o->collect_stats = true;
     Param *pr = hand_made_bias(net);
-    optimizer_step(o, net, 2.0);
+    optimizer_step(o, net, 2.0, NULL);
     const OptStats *s = &o->stats[1];
     cr_expect_float_eq(s->w_norm, 5.0, 1e-9);
     cr_expect_float_eq(s->g_norm, 0.5, 1e-9);
@@ -333,7 +333,7 @@ static double larc_effective_rate(const char *variant, double lr, double *w0, do
     cr_assert_not_null(o, "%s", err.msg);
     o->collect_stats = true;
     Param *pr = hand_made_bias(net);
-    optimizer_step(o, net, lr);
+    optimizer_step(o, net, lr, NULL);
     double eff = o->stats[1].eff_rate;
     *w0 = tensor_get(&pr->value, 0);
     *w1 = tensor_get(&pr->value, 1);
@@ -384,7 +384,7 @@ static real *lenet_after_updates(const OptConfig *cfg, int threads, int steps, s
             g[i] = (real)((double)(state >> 40) / (double)(1ULL << 24) - 0.5);
         }
         tensor_upload(&net->grad_block, g);
-        optimizer_step(opt, net, 0.1);
+        optimizer_step(opt, net, 0.1, NULL);
     }
     tensor_download(&net->param_block, out);
     size_t at = n; /* then each tensor's momentum, in the parameters' order */

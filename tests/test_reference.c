@@ -280,7 +280,7 @@ static void run_case(const char *case_name)
         net_zero_grad(net);
         losses[s] = (real)net_forward(net, n, true);
         net_backward(net, n);
-        optimizer_step(opt, net, lr);
+        optimizer_step(opt, net, lr, NULL);
     }
     compare("step_losses", losses, want_steps->f32, (size_t)steps, TOL_STEPS, &w_steps);
     compare_params(&fx, net, "final/", 'v', TOL_STEPS, &w_final);

@@ -19,9 +19,10 @@ void cpu_param_norms(Backend *bk, const BkParamList *pl, double *norms)
 }
 
 void cpu_optimizer_update(Backend *bk, const OptConfig *cfg, const BkParamList *pl, double lr,
-                         long updates, const double *norms, OptStats *stats)
+                         long updates, const double *norms, OptStats *stats, const double *check)
 {
     BK_GUARD(bk);
+    if (check && !isfinite(*check)) return; /* an inf/NaN step (fp16): nothing changes */
     /* indexed by OptRule */
     static void (*const update[])(Backend *, const OptStep *) = {cpu_sgd_update, cpu_lars_update,
                                                                  cpu_adamw_update, cpu_lamb_update};

@@ -38,6 +38,18 @@ double cpu_sum_squares(Backend *bk, size_t count, const real *x)
     return total;
 }
 
+void cpu_sum_squares_to(Backend *bk, size_t count, const real *x, double *result)
+{
+    BK_GUARD(bk);
+    *result = cpu_sum_squares(bk, count, x);
+}
+
+void cpu_copy_bytes(Backend *bk, void *dst, const void *src, size_t bytes)
+{
+    BK_GUARD(bk);
+    if (bytes) memcpy(dst, src, bytes);
+}
+
 void cpu_copy(Backend *bk, size_t count, const real *x, real *y)
 {
     BK_GUARD(bk);

@@ -188,6 +188,7 @@ static void cuda_destroy(Backend *bk)
     if (st->optim_dev) cudaFree(st->optim_dev);
     free(st->optim_host);
     cudnnDestroy(st->cudnn);
+    if (st->cublas_workspace) cudaFree(st->cublas_workspace);
     cublasDestroy(st->cublas);
     cudaStreamDestroy(st->stream);
     free(st);
@@ -221,6 +222,10 @@ static const BackendOps CUDA_OPS = {
     .collective_sum_async = cuda_collective_sum_async,
     .collective_join = cuda_collective_join,
     .collective_sum_double = cuda_collective_sum_double,
+    .graph_begin = cuda_graph_begin,
+    .graph_end = cuda_graph_end,
+    .graph_launch = cuda_graph_launch,
+    .graph_destroy = cuda_graph_destroy,
     BACKEND_OPERATIONS(CUDA_OP_ENTRY)
 };
 #undef CUDA_OP_ENTRY
@@ -281,6 +286,12 @@ static int cuda_state_init(CudaState *st, int device, Error *err)
     /* FP32 as the CPU computes it: no TF32 tensor cores (until backend_set_precision) */
     st->precision = BK_PRECISION_FP32;
     CUBLAS_CHECK(cublasSetMathMode(st->cublas, CUBLAS_DEFAULT_MATH));
+    /* cuBLAS's workspace given, not allocated by it, so a graph capture allocates nothing: the
+     * size its documentation recommends (32 MiB on Hopper and later, 4 MiB before) */
+    const size_t cublas_bytes = (size_t)(prop.major >= 9 ? 32 : 4) << 20;
+    CUDA_CHECK(cudaMalloc(&st->cublas_workspace, cublas_bytes));
+    cuda_count_bytes(st, cublas_bytes, false);
+    CUBLAS_CHECK(cublasSetWorkspace(st->cublas, st->cublas_workspace, cublas_bytes));
     CUDNN_CHECK(cudnnCreate(&st->cudnn));
     CUDNN_CHECK(cudnnSetStream(st->cudnn, st->stream));
     const char *find = getenv("BIGBATCH_CUDNN_FIND");

@@ -29,6 +29,7 @@ typedef struct {
     char device_name[256];
     cudaStream_t stream;
     cublasHandle_t cublas;
+    void *cublas_workspace; /* cuBLAS's own (cublasSetWorkspace): it allocates none inside a graph capture */
     cudnnHandle_t cudnn;
     /* cuDNN workspace, grown when a plan needs more (at the first step of a shape only) */
     void *workspace;
@@ -169,6 +170,11 @@ void cuda_lowp_fill_bias(Backend *bk, size_t count, int c, size_t plane, const f
 /* db[k] += r(sum over images and the plane of dy[., k, .]) for dy bf16/fp16 [n, c, plane]
  * (NHWC: n * h * w images of plane 1). */
 void cuda_lowp_bias_grad(Backend *bk, size_t n, int c, size_t plane, const void *dy, float *db);
+/* graph.cu: the graphs of bk_graph_capture (BackendOps' graph_*) */
+int cuda_graph_begin(Backend *bk, Error *err);
+void *cuda_graph_end(Backend *bk, bool keep, Error *err);
+int cuda_graph_launch(Backend *bk, void *graph, Error *err);
+void cuda_graph_destroy(Backend *bk, void *graph);
 /* conv.cu (cuDNN) */
 void cuda_conv_plans_free(Backend *bk);
 /* conv_pointwise.cu: 1x1 unpadded convolutions as cuBLAS products (conv.cu dispatches) */

@@ -146,7 +146,7 @@ void cuda_param_norms(Backend *bk, const BkParamList *pl, double *norms)
 static __global__ void stats_kernel(MtView L, const double *norms, bool plain, double lr, OptStats *stats)
 {
     const int p = blockIdx.x * blockDim.x + threadIdx.x;
-    if (p >= L.n) return;
+    if (p >= L.n || mt_skipped(L)) return;
     double unused, u2;
     mt_totals(L, p, &unused, &u2);
     const double u = sqrt(u2);
@@ -176,12 +176,14 @@ void cuda_optim_stats(const CudaOptStep *st, bool plain)
 }
 
 void cuda_optimizer_update(Backend *bk, const OptConfig *cfg, const BkParamList *pl, double lr,
-                           long updates, const double *norms, OptStats *stats)
+                           long updates, const double *norms, OptStats *stats, const double *check)
 {
     if (pl->n <= 0) return;
     /* indexed by OptRule */
     static void (*const update[])(const CudaOptStep *) = {cuda_optim_sgd, cuda_optim_lars, cuda_optim_adamw,
                                                           cuda_optim_lamb};
-    const CudaOptStep st = {cfg, pl, lr, updates, norms, stats, table(bk, pl), cuda_state(bk)->stream};
+    MtView view = table(bk, pl);
+    view.check = check;
+    const CudaOptStep st = {cfg, pl, lr, updates, norms, stats, view, cuda_state(bk)->stream};
     update[opt_name_find(cfg->name)->rule](&st);
 }

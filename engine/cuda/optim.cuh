@@ -53,7 +53,12 @@ typedef struct {
     const size_t *first; /* first[p]: the first chunk of tensor p; first[n] = chunks */
     double *partial;     /* 2 per chunk */
     MtCoef *coef;        /* 1 per tensor */
+    const double *check; /* an update's check (bk_optimizer_update), or NULL */
 } MtView;
+
+/* Whether this update is skipped: every kernel of an update returns at once when its check is
+ * not finite (fp16's inf/NaN step), read here on the device so the host never waits for it. */
+static __device__ inline bool mt_skipped(const MtView &L) { return L.check && !isfinite(*L.check); }
 
 /* One update, as optim.cu hands it to a rule (OptStep of engine/cpu/optim.h). */
 typedef struct {
@@ -102,6 +107,7 @@ static __device__ inline double mt_sq(double x) { return __dmul_rn(x, x); }
 /* One pass: op(t, coef, i, s0, s1) for every value i of every tensor, adding to its sums. */
 template <class Op> __global__ void mt_pass_kernel(MtView L, Op op)
 {
+    if (mt_skipped(L)) return;
     for (size_t ch = blockIdx.x; ch < L.chunks; ch += gridDim.x) {
         const int p = mt_tensor_of(L, ch);
         const MtTensor t = L.t[p];

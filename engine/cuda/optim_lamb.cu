@@ -39,7 +39,7 @@ struct LambMomentsOp {
 static __global__ void lamb_ratio_kernel(MtView L, LambArgs a, const double *norms)
 {
     const int p = blockIdx.x * blockDim.x + threadIdx.x;
-    if (p >= L.n) return;
+    if (p >= L.n || mt_skipped(L)) return;
     double u2, unused;
     mt_totals(L, p, &u2, &unused);
     const double u_norm = sqrt(u2);

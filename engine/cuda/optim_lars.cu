@@ -103,7 +103,7 @@ static __device__ void lars_finish(MtCoef &c, const LarsArgs &a, double mid)
 static __global__ void lars_coef_kernel(MtView L, LarsArgs a, const double *norms, int stage)
 {
     const int p = blockIdx.x * blockDim.x + threadIdx.x;
-    if (p >= L.n) return;
+    if (p >= L.n || mt_skipped(L)) return;
     MtCoef c;
     double mid = 0, unused;
     if (stage == 0) {

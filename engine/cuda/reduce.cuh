@@ -28,12 +28,12 @@ __device__ inline double block_sum(double v)
     return total;
 }
 
-/* Writes sum_i (double)x[i]^2 into the device double *out, on the stream, without waiting:
+/* cuda_sum_squares_to (bk_sum_squares_to, declared with the operations in cuda.h) writes
+ * sum_i (double)x[i]^2 into the device double *out, on the stream, without waiting:
  * per-block partials in cuda_reduce_scratch (elements [0, CUDA_REDUCE_BLOCKS), overwritten),
  * then one block adds them in order. count 0 writes 0. It grows the scratch to
  * CUDA_REDUCE_BLOCKS if smaller (waiting for the stream, once), which moves it: a caller that
  * keeps scratch pointers of its own asks cuda_reduce_scratch for CUDA_REDUCE_BLOCKS + its own
  * elements first, and puts its own after the first CUDA_REDUCE_BLOCKS. */
-void cuda_sum_squares_to(Backend *bk, size_t count, const real *x, double *out);
 
 #endif

@@ -52,6 +52,12 @@ double cuda_sum_squares(Backend *bk, size_t count, const real *x)
 }
 
 /* ---- copies and updates ---- */
+void cuda_copy_bytes(Backend *bk, void *dst, const void *src, size_t bytes)
+{
+    if (!bytes) return;
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, cuda_state(bk)->stream));
+}
+
 void cuda_copy(Backend *bk, size_t count, const real *x, real *y)
 {
     if (!count || x == y) return;

@@ -1,6 +1,7 @@
 /* Net construction, memory planning and the forward/backward sweeps. */
 #include "net.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -368,6 +369,7 @@ double net_forward(Net *net, int n, bool train)
         l->ops->forward(l, net, n, train);
         if (net->profile) l->fwd_seconds += profile_clock(net) - t;
     }
+    if (net->loss_layer >= 0 && train && net->defer_loss) return NAN;
     if (net->loss_layer >= 0) {
         double result[2];
         bk_download(net->bk, result, bk_buffer_address(net->loss_result), sizeof result);
@@ -426,6 +428,13 @@ int net_find_param(const Net *net, const char *name)
     for (int i = 0; i < net->n_params; i++)
         if (strcmp(net->params[i].name, name) == 0) return i;
     return -1;
+}
+
+bool net_has_layer(const Net *net, const char *kind)
+{
+    for (int i = 0; i < net->n_layers; i++)
+        if (strcmp(net->layers[i].ops->kind, kind) == 0) return true;
+    return false;
 }
 
 int net_find_buffer(const Net *net, const char *name)

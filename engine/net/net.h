@@ -122,6 +122,10 @@ struct Net {
     int32_t *labels;                /* backend memory, batch_cap labels */
     BkBuffer *labels_buf;
     BkBuffer *loss_result;          /* backend memory: the loss layer's mean loss and hits */
+    /* Training forwards leave the loss in loss_result unread (net->loss and net->correct stay
+     * as they were): a step copies each pass's into its own block and reads them all at once
+     * (engine/train/step.h), so the pass never waits for the device. */
+    bool defer_loss;
     int batch_cap;
     /* Dropout masks are Philox streams of (seed, step, layer, element); first_image places
      * this forward's images within the step's whole batch (micro-batches, ranks). */
@@ -184,7 +188,7 @@ void net_upload_batch(Net *net, int n, const real *images, const int32_t *labels
 /* A synthetic batch (normal inputs, uniform labels) from the stream (seed, stream). */
 void net_upload_random_batch(Net *net, int n, uint64_t seed, uint64_t stream);
 /* Forward over n images in net->input with net->labels; returns the mean loss (downloaded
- * with net->correct). */
+ * with net->correct), or with defer_loss in training NAN (nothing downloaded). */
 double net_forward(Net *net, int n, bool train);
 /* Backward of the last forward; ADDS into net->grad_block (zero it per step with
  * net_zero_grad; not zeroing accumulates micro-batches). */
@@ -197,6 +201,8 @@ void net_zero_grad(Net *net);
 
 double net_flops_per_image(const Net *net);
 int net_find_param(const Net *net, const char *name);
+/* Whether a layer of this kind ("dropout", LayerOps.kind) is in the net. */
+bool net_has_layer(const Net *net, const char *kind);
 int net_find_buffer(const Net *net, const char *name);
 /* For layer implementations. */
 Tensor *net_layer_input(Net *net, Layer *l, int k);

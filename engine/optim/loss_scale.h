@@ -7,7 +7,12 @@
  * The gradients are unscaled (multiplied by 1/scale in fp32) before anything reads them: the
  * optimizer's norms (LARS/LARC trust ratios, LAMB), weight decay, statistics. A power-of-two
  * scale then leaves every update bit for bit as at scale 1, wherever the scaled gradients
- * neither overflow nor fall below float's normal range (tests/test_loss_scale.c). */
+ * neither overflow nor fall below float's normal range (tests/test_loss_scale.c).
+ *
+ * The skip is decided on the device, so a step never waits for it: loss_scaler_unscale leaves
+ * the scaled gradients' sum of squares in backend memory (inf or NaN exactly when some
+ * gradient is), optimizer_step is handed it and applies nothing when it is not finite, and the
+ * host learns of it with the step's one download, then calls loss_scaler_update. */
 #ifndef BB_LOSS_SCALE_H
 #define BB_LOSS_SCALE_H
 #include <stdbool.h>
@@ -30,11 +35,13 @@ void loss_scaler_init(LossScaler *ls, bool dynamic, double scale);
 /* The net's loss scale for a batch of B images (net->loss_scale): scale / B. */
 real loss_scaler_net_scale(const LossScaler *ls, int batch);
 /* The gradient block back to the loss's own scale, before any norm is taken. A dynamic scaler
- * first checks it: false (and nothing unscaled) when any gradient is inf or NaN. */
-bool loss_scaler_unscale(LossScaler *ls, Net *net);
-/* GradScaler.update after the step's check: an inf/NaN step halves the scale and is counted
- * skipped; a finite one counts, and the growth interval's doubles the scale. True when the
- * optimizer is to apply the step. */
+ * first writes the scaled gradients' sum of squares into *check (backend memory, one double)
+ * and returns check, for optimizer_step to skip the update when it is not finite; a fixed
+ * scale writes nothing and returns NULL (always applied). */
+const double *loss_scaler_unscale(const LossScaler *ls, Net *net, double *check);
+/* GradScaler.update after the step's check (the downloaded *check finite): an inf/NaN step
+ * halves the scale and is counted skipped; a finite one counts, and the growth interval's
+ * doubles the scale. True when the step was applied. */
 bool loss_scaler_update(LossScaler *ls, bool finite);
 
 #endif

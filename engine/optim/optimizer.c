@@ -268,7 +268,7 @@ void optimizer_destroy(Optimizer *opt)
     free(opt);
 }
 
-void optimizer_step(Optimizer *opt, Net *net, double lr)
+void optimizer_step(Optimizer *opt, Net *net, double lr, const double *check)
 {
     Backend *bk = net->bk;
     double *norms = NULL;
@@ -278,8 +278,10 @@ void optimizer_step(Optimizer *opt, Net *net, double lr)
         bk_param_norms(bk, &opt->list, norms);
     }
     OptStats *stats = opt->collect_stats ? bk_buffer_address(opt->stats_dev) : NULL;
-    bk_optimizer_update(bk, &opt->cfg, &opt->list, lr, opt->updates, norms, stats);
+    bk_optimizer_update(bk, &opt->cfg, &opt->list, lr, opt->updates, norms, stats, check);
     /* the step's one download, and only on a step that logs statistics */
     if (stats) bk_download(bk, opt->stats, stats, (size_t)opt->n_params * sizeof *opt->stats);
     opt->updates++;
 }
+
+void optimizer_step_skipped(Optimizer *opt) { opt->updates--; }

@@ -47,7 +47,14 @@ const char *optimizer_preset_at(int i);
 const char *optimizer_default_preset(const char *name);
 Optimizer *optimizer_create(const OptConfig *cfg, const Net *net, Error *err);
 void optimizer_destroy(Optimizer *opt);
-void optimizer_step(Optimizer *opt, Net *net, double lr);
+/* One update at the learning rate lr. check: backend memory read by the backend (NULL: always
+ * applied), the update happens only when it is finite (bk_optimizer_update). The host cannot
+ * know which without a download, so `updates` counts the step; the caller that downloads the
+ * check and finds the step skipped then calls optimizer_step_skipped, so `updates` (AdamW's and
+ * LAMB's bias corrections) counts only applied updates. With collect_stats the step downloads
+ * the statistics (a skipped step's are the last applied one's). */
+void optimizer_step(Optimizer *opt, Net *net, double lr, const double *check);
+void optimizer_step_skipped(Optimizer *opt);
 static inline Tensor *optimizer_slot(Optimizer *opt, int param, int slot)
 {
     return &opt->slots[param * opt->n_slots + slot];

@@ -22,6 +22,7 @@
 #include "noise_scale.h"
 #include "../optim/opt_names.h"
 #include "../dist/replicas.h"
+#include "step.h"
 
 void train_config_defaults(TrainConfig *cfg)
 {
@@ -67,6 +68,7 @@ typedef struct {
     Loader *loader;      /* batches into the net's input, cropped LOADER_AHEAD batches ahead */
     uint32_t *eval_idx;  /* 0, 1, ... for every test image: evaluate's batches are ranges of it */
     LossScaler scaler;   /* fp16's dynamic loss scale; a fixed 1 otherwise */
+    Stepper stepper;     /* a step with one read back (one process); its block's check otherwise */
     bool step_skipped;   /* the last step's gradients were inf/NaN: no update (fp16) */
     /* the run's course, across epochs */
     const TrainConfig *cfg; /* resolved: eval_batch and the schedule's base LR set */
@@ -87,6 +89,7 @@ static void run_free(Run *r)
     bk_collective_close(r->device_sum);
     free(r->ready_from);
     tensor_free(&r->grad_before);
+    stepper_free(&r->stepper);
     optimizer_destroy(r->opt);
     replicas_close(r->replicas);
     net_destroy(r->net);
@@ -208,31 +211,74 @@ static void load_micro_batch(Run *r, const uint32_t *idx, int later, long step, 
     loader_load(r->loader, &job, ahead, n);
 }
 
+/* Where micro-batch j of a step of one process comes from (stepper_run's StepLoad). */
+typedef struct {
+    Run *r;
+    const uint32_t *idx;
+    int later, parts;
+    long step;
+} PartLoad;
+
+/* Dropout masks follow each image's place in the global batch: K ranks or K micro-batches
+ * draw what one process with the whole batch draws. */
+static void place_micro_batch(Run *r, long step, int j)
+{
+    Net *net = r->net;
+    net->dropout_seed = r->cfg->seed;
+    net->step = (uint64_t)step;
+    net->first_image = (uint64_t)(r->comm->rank * (r->cfg->batch / r->comm->size) + j * micro_batch_size(r));
+}
+
+static void load_part(void *ctx, int j)
+{
+    PartLoad *p = ctx;
+    place_micro_batch(p->r, p->step, j);
+    load_micro_batch(p->r, p->idx, p->later, p->step, j, p->parts);
+}
+
+/* A step of one process without --noise-scale: one read back (engine/train/step.h). With
+ * deferred reads a non-finite loss no longer ends the micro-batches early, but the step
+ * returns the same loss (summed up to the first non-finite one) and diverges as before. */
+static double train_step_alone(Run *r, const uint32_t *idx, int later, long step, double lr, int *correct)
+{
+    const int m = micro_batch_size(r), parts = r->cfg->batch / m;
+    PartLoad p = {r, idx, later, parts, step};
+    StepResult res;
+    Error err;
+    if (stepper_run(&r->stepper, parts, m, r->cfg->batch, lr, load_part, &p, &res, &err) != 0) {
+        /* a pass that issued other operations than its capture: the engine's bug, not the run's */
+        fprintf(stderr, "bigbatch: internal error: %s\n", err.msg);
+        exit(1);
+    }
+    *correct = (int)res.hits;
+    if (!res.finite) return isnan(res.loss_images) ? NAN : res.loss_images;
+    r->step_skipped = res.skipped;
+    return res.loss_images / r->cfg->batch;
+}
+
 /* One iteration; returns the mean loss over the global batch (the same on every rank).
  * Each rank takes its share of the batch (its slice of idx), in micro-batches (one when
  * micro_batch is 0) whose gradients add up, across micro-batches and ranks, to the
  * gradient of the mean loss over the whole batch. later: the steps after this one in the
  * epoch whose batches (after idx in r->order) the loader may crop ahead. *stop: in, this rank asks to
- * stop; out, some rank did. */
+ * stop; out, some rank did. Several ranks and --noise-scale read host values mid-step (the
+ * losses and |g|^2 summed over ranks, each micro-batch's gradient norm), so they run this flow,
+ * which waits for the device; one process otherwise runs train_step_alone. */
 static double train_step(Run *r, const TrainConfig *cfg, const uint32_t *idx, int later, long step,
                          double lr, int *correct, bool *stop)
 {
+    if (r->comm->size == 1 && !cfg->noise_scale) return train_step_alone(r, idx, later, step, lr, correct);
     Net *net = r->net;
     Backend *bk = net->bk;
     const Comm *comm = r->comm;
     const int B = cfg->batch, share = B / comm->size;
     const int m = micro_batch_size(r), parts = share / m;
-    const int first = comm->rank * share; /* position of this rank's slice in the batch */
     net_zero_grad(net);
     net->loss_scale = loss_scaler_net_scale(&r->scaler, B);
     double sums[4] = {0, 0, 0, *stop}; /* loss x images, hits, micro-batch |g|^2, stop */
     bool finite = true;
     for (int j = 0; j < parts; j++) {
-        /* Dropout masks follow each image's place in the global batch: K ranks or K
-         * micro-batches draw what one process with the whole batch draws. */
-        net->dropout_seed = cfg->seed;
-        net->step = (uint64_t)step;
-        net->first_image = (uint64_t)(first + j * m);
+        place_micro_batch(r, step, j);
         /* stage 1: data */
         load_micro_batch(r, idx, later, step, j, parts);
         /* stage 2-3: forward and backward, accumulating into the gradient */
@@ -271,12 +317,15 @@ static double train_step(Run *r, const TrainConfig *cfg, const uint32_t *idx, in
     /* stage 5: update, from the gradients at the loss's own scale (every rank decides alike:
      * the gradients are the same sums on each) */
     const double scale = r->scaler.scale;
-    r->step_skipped = !loss_scaler_update(&r->scaler, loss_scaler_unscale(&r->scaler, net));
+    const double *check = loss_scaler_unscale(&r->scaler, net, stepper_check(&r->stepper));
+    double sum_sq = 0;
+    if (check) bk_download(bk, &sum_sq, check, sizeof sum_sq);
+    r->step_skipped = !loss_scaler_update(&r->scaler, isfinite(sum_sq));
     if (r->step_skipped) return sums[0] / B;
     if (cfg->noise_scale)
         noise_scale_add(&r->noise, sums[2] / (comm->size * scale * scale), m,
                         bk_sum_squares(bk, net->n_weights, net->grad_block.data), B);
-    optimizer_step(r->opt, net, lr);
+    optimizer_step(r->opt, net, lr, NULL);
     return sums[0] / B;
 }
 
@@ -356,6 +405,10 @@ int train_config_check(const TrainConfig *cfg, Error *err)
     }
     /* the small batch of the two-batch estimator: a micro-batch, else each rank's share */
     const int small = cfg->micro_batch > 0 ? cfg->micro_batch : cfg->batch / ranks;
+    if (cfg->cuda_graph && (ranks > 1 || cfg->noise_scale)) {
+        error_set(err, "--cuda-graph on needs one process without --noise-scale (they read host values mid-step)");
+        return -1;
+    }
     if (cfg->noise_scale && small >= cfg->batch) {
         error_set(err, "--noise-scale needs --micro-batch (or --workers-emulated) smaller than --batch, or 2+ ranks");
         return -1;
@@ -499,8 +552,17 @@ static int run_setup(Run *r, const TrainConfig *cfg, Observer *obs, Error *err)
     r->opt = optimizer_create(&cfg->opt, r->net, err);
     if (!r->opt) return -1;
     run_buffers(r);
-    r->replicas = replicas_open(r->net, micro_batch_size(r), err);
+    /* a graph replays one net's pass: --cuda-graph runs without per-thread replicas */
+    r->replicas = cfg->cuda_graph ? NULL : replicas_open(r->net, micro_batch_size(r), err);
     if (!r->replicas && err->msg[0]) return -1;
+    stepper_init(&r->stepper, r->net, r->replicas, r->opt, &r->scaler, cfg->batch / r->comm->size / micro_batch_size(r));
+    r->stepper.use_graph = cfg->cuda_graph;
+    if (cfg->cuda_graph && net_has_layer(r->net, "dropout")) {
+        /* the masks' key (the step) is a host value that changes every step */
+        error_set(err, "--cuda-graph on: model %s has dropout, whose masks change every step; use --cuda-graph off",
+                  cfg->model);
+        return -1;
+    }
     r->loader = loader_create(r->net, r->ds.mean, r->ds.std, cfg->loader_threads, err);
     if (!r->loader) return -1;
     /* two ranks on one GPU: NCCL refuses them, MPI on the host sums for them */

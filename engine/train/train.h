@@ -56,6 +56,8 @@ typedef struct {
     int micro_batch;        /* > 0: accumulate gradients over micro-batches of this size
                              * (BN statistics per micro-batch: ghost BN, NVCaffe's iter_size) */
     bool noise_scale;       /* estimate the gradient noise scale from the micro-batches */
+    int cuda_graph;         /* 1 (--cuda-graph on): replay each pass from a graph after the first
+                             * step (engine/train/step.h); one process, no --noise-scale, no dropout */
     int layer_stats_every;  /* > 0: per-layer statistics every N steps (and at steps 0, 1, last) */
     bool layer_stats;       /* collect at steps 0, 1 and the last (the CLI prints the last) */
     double diverge_factor;  /* > 0: a step loss above this multiple of the first step's loss

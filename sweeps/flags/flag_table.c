@@ -31,6 +31,8 @@ int flag_bad_choice(const FlagCall *c, const char *value, Error *err)
     return -1;
 }
 
+const char *const FLAG_OFF_ON[] = {"off", "on", NULL};
+
 static void *field(void *target, const Flag *f) { return (char *)target + f->at; }
 
 static bool takes_value(const Flag *f) { return f->type != T_SWITCH && f->type != T_HELP && f->type != T_ACTION; }

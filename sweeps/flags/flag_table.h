@@ -81,6 +81,9 @@ typedef struct {
     int min_operands, max_operands;
 } FlagTable;
 
+/* The values of an on|off choice into an int: 0 off, 1 on. */
+extern const char *const FLAG_OFF_ON[];
+
 #define FLAG_COUNT(rows) ((int)(sizeof(rows) / sizeof((rows)[0])))
 
 /* Row builders: where the value goes, by type. */

@@ -358,6 +358,12 @@ static const Flag FLAGS[] = {
      "inf/NaN gradient, doubled after 2000 good steps); other precisions: a\n"
      "fixed scale, undone before the optimizer (a power of two changes nothing)",
      "65536 for fp16, else 1", DBL(CFG(loss_scale)), RANGE(0, HUGE_VAL, true, false, "is not positive")},
+    {"cuda-graph", "on|off",
+     "after the first step, replay each micro-batch's forward and backward\n"
+     "from a graph captured once (a CUDA graph; the CPU checks that every\n"
+     "replay issues what was captured); one process, no --noise-scale, no\n"
+     "dropout. Written and checked on the CPU, not yet run on a GPU [off]",
+     NULL, CHOICE(CFG(cuda_graph), FLAG_OFF_ON, "on, off")},
     {"save", "PATH", "write a safetensors checkpoint at the end", NULL, STR(CFG(save))},
     {"save-every", "N", "also every N epochs [0: only at the end]", NULL, INT(CFG(save_every), 0)},
     {"save-seconds", "S", "also after the step that ends S seconds since the last save,\nmid-epoch too [0: off]",

@@ -106,9 +106,10 @@ one_table() {
 }
 
 # rooms INCLUDES: engine/ is in rooms (net/, optim/, data/, dist/, train/, base/, layers/, cpu/,
-# cuda/); its top level keeps only the device boundary, and base/, which every room uses,
+# cuda/); its top level keeps only the device boundary (with graph_check, its dispatch's checks of
+# a graph capture), and base/, which every room uses,
 # includes no room (only itself and that boundary). Run inside the tree, after layering's grep.
-ENGINE_TOP="backend.c backend.h backend_impl.h backend_ops.h blas_core.h host_device.h real.h tensor.c tensor.h"
+ENGINE_TOP="backend.c backend.h backend_impl.h backend_ops.h blas_core.h graph_check.c graph_check.h host_device.h real.h tensor.c tensor.h"
 rooms() {
     bad=0
     for f in engine/*.c engine/*.h; do
