@@ -19,7 +19,9 @@
 #   3. a paper table as a sweep on the GPU: the proxy scale of experiments/alexnet-bn-lars.ini
 #      (Table 3, AlexNet-BN-CIFAR with LARS at batch 20 to 320; one seed a cell, 4 runs side by
 #      side on the one GPU) through `bigbatch verify --device cuda` against the CPU's archive:
-#      each cell's GPU run beside the archived seeds, within their spread or not, and its time
+#      each cell's GPU run beside the archived seed, within 0.02 of it or not (--spread 0.02: the
+#      CPU's seed spread measured on one cell, 3 seeds, sd 0.0049, its 95% upper bound 0.022:
+#      bench/results/2026-12-07-alexnet-bn-lars-seed-spread.txt), and its time
 #   4. the sweep's throughput at --workers 1, 2 and 4 on the one GPU: the smoke scale of the
 #      same file, 4 seeds a cell (8 runs), runs per minute at each W
 #   5. batch 32K on one GPU: ResNet-50 at global batch 32,768 in micro-batches of 256 (the
@@ -60,7 +62,7 @@ run 40 "micro-batches" env BB="$BB" sh tests/cli/cuda_micro_batch.sh
 
 step "Table 3 on the GPU: alexnet-bn-lars (proxy) against the CPU archive's seeds"
 run 165 "paper table" "$BB" verify experiments/alexnet-bn-lars.ini --db results/archive/alexnet-bn-lars.sql.gz \
-    --device cuda --workers 4 --threads $((cpus / 4 > 0 ? cpus / 4 : 1)) --keep "$out/table.db"
+    --device cuda --spread 0.02 --workers 4 --threads $((cpus / 4 > 0 ? cpus / 4 : 1)) --keep "$out/table.db"
 "$BB" runs --db "$out/table.db" 2>/dev/null | sed 's/^/  /'
 
 step "the sweep's throughput on one GPU at --workers 1, 2, 4 (smoke scale, 8 runs)"
