@@ -14,6 +14,9 @@ rm -rf "$bundle" "$bundle.tar.xz"
 mkdir -p "$bundle/bin" "$bundle/lib/fallback"
 cp "$1" "$bundle/bin/bigbatch"
 cp "$2" "$bundle/bin/test_backend_ops"
+# without their DWARF line tables (over half of each; a backtrace still names the functions),
+# which had grown the folder past 64 MiB
+strip --strip-debug "$bundle/bin/bigbatch" "$bundle/bin/test_backend_ops"
 # system and CUDA libraries: the node brings its own
 skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|librt\.so|libpthread\.so|libresolv\.so|libcuda\.so|libcudnn|libcublas|libcudart|libnccl|libnvrtc|libnvJitLink)'
 fallback='^(libstdc\+\+|libgcc_s)\.so'
