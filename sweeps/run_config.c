@@ -58,7 +58,7 @@ bool run_config_is_execution_detail(const char *flag)
 {
     static const char *const names[] = {"db",   "run-id",     "record-stream", "threads",   "quiet",
                                         "save", "save-every", "resume",        "bucket-mb", "plain-allreduce",
-                                        "device",  "loader-threads"};
+                                        "device",  "loader-threads", "cuda-graph"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(flag, names[i])) return true;
     return false;

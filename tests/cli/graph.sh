@@ -30,3 +30,10 @@ expect_exit 2 $BB train --model lenet --data synthetic --batch 16 --micro-batch 
 expect_output "\-\-cuda-graph on needs one process without --noise-scale"
 expect_exit 2 $BB train --model lenet --cuda-graph maybe
 expect_output "cuda-graph"
+# an execution detail, as --threads: an experiment file that sets it keeps its runs' ids
+printf '[experiment]\nname = cg\n[train]\nmodel = lenet\nepochs = 1\n[grid]\nlr = 0.01\n' >"$TMP/cg.ini"
+expect_exit 0 $BB sweep "$TMP/cg.ini" --db "$TMP/cg1.db" --dry-run
+off_id=$(grep -o ' [0-9a-f]\{16\} ' "$TMP/out")
+sed -i 's/^epochs = 1$/epochs = 1\ncuda-graph = on/' "$TMP/cg.ini"
+expect_exit 0 $BB sweep "$TMP/cg.ini" --db "$TMP/cg2.db" --dry-run
+[ -n "$off_id" ] && [ "$(grep -o ' [0-9a-f]\{16\} ' "$TMP/out")" = "$off_id" ] || fail "cuda-graph = on changed the run id"
