@@ -642,13 +642,16 @@ static int do_paper(Loader *L, const Entry *en)
 
 static int do_scale(Loader *L, const Entry *en, int scale)
 {
-    if (strcmp(en->name, "repeats") != 0) {
-        bool is_flag, is_switch;
-        if (key_kind(L, en->name, en->line, &is_flag, &is_switch)) return -1;
-    } else {
-        int r;
+    int r;
+    double t;
+    if (!strcmp(en->name, "repeats")) {
         if (!parse_count(en->value, &r))
             return fail_at(L, en->line, "key 'repeats': '%s' is not an integer from 1 to 1000000", en->value);
+    } else if (!strcmp(en->name, "target")) {
+        if (!run_config_number(en->value, &t)) return fail_at(L, en->line, "key 'target': '%s' is not a number", en->value);
+    } else {
+        bool is_flag, is_switch;
+        if (key_kind(L, en->name, en->line, &is_flag, &is_switch)) return -1;
     }
     L->overrides = xrealloc(L->overrides, sizeof *L->overrides * (size_t)(L->n_overrides + 1), "overrides");
     Override *o = &L->overrides[L->n_overrides++];
@@ -714,8 +717,13 @@ static int apply_overrides(Loader *L)
     for (int i = 0; i < L->n_overrides; i++) {
         const Override *o = &L->overrides[i];
         bool mine = o->scale == L->scale;
+        /* the [experiment] keys a scale may set (checked when read) */
         if (!strcmp(o->name, "repeats")) {
             if (mine) parse_count(o->value, &exp->repeats);
+            continue;
+        }
+        if (!strcmp(o->name, "target")) {
+            if (mine) run_config_number(o->value, &exp->target);
             continue;
         }
         int ki = find_key(exp, o->name);
