@@ -69,7 +69,9 @@ sed -i 's/^reference_batch = ref/reference_batch = batch/' exp.ini
 expect_exit 1 "$BB" report exp.ini --db r.db
 expect_output "exp.ini:.*key 'reference_batch': 'batch' is not a \[grid\] or \[zip\] key"
 
-# the repository's points file, from a directory that does not hold it
+# the repository's points file, from a directory that does not hold it: found beside the binary,
+# bin/bigbatch's ../ (the guarded and sanitizer builds live in build/*/, whose ../ is build/)
+[ "$BB" = "$OLDPWD/bin/bigbatch" ] || exit 0
 expect_exit 0 "$BB" sweep "$OLDPWD/experiments/mlperf-rcp.ini" --scale smoke --db smoke.db --threads 1
 expect_exit 0 "$BB" report "$OLDPWD/experiments/mlperf-rcp.ini" --scale smoke --db smoke.db
 expect_output "^| 8 | 1632 | 5 | "
