@@ -15,7 +15,9 @@ name = slurm-preempt
 model = lenet
 train-subset = 4096
 test-subset = 200
-epochs = 4
+; 768 steps: seconds, long enough to be cut 1.5 s after its step starts (4 epochs' 256 steps had
+; each run done within that on an idle machine, and nothing left to resume)
+epochs = 12
 batch = 64
 lr = 0.05
 [grid]
@@ -44,8 +46,8 @@ timeout 300 salloc -n 2 "$BBA" sweep "$TMP/exp.ini" --db "$DB" --launcher slurm 
     > "$TMP/again.log" 2>&1 || { cat "$TMP/again.log"; fail "the second allocation's sweep failed"; }
 expect_done 2 0 0 0 "$TMP/again.log"
 grep -q "resumed from its checkpoint after step [1-9]" "$TMP/again.log" || { cat "$TMP/lost.log" "$TMP/again.log"; fail "not resumed"; }
-bad=$(sqlite3 "$DB" "select r.id from runs r where (select count(distinct step) from steps where run_id=r.id) != 256
-      or (select count(*) from steps where run_id=r.id) != 256")
+bad=$(sqlite3 "$DB" "select r.id from runs r where (select count(distinct step) from steps where run_id=r.id) != 768
+      or (select count(*) from steps where run_id=r.id) != 768")
 [ -z "$bad" ] || fail "rows lost or doubled: $bad"
 
 # 2. the sbatch script, warned with USR2, requeues itself
