@@ -138,15 +138,8 @@ int graph_check_finish(GraphCheck *g, Error *err)
     return -1;
 }
 
-/* FNV-1a over a struct's fields, fed one by one (never its padding). */
-static uint64_t fnv(uint64_t h, const void *bytes, size_t n)
-{
-    const unsigned char *p = bytes;
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
-    return h;
-}
-#define FNV_START 0xcbf29ce484222325ULL
-#define HASH(h, field) h = fnv(h, &(field), sizeof(field))
+/* A struct's fields hashed one by one (never its padding). */
+#define HASH(h, field) h = fnv1a64_bytes(h, &(field), sizeof(field))
 
 void graph_arg_int(GraphCheck *g, const char *name, long long v) { arg(g, name, (uint64_t)v, 'i'); }
 void graph_arg_size(GraphCheck *g, const char *name, size_t v) { arg(g, name, (uint64_t)v, 'u'); }
@@ -162,13 +155,22 @@ void graph_arg_real(GraphCheck *g, const char *name, double v)
 void graph_arg_ptr(GraphCheck *g, const char *name, const void *v) { arg(g, name, (uint64_t)(uintptr_t)v, 'p'); }
 
 /* ConvShape and PoolShape are ints only, LrnShape ints then floats: no padding to skip. */
-void graph_arg_conv(GraphCheck *g, const char *name, const ConvShape *s) { arg(g, name, fnv(FNV_START, s, sizeof *s), 'h'); }
-void graph_arg_pool(GraphCheck *g, const char *name, const PoolShape *s) { arg(g, name, fnv(FNV_START, s, sizeof *s), 'h'); }
-void graph_arg_lrn(GraphCheck *g, const char *name, const LrnShape *s) { arg(g, name, fnv(FNV_START, s, sizeof *s), 'h'); }
+void graph_arg_conv(GraphCheck *g, const char *name, const ConvShape *s)
+{
+    arg(g, name, fnv1a64_bytes(FNV1A64_START, s, sizeof *s), 'h');
+}
+void graph_arg_pool(GraphCheck *g, const char *name, const PoolShape *s)
+{
+    arg(g, name, fnv1a64_bytes(FNV1A64_START, s, sizeof *s), 'h');
+}
+void graph_arg_lrn(GraphCheck *g, const char *name, const LrnShape *s)
+{
+    arg(g, name, fnv1a64_bytes(FNV1A64_START, s, sizeof *s), 'h');
+}
 
 void graph_arg_bn(GraphCheck *g, const char *name, const BatchNormShape *s)
 {
-    uint64_t h = FNV_START;
+    uint64_t h = FNV1A64_START;
     HASH(h, s->c);
     HASH(h, s->hw);
     HASH(h, s->eps);
@@ -179,7 +181,7 @@ void graph_arg_bn(GraphCheck *g, const char *name, const BatchNormShape *s)
 
 void graph_arg_dropout(GraphCheck *g, const char *name, const DropoutKey *k)
 {
-    uint64_t h = FNV_START;
+    uint64_t h = FNV1A64_START;
     HASH(h, k->seed);
     HASH(h, k->step);
     HASH(h, k->first_element);
@@ -189,8 +191,8 @@ void graph_arg_dropout(GraphCheck *g, const char *name, const DropoutKey *k)
 
 void graph_arg_opt(GraphCheck *g, const char *name, const OptConfig *c)
 {
-    uint64_t h = fnv(FNV_START, c->name, strnlen(c->name, sizeof c->name));
-    h = fnv(h, c->lars_variant, strnlen(c->lars_variant, sizeof c->lars_variant));
+    uint64_t h = fnv1a64_bytes(FNV1A64_START, c->name, strnlen(c->name, sizeof c->name));
+    h = fnv1a64_bytes(h, c->lars_variant, strnlen(c->lars_variant, sizeof c->lars_variant));
     HASH(h, c->momentum);
     HASH(h, c->dampening);
     HASH(h, c->nesterov);

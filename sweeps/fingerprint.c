@@ -54,8 +54,9 @@ static int hash_checkpoint(const char *path, uint64_t *h, Error *err)
         fclose(f);
         return -1;
     }
-    int c;
-    while ((c = getc(f)) != EOF) *h = (*h ^ (unsigned char)c) * 1099511628211ULL;
+    unsigned char buf[65536];
+    size_t got;
+    while ((got = fread(buf, 1, sizeof buf, f)) > 0) *h = fnv1a64_bytes(*h, buf, got);
     fclose(f);
     return 0;
 }

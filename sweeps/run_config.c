@@ -10,15 +10,7 @@
 
 #include "flags/train_flags.h"
 
-uint64_t fnv1a64(const char *s)
-{
-    uint64_t h = 14695981039346656037ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
+uint64_t fnv1a64(const char *s) { return fnv1a64_bytes(FNV1A64_START, s, strlen(s)); }
 
 void run_config_id(const char *config_json, char id[17])
 {

@@ -74,6 +74,13 @@ char *find_project_file(const char *rel)
     return NULL;
 }
 
+uint64_t fnv1a64_bytes(uint64_t h, const void *bytes, size_t n)
+{
+    const unsigned char *p = bytes;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
 char *path_join(const char *dir, const char *name)
 {
     size_t a = strlen(dir), b = strlen(name);

@@ -2,6 +2,7 @@
 #ifndef BB_UTIL_H
 #define BB_UTIL_H
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Allocate or die: an allocation failure in the engine is not recoverable, and
@@ -20,6 +21,11 @@ char *path_beside_binary(const char *rel);
 /* `rel` (e.g. "results/published-runs.ini") as found for this program: ./rel when it exists,
  * else path_beside_binary(rel) when that exists, else NULL. Allocated. */
 char *find_project_file(const char *rel);
+
+/* FNV-1a 64: h (FNV1A64_START to begin) continued over n bytes. Run ids, the numerics
+ * fingerprint and graph captures' arguments hash with it. */
+#define FNV1A64_START 0xcbf29ce484222325ULL
+uint64_t fnv1a64_bytes(uint64_t h, const void *bytes, size_t n);
 
 /* Errors are reported through a caller-owned buffer so that library code never
  * prints or exits on its own; the CLI decides what to do with them. */
