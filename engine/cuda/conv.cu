@@ -54,6 +54,7 @@ struct CudaConvPlan {
     cudnnConvolutionBwdDataAlgo_t bwd_data;
     cudnnConvolutionBwdFilterAlgo_t bwd_filter;
     size_t fwd_bytes, bwd_data_bytes, bwd_filter_bytes;
+    cudnnMathType_t fwd_math, bwd_data_math, bwd_filter_math; /* each record's: bf16/fp16 run under it */
 };
 
 static const float ONE = 1.0f, ZERO = 0.0f;
@@ -74,6 +75,16 @@ static const char *precision_name(BkPrecision p)
 static cudnnMathType_t math_of(BkPrecision p)
 {
     return p == BK_PRECISION_FP32 ? CUDNN_FMA_MATH : p == BK_PRECISION_TF32 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH;
+}
+
+/* The descriptor's math type. A ranking is asked for under math_of (TENSOR_OP_MATH only
+ * permits tensor cores: cuDNN returns the algorithms without a tensor-op form as
+ * DEFAULT_MATH); a bf16/fp16 algorithm then runs under its own record's math type, as PyTorch
+ * sets it, since under another one it may need more workspace than the record says, or be
+ * refused (CUDNN_STATUS_BAD_PARAM). fp32 and tf32 keep math_of throughout. */
+static void set_math(const CudaConvPlan *p, cudnnMathType_t math)
+{
+    CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, math));
 }
 
 /* Channels-last (NHWC x and y, KRSC filter) for the bf16/fp16 copies where cuDNN's
@@ -248,6 +259,7 @@ static void find_forward(CudaState *st, CudaConvPlan *p)
 {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int count = 0;
+    set_math(p, math_of(p->precision)); /* a bf16/fp16 run may have left another */
     if (st->cudnn_find)
         CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(st->cudnn, p->x, p->w, p->conv, p->y,
                                                          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf));
@@ -258,6 +270,7 @@ static void find_forward(CudaState *st, CudaConvPlan *p)
                                         (int)CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED);
     p->fwd = perf[i].algo;
     p->fwd_bytes = perf[i].memory;
+    p->fwd_math = perf[i].mathType;
     p->have_fwd = 1;
 }
 
@@ -265,6 +278,7 @@ static void find_backward_data(CudaState *st, CudaConvPlan *p)
 {
     cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
     int count = 0;
+    set_math(p, math_of(p->precision)); /* a bf16/fp16 run may have left another */
     if (st->cudnn_find)
         CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(st->cudnn, p->w, p->y, p->conv, p->x,
                                                               CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, perf));
@@ -277,6 +291,7 @@ static void find_backward_data(CudaState *st, CudaConvPlan *p)
                                         (int)CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED);
     p->bwd_data = perf[i].algo;
     p->bwd_data_bytes = perf[i].memory;
+    p->bwd_data_math = perf[i].mathType;
     p->have_bwd_data = 1;
 }
 
@@ -284,6 +299,7 @@ static void find_backward_filter(CudaState *st, CudaConvPlan *p)
 {
     cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
     int count = 0;
+    set_math(p, math_of(p->precision)); /* a bf16/fp16 run may have left another */
     if (st->cudnn_find)
         CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(st->cudnn, p->x, p->y, p->conv, p->w,
                                                                 CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count,
@@ -297,6 +313,7 @@ static void find_backward_filter(CudaState *st, CudaConvPlan *p)
                                         (int)CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED);
     p->bwd_filter = perf[i].algo;
     p->bwd_filter_bytes = perf[i].memory;
+    p->bwd_filter_math = perf[i].mathType;
     p->have_bwd_filter = 1;
 }
 
@@ -332,6 +349,7 @@ static void forward_lowp(Backend *bk, CudaConvPlan *p, const real *x, const real
     if (b) cuda_lowp_fill_bias(bk, ny, p->shape.out_c, bias_plane(p), b, part[2], true);
     if (!p->have_fwd) find_forward(st, p);
     void *ws = cuda_workspace(bk, p->fwd_bytes);
+    set_math(p, p->fwd_math);
     CUDNN_CHECK(cudnnConvolutionForward(st->cudnn, &ONE, p->x, part[0], p->w, part[1], p->conv, p->fwd, ws,
                                         p->fwd_bytes, b ? &ONE : &ZERO, p->y, part[2]));
     cuda_lowp_round_layout(bk, LOWP_COPY, y_dims(p), nhwc(p), part[2], y);
@@ -356,11 +374,13 @@ static void backward_lowp(Backend *bk, CudaConvPlan *p, const real *x, const rea
     if (dx && !p->have_bwd_data) find_backward_data(st, p);
 
     void *ws = cuda_workspace(bk, p->bwd_filter_bytes);
+    set_math(p, p->bwd_filter_math);
     CUDNN_CHECK(cudnnConvolutionBackwardFilter(st->cudnn, &ONE, p->x, part[0], p->y, part[2], p->conv, p->bwd_filter,
                                                ws, p->bwd_filter_bytes, &ZERO, p->w, part[4]));
     cuda_lowp_round_layout(bk, LOWP_INTO_FP32, w_dims(p), nhwc(p), part[4], dw);
     if (dx) {
         ws = cuda_workspace(bk, p->bwd_data_bytes);
+        set_math(p, p->bwd_data_math);
         CUDNN_CHECK(cudnnConvolutionBackwardData(st->cudnn, &ONE, p->w, part[1], p->y, part[2], p->conv, p->bwd_data,
                                                  ws, p->bwd_data_bytes, &ZERO, p->x, part[3]));
         cuda_lowp_round_layout(bk, accumulate ? LOWP_INTO_LOWP : LOWP_COPY, x_dims(p), nhwc(p), part[3], dx);
