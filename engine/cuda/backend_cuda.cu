@@ -23,12 +23,40 @@ void cuda_die(const char *file, int line, const char *call, const char *what)
 /* The most one convolution algorithm may ask for: cudnnFind* skips algorithms needing more. */
 static const size_t WORKSPACE_LIMIT = (size_t)1 << 30;
 
+void cuda_scratch_free(CudaState *st, void *address, size_t bytes)
+{
+    if (!address) return;
+    /* a graph captured before this buffer was outgrown (an evaluation at a larger batch, say,
+     * after the training pass's capture) still addresses it: freeing it would leave the replays
+     * writing into freed memory */
+    if (st->graphs > 0) {
+        CudaRetired *r = (CudaRetired *)xcalloc(1, sizeof *r, "retired CUDA scratch");
+        *r = CudaRetired{address, bytes, st->retired};
+        st->retired = r;
+        return;
+    }
+    CUDA_CHECK(cudaFree(address));
+    cuda_count_bytes(st, bytes, true);
+}
+
+void cuda_retired_free(CudaState *st)
+{
+    if (!st->retired) return;
+    CUDA_CHECK(cudaStreamSynchronize(st->stream)); /* no replay still runs on them */
+    while (st->retired) {
+        CudaRetired *next = st->retired->next;
+        CUDA_CHECK(cudaFree(st->retired->address));
+        cuda_count_bytes(st, st->retired->bytes, true);
+        free(st->retired);
+        st->retired = next;
+    }
+}
+
 void *cuda_buffer_grow(CudaState *st, void **buf, size_t *have, size_t bytes, const char *what)
 {
     if (bytes <= *have) return *buf;
     /* the stream may still use the old one: cudaFree waits for the device */
-    if (*buf) CUDA_CHECK(cudaFree(*buf));
-    cuda_count_bytes(st, *have, true);
+    cuda_scratch_free(st, *buf, *have);
     *buf = NULL;
     *have = 0;
     if (cudaMalloc(buf, bytes) != cudaSuccess) {
@@ -51,9 +79,8 @@ double *cuda_reduce_scratch(Backend *bk, size_t elems)
     CudaState *st = cuda_state(bk);
     if (elems <= st->reduce_elems) return st->reduce;
     CUDA_CHECK(cudaStreamSynchronize(st->stream)); /* nothing in flight uses the old ones */
-    if (st->reduce) CUDA_CHECK(cudaFree(st->reduce));
-    if (st->reduce_host) CUDA_CHECK(cudaFreeHost(st->reduce_host));
-    cuda_count_bytes(st, st->reduce_elems * sizeof(double), true);
+    cuda_scratch_free(st, st->reduce, st->reduce_elems * sizeof(double));
+    if (st->reduce_host) CUDA_CHECK(cudaFreeHost(st->reduce_host)); /* no graph reads it: sync BN only */
     CUDA_CHECK(cudaMalloc(&st->reduce, elems * sizeof(double)));
     cuda_count_bytes(st, elems * sizeof(double), false);
     CUDA_CHECK(cudaMallocHost(&st->reduce_host, elems * sizeof(double)));
@@ -181,6 +208,7 @@ static void cuda_destroy(Backend *bk)
     CudaState *st = cuda_state(bk);
     cudaStreamSynchronize(st->stream);
     cuda_conv_plans_free(bk);
+    cuda_retired_free(st);
     if (st->workspace) cudaFree(st->workspace);
     if (st->reduce) cudaFree(st->reduce);
     if (st->lowp) cudaFree(st->lowp);

@@ -24,6 +24,14 @@ extern "C" {
  * per (shape, batch) and kept for the life of the backend (conv.cu). */
 typedef struct CudaConvPlan CudaConvPlan;
 
+/* A scratch buffer outgrown while a graph was alive (graph.cu), kept: the graph's nodes hold
+ * its address and still run on it. */
+typedef struct CudaRetired {
+    void *address;
+    size_t bytes;
+    struct CudaRetired *next;
+} CudaRetired;
+
 typedef struct {
     int device;
     char device_name[256];
@@ -62,6 +70,10 @@ typedef struct {
     /* device memory held by buffers, the workspace and the reduction scratch, and its most
      * (bench's peak_device_mb) */
     size_t held_bytes, peak_bytes;
+    /* graph.cu: the graphs alive (instantiated, not destroyed), and the scratch buffers
+     * (workspace, reduce, lowp) outgrown meanwhile, freed when the last graph goes */
+    int graphs;
+    CudaRetired *retired;
 } CudaState;
 
 static inline CudaState *cuda_state(Backend *bk) { return (CudaState *)bk->impl; }
@@ -111,8 +123,13 @@ static inline unsigned cuda_blocks(size_t count)
 }
 
 /* *buf holding at least `bytes` (*have of them now; `what` names it when memory runs out),
- * counted in held_bytes; a smaller one is freed first, its contents dropped. */
+ * counted in held_bytes; a smaller one is freed first (cuda_scratch_free), its contents dropped. */
 void *cuda_buffer_grow(CudaState *st, void **buf, size_t *have, size_t bytes, const char *what);
+/* Frees an outgrown scratch buffer of `bytes` (uncounting it), or keeps it in st->retired while a
+ * graph is alive: a graph replays the addresses it was captured with. */
+void cuda_scratch_free(CudaState *st, void *address, size_t bytes);
+/* Frees st->retired (the device idle first): no graph is alive, or the backend closes. */
+void cuda_retired_free(CudaState *st);
 /* The cuDNN workspace holding at least `bytes` (grown on the stream's order). */
 void *cuda_workspace(Backend *bk, size_t bytes);
 /* Device scratch of at least `elems` doubles for reductions, and its pinned host mirror. */

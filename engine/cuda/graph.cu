@@ -3,7 +3,9 @@
  * graph instantiated and replayed on the same stream, so it stays in order with the eager
  * operations around it. What the capture may not do is checked in backend.c before it reaches
  * here; the workspaces (cuDNN's, the reductions', the low-precision scratch, cuBLAS's, set at
- * open with cublasSetWorkspace) must already be grown: capture after an eager step. */
+ * open with cublasSetWorkspace) must already be grown: capture after an eager step. One that
+ * grows later (an evaluation at a larger batch) leaves the old buffer to the live graphs, which
+ * replay its address (cuda_scratch_free). */
 #include "cuda.h"
 
 extern "C" {
@@ -31,6 +33,7 @@ void *cuda_graph_end(Backend *bk, bool keep, Error *err)
     cudaGraphExec_t exec = nullptr;
     const bool made = keep && !graph_failed(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate", err);
     CUDA_CHECK(cudaGraphDestroy(graph)); /* the instance keeps what it needs */
+    if (made) cuda_state(bk)->graphs++; /* its scratch addresses stay valid until it goes */
     return made ? (void *)exec : nullptr;
 }
 
@@ -41,6 +44,7 @@ int cuda_graph_launch(Backend *bk, void *graph, Error *err)
 
 void cuda_graph_destroy(Backend *bk, void *graph)
 {
-    (void)bk;
+    CudaState *st = cuda_state(bk);
     CUDA_CHECK(cudaGraphExecDestroy((cudaGraphExec_t)graph));
+    if (--st->graphs == 0) cuda_retired_free(st); /* the scratch outgrown while it lived */
 }

@@ -1,0 +1,18 @@
+# --cuda-graph on the GPU (make test-gpu GPU=1): CUDA graphs replay each micro-batch's pass from
+# the second step on (engine/train/step.h). Two epochs of lenet and resnet8 at batch 64 in
+# micro-batches of 16, evaluated at 64 images after each epoch: the evaluation outgrows the
+# scratch buffers the graph was captured with (the softmax's reduction scratch at least), which
+# the graph must keep using (engine/cuda/graph.cu). The run's reductions are fixed-order and
+# cuDNN's deterministic algorithms are preferred, so the checkpoint must be byte for byte the
+# eager run's, as tests/cli/graph.sh checks on the CPU.
+# Skipped (exit 77, saying why) where the build has no CUDA or the machine no GPU.
+. tests/cli/lib.inc
+. tests/cli/cuda.inc
+need_cuda
+for model in lenet resnet8; do
+    t="--device cuda --model $model --data synthetic --epochs 2 --batch 64 --micro-batch 16 --eval-batch 64"
+    t="$t --lr 0.05 --momentum 0.9 --quiet"
+    expect_exit 0 $BB train $t --save "$TMP/off.st"
+    expect_exit 0 $BB train $t --cuda-graph on --save "$TMP/on.st"
+    cmp "$TMP/off.st" "$TMP/on.st" || fail "$model: --cuda-graph on changed the GPU's checkpoint"
+done
