@@ -54,7 +54,7 @@ struct CudaConvPlan {
     cudnnConvolutionBwdDataAlgo_t bwd_data;
     cudnnConvolutionBwdFilterAlgo_t bwd_filter;
     size_t fwd_bytes, bwd_data_bytes, bwd_filter_bytes;
-    cudnnMathType_t fwd_math, bwd_data_math, bwd_filter_math; /* each record's: bf16/fp16 run under it */
+    cudnnMathType_t fwd_math, bwd_data_math, bwd_filter_math; /* each record's: the run's (set_math) */
 };
 
 static const float ONE = 1.0f, ZERO = 0.0f;
@@ -79,12 +79,13 @@ static cudnnMathType_t math_of(BkPrecision p)
 
 /* The descriptor's math type. A ranking is asked for under math_of (TENSOR_OP_MATH only
  * permits tensor cores: cuDNN returns the algorithms without a tensor-op form as
- * DEFAULT_MATH); a bf16/fp16 algorithm then runs under its own record's math type, as PyTorch
- * sets it, since under another one it may need more workspace than the record says, or be
- * refused (CUDNN_STATUS_BAD_PARAM). fp32 and tf32 keep math_of throughout. */
+ * DEFAULT_MATH); an algorithm then runs under its own record's math type, as PyTorch sets it,
+ * since under another one it may need more workspace than the record says, or be refused
+ * (CUDNN_STATUS_BAD_PARAM). fp32 keeps FMA whatever its record says (pick admits no tensor-op
+ * record there, and DEFAULT_MATH would admit TF32). */
 static void set_math(const CudaConvPlan *p, cudnnMathType_t math)
 {
-    CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, math));
+    CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, p->precision == BK_PRECISION_FP32 ? CUDNN_FMA_MATH : math));
 }
 
 /* Channels-last (NHWC x and y, KRSC filter) for the bf16/fp16 copies where cuDNN's
@@ -259,7 +260,7 @@ static void find_forward(CudaState *st, CudaConvPlan *p)
 {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int count = 0;
-    set_math(p, math_of(p->precision)); /* a bf16/fp16 run may have left another */
+    set_math(p, math_of(p->precision)); /* a run may have left its record's */
     if (st->cudnn_find)
         CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(st->cudnn, p->x, p->w, p->conv, p->y,
                                                          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf));
@@ -278,7 +279,7 @@ static void find_backward_data(CudaState *st, CudaConvPlan *p)
 {
     cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
     int count = 0;
-    set_math(p, math_of(p->precision)); /* a bf16/fp16 run may have left another */
+    set_math(p, math_of(p->precision)); /* a run may have left its record's */
     if (st->cudnn_find)
         CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(st->cudnn, p->w, p->y, p->conv, p->x,
                                                               CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, perf));
@@ -299,7 +300,7 @@ static void find_backward_filter(CudaState *st, CudaConvPlan *p)
 {
     cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
     int count = 0;
-    set_math(p, math_of(p->precision)); /* a bf16/fp16 run may have left another */
+    set_math(p, math_of(p->precision)); /* a run may have left its record's */
     if (st->cudnn_find)
         CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(st->cudnn, p->x, p->y, p->conv, p->w,
                                                                 CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count,
@@ -405,6 +406,7 @@ void cuda_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, 
     } else {
         if (!p->have_fwd) find_forward(st, p);
         void *ws = cuda_workspace(bk, p->fwd_bytes);
+        set_math(p, p->fwd_math);
         CUDNN_CHECK(cudnnConvolutionForward(st->cudnn, &ONE, p->x, x, p->w, w, p->conv, p->fwd, ws, p->fwd_bytes,
                                             &ZERO, p->y, y));
     }
@@ -433,10 +435,12 @@ void cuda_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x,
     if (dx && !p->have_bwd_data) find_backward_data(st, p);
 
     void *ws = cuda_workspace(bk, p->bwd_filter_bytes);
+    set_math(p, p->bwd_filter_math);
     CUDNN_CHECK(cudnnConvolutionBackwardFilter(st->cudnn, &ONE, p->x, x, p->y, dy, p->conv, p->bwd_filter, ws,
                                                p->bwd_filter_bytes, &ONE, p->w, dw));
     if (dx) {
         ws = cuda_workspace(bk, p->bwd_data_bytes);
+        set_math(p, p->bwd_data_math);
         CUDNN_CHECK(cudnnConvolutionBackwardData(st->cudnn, &ONE, p->w, w, p->y, dy, p->conv, p->bwd_data, ws,
                                                  p->bwd_data_bytes, &ONE, p->x, dx));
     }

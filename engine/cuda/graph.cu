@@ -16,6 +16,7 @@ extern "C" {
 static int graph_failed(cudaError_t e, const char *call, Error *err)
 {
     if (e == cudaSuccess) return 0;
+    (void)cudaGetLastError(); /* reported here: the next launch's check must not die of it */
     error_set(err, "%s: %s", call, cudaGetErrorString(e));
     return -1;
 }
