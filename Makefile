@@ -148,13 +148,16 @@ $(FLOAT_BIN): $(BUILD)/tests/%: tests/%.c $(ENGINE_OBJ)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -o $@ $< $(CLI_PARTS) $(ENGINE_OBJ) $(LDFLAGS) $(LDLIBS) $(CUDA_LIBS) -lcriterion
 
 # make gpu-bundle: the CUDA build for a GPU node that lacks Debian's libraries, which
-# bench/gpu_check.sh runs there: no MPI, code for any x86-64-v3 CPU, and the shared libraries
-# it needs beside it in build/gpu-bundle (at most 64 MiB; bench/gpu_bundle.sh).
+# bench/gpu_check.sh runs there: code for any x86-64-v3 CPU, the shared libraries it needs
+# beside it in build/gpu-bundle (bench/gpu_bundle.sh), and Debian's Open MPI runtime, for two
+# ranks on one GPU (bench/gpu_bundle_mpi.sh); then checked with Debian's copies hidden
+# (bench/gpu_bundle_check.sh).
 GPU_PORTABLE := build/gpu-portable
 gpu-bundle:
-	$(MAKE) GPU=1 MPI=0 OPT='-O3 -march=x86-64-v3' BUILD=$(GPU_PORTABLE) BIN=$(GPU_PORTABLE)/bigbatch \
+	$(MAKE) GPU=1 OPT='-O3 -march=x86-64-v3' BUILD=$(GPU_PORTABLE) BIN=$(GPU_PORTABLE)/bigbatch \
 	  $(GPU_PORTABLE)/bigbatch $(GPU_PORTABLE)/tests/test_backend_ops
 	sh bench/gpu_bundle.sh build/gpu-bundle $(GPU_PORTABLE)/bigbatch $(GPU_PORTABLE)/tests/test_backend_ops
+	sh bench/gpu_bundle_check.sh build/gpu-bundle
 
 # Installs every Debian package the project needs; a no-op when all are present.
 deps:

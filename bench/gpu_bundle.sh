@@ -2,11 +2,12 @@
 # make gpu-bundle: copies the CUDA build (bigbatch and test_backend_ops, built without MPI for
 # any x86-64-v3 CPU) and every shared library they need that a GPU node may lack into one
 # folder, so bench/gpu_check.sh runs there without Debian's OpenBLAS, SQLite, inih, cJSON,
-# libjpeg or Criterion. Left out: the C library (the node's is newer than Debian 12's) and
-# CUDA's own libraries (cuDNN, cuBLAS, which the node has with its driver, in its CUDA folder
+# libjpeg, Open MPI or Criterion. Left out: the C library (the node's is newer than Debian 12's)
+# and CUDA's own libraries (cuDNN, cuBLAS, which the node has with its driver, in its CUDA folder
 # or as PyTorch's wheels). The C++ runtime goes to lib/fallback, used only where the node has
-# none (a newer one must win: cuDNN is linked against it). The folder may hold at most 64 MiB;
-# it travels as BUNDLE.tar.xz (about 11 MiB), since a device run carries 64 MiB in all.
+# none (a newer one must win: cuDNN is linked against it). Open MPI's runtime goes to mpi/
+# (bench/gpu_bundle_mpi.sh). The folder travels as BUNDLE.tar.xz, at most 16 MiB (about 13),
+# since a device run carries 64 MiB in all, the tree (26) and a data set (at most 19) with it.
 #   bench/gpu_bundle.sh BUNDLE BIGBATCH TEST_BACKEND_OPS
 set -eu
 bundle=$1; shift
@@ -30,8 +31,10 @@ for exe in "$@"; do
 done
 git rev-parse --short=12 HEAD >"$bundle/COMMIT" 2>/dev/null || echo unknown >"$bundle/COMMIT"
 git diff --quiet HEAD -- engine sweeps cli tests bench Makefile 2>/dev/null || echo "(with uncommitted changes)" >>"$bundle/COMMIT"
+sh "$(dirname "$0")/gpu_bundle_mpi.sh" "$bundle"
 size=$(du -sm "$bundle" | cut -f1)
-[ "$size" -le 64 ] || { echo "gpu-bundle: $bundle holds $size MiB, over 64" >&2; exit 1; }
 tar -C "$(dirname "$bundle")" -cJf "$bundle.tar.xz" "$(basename "$bundle")"
+packed=$(du -m "$bundle.tar.xz" | cut -f1)
+[ "$packed" -le 16 ] || { echo "gpu-bundle: $bundle.tar.xz is $packed MiB, over 16" >&2; rm -f "$bundle.tar.xz"; exit 1; }
 echo "gpu-bundle: $bundle ($size MiB) as $bundle.tar.xz ($(du -sm "$bundle.tar.xz" | cut -f1) MiB):" \
     "$(cd "$bundle/lib" && find . -name '*.so*' | sort | tr '\n' ' ')"

@@ -10,9 +10,9 @@
 # packs them at `bigbatch data pack`'s default --max-side 256 into data/gpu-input/ (ignored by
 # git): train.bbjpeg 16.7 MiB and val.bbjpeg 0.8 MiB, each image as a packed ImageNet's are (the
 # same sides, the same quality). The store travels rather than being made on the node, which may
-# lack PIL. What a device run carries is 64 MiB in all: on 2026-12-07 the working tree (26.2 MiB
-# tracked), build/gpu-bundle.tar.xz (11.6 MiB) and the store (17.5 MiB) made 55.3 MiB; 1,024
-# images would not fit. --prepare prints the sum. The run, with the device tool:
+# lack PIL. What a device run carries is 64 MiB in all: on 2026-12-07 the working tree (26.5 MiB
+# tracked), build/gpu-bundle.tar.xz (13 MiB, with Open MPI's runtime) and the store (17.5 MiB)
+# made 57 MiB; 1,024 images would not fit. --prepare prints the sum. The run, with the device tool:
 #
 #   command:   bench/gpu_input.sh "$OUT"
 #   carry:     ["build/gpu-bundle.tar.xz", "data/gpu-input"]
