@@ -50,6 +50,8 @@ cat >"$mpi/env.inc" <<'EOF'
 export OPAL_PREFIX=$mpi_home PMIX_PREFIX=$mpi_home/lib/x86_64-linux-gnu/pmix2
 export PATH=$mpi_home/bin:$PATH
 export OMPI_MCA_btl_base_warn_component_unused=0 OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader OMPI_MCA_osc=sm
+# shared memory copies through a buffer, not cross-memory attach, which containers often forbid
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 EOF
 echo "gpu-bundle: Open MPI $(orterun --version 2>/dev/null | head -n 1 | awk '{print $NF}') into $mpi: $kept plugins, $left left out (network transports)"
