@@ -851,3 +851,77 @@ Test(backend_ops_harness, the_cpu_has_no_device_collective)
     cr_assert_eq(err.msg[0], 0, "no error expected: %s", err.msg);
     backend_destroy(cpu);
 }
+
+/* ---- synchronized batch norm at one rank ---- */
+/* A job of one rank: the sums over the ranks are this rank's own. */
+static void sum_of_one_rank(void *ctx, double *values, int n) { (void)ctx, (void)values, (void)n; }
+
+enum { BN_N = 4, BN_C = 3, BN_HW = 25 };
+/* Batch norm with its fused ReLU, forward in training and backward, on bk: index 0 y, 1 saved
+ * mean, 2 saved 1/std, 3 running mean, 4 running variance, 5 dx, 6 dgamma, 7 dbeta. */
+enum { BN_TENSORS = 8 };
+static void bn_sync_pass(Backend *bk, const BnSync *sync, Tensor *out)
+{
+    const BatchNormShape s = {BN_C, BN_HW, (real)1e-5, (real)0.1, true};
+    backend_reserve(bk, batchnorm_workspace(&s, BN_N));
+    real h[BN_N * BN_C * BN_HW];
+    Tensor x, dy, gamma, beta;
+    tensor_alloc(&x, bk, BN_N, BN_C, 5, 5);
+    tensor_alloc(&dy, bk, BN_N, BN_C, 5, 5);
+    tensor_alloc(&gamma, bk, 1, BN_C, 1, 1);
+    tensor_alloc(&beta, bk, 1, BN_C, 1, 1);
+    random_fill(h, BN_N * BN_C * BN_HW, 31);
+    tensor_upload(&x, h);
+    random_fill(h, BN_N * BN_C * BN_HW, 32);
+    tensor_upload(&dy, h);
+    random_fill(h, BN_C, 33);
+    tensor_upload(&gamma, h);
+    random_fill(h, BN_C, 34);
+    tensor_upload(&beta, h);
+    tensor_alloc(&out[0], bk, BN_N, BN_C, 5, 5);
+    tensor_alloc(&out[5], bk, BN_N, BN_C, 5, 5);
+    for (int k = 1; k < BN_TENSORS; k++)
+        if (k != 5) tensor_alloc(&out[k], bk, 1, BN_C, 1, 1);
+    bk_batchnorm_forward_train(bk, &s, BN_N, x.data, gamma.data, beta.data, out[0].data, out[1].data, out[2].data,
+                               out[3].data, out[4].data, sync);
+    bk_batchnorm_backward(bk, &s, BN_N, x.data, gamma.data, beta.data, out[1].data, out[2].data, dy.data, out[5].data,
+                          false, out[6].data, out[7].data, sync);
+    tensor_free(&x);
+    tensor_free(&dy);
+    tensor_free(&gamma);
+    tensor_free(&beta);
+}
+
+/* Synchronized BN at one rank is BN alone: through the host callback, and on the device with
+ * its collective (NCCL) where it has one, whose totals (the count among them) never reach the
+ * host. Each against the CPU's BN alone. */
+static int check_sync_bn(Backend *ref_bk, Backend *dev_bk)
+{
+    static const char *const names[BN_TENSORS] = {"y",          "save_mean", "save_invstd", "running_mean",
+                                                  "running_var", "dx",        "dgamma",      "dbeta"};
+    Report r = {"sync-bn", 0, 0, 0, FP32_TOL};
+    Tensor want[BN_TENSORS], got[BN_TENSORS];
+    bn_sync_pass(ref_bk, NULL, want);
+    Error err = {{0}};
+    BkCollectiveSpec one = {0, 1, no_bcast, NULL};
+    BkCollective *device = bk_collective_open(dev_bk, &one, &err);
+    cr_assert_eq(err.msg[0], 0, "collective failed to open: %s", err.msg);
+    BkBuffer *scratch = bk_buffer_alloc(dev_bk, (2 * BN_C + 1) * sizeof(double));
+    for (int way = 0; way < 3; way++) {
+        if (way == 2 && !device) break;
+        BnSync sync = {sum_of_one_rank, NULL, bk_buffer_address(scratch), way == 2 ? device : NULL};
+        bn_sync_pass(dev_bk, way ? &sync : NULL, got);
+        const char *pass = way == 0 ? "alone" : way == 1 ? "host sum" : "device sum";
+        for (int k = 0; k < BN_TENSORS; k++) {
+            check_tensor(&r, names[k], "batchnorm_relu", pass, names[k], &want[k], &got[k], TOL_SUMS);
+            tensor_free(&got[k]);
+        }
+    }
+    for (int k = 0; k < BN_TENSORS; k++) tensor_free(&want[k]);
+    bk_buffer_free(scratch);
+    bk_collective_close(device);
+    return r.failures;
+}
+
+Test(backend_ops, synchronized_batch_norm_of_one_rank) { on_device(check_sync_bn, "sync-bn"); }
+Test(backend_ops_harness, synchronized_batch_norm_of_one_rank) { on_cpu_threads(check_sync_bn, "sync-bn"); }

@@ -122,11 +122,11 @@ static __global__ void bn_sum_kernel(int C, int hw, int n, const real *x, double
     bn_store_partial(a, 0, partial);
 }
 
-/* Partial sums of (x - mean)^2, mean = acc[c] / m (in double as the CPU). */
-static __global__ void bn_sq_dev_kernel(int C, int hw, int n, const real *x, const double *acc, double m,
-                                        double *partial)
+/* Partial sums of (x - mean)^2, mean = acc[c] / m (in double as the CPU), m = acc[C]: the count
+ * on the device, summed over the ranks with sync (NCCL leaves no host copy of it). */
+static __global__ void bn_sq_dev_kernel(int C, int hw, int n, const real *x, const double *acc, double *partial)
 {
-    const double mean = acc[blockIdx.x] / m;
+    const double mean = acc[blockIdx.x] / acc[C];
     double a = 0;
     for_channel(C, hw, n, [&](size_t k) {
         const double d = (double)x[k] - mean;
@@ -147,12 +147,14 @@ static __global__ void bn_total_kernel(int C, const double *partial, int splits,
     if (m_at && c == 0) out[C] = m;
 }
 
-/* The saved and the running statistics of each channel: normalize_channel's scalars. */
-static __global__ void bn_finalize_kernel(BatchNormShape s, const double *acc, double m, real *save_mean,
-                                          real *save_invstd, real *running_mean, real *running_var)
+/* The saved and the running statistics of each channel: normalize_channel's scalars (m = acc[C],
+ * as in bn_sq_dev_kernel). */
+static __global__ void bn_finalize_kernel(BatchNormShape s, const double *acc, real *save_mean, real *save_invstd,
+                                          real *running_mean, real *running_var)
 {
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= s.c) return;
+    const double m = acc[s.c];
     const double mean = acc[c] / m, var = acc[s.c + 1 + c] / m;
     save_mean[c] = (real)mean;
     save_invstd[c] = (real)(1.0 / sqrt(var + (double)s.eps));
@@ -214,25 +216,23 @@ void cuda_batchnorm_forward_train(Backend *bk, const BatchNormShape *s, int n, c
     const int C = s->c;
     if (C <= 0) return;
     cudaStream_t stream = cuda_state(bk)->stream;
-    double m = (double)n * s->hw;
-    /* acc: sum(x) in [0, C), m at C, sum((x - mean)^2) in [C + 1, 2C + 1), as the CPU's */
+    const double m = (double)n * s->hw;
+    /* acc: sum(x) in [0, C), m at C, sum((x - mean)^2) in [C + 1, 2C + 1), as the CPU's; the
+     * kernels after the sums read m (with sync, the total over the ranks) from acc[C] */
     const BnScratch sc = bn_scratch(bk, sync, C, bn_splits(n, s->hw));
     const dim3 grid((unsigned)C, (unsigned)sc.splits);
     bn_sum_kernel<<<grid, CUDA_THREADS, 0, stream>>>(C, s->hw, n, x, sc.partial);
     CUDA_LAUNCHED();
     bn_total_kernel<<<channel_blocks(C), BN_CHANNEL_THREADS, 0, stream>>>(C, sc.partial, sc.splits, sc.acc, true, m);
     CUDA_LAUNCHED();
-    if (sync) {
-        bn_allreduce(bk, sync, sc.acc, C + 1);
-        m = cuda_state(bk)->reduce_host[C];
-    }
-    bn_sq_dev_kernel<<<grid, CUDA_THREADS, 0, stream>>>(C, s->hw, n, x, sc.acc, m, sc.partial);
+    if (sync) bn_allreduce(bk, sync, sc.acc, C + 1);
+    bn_sq_dev_kernel<<<grid, CUDA_THREADS, 0, stream>>>(C, s->hw, n, x, sc.acc, sc.partial);
     CUDA_LAUNCHED();
     bn_total_kernel<<<channel_blocks(C), BN_CHANNEL_THREADS, 0, stream>>>(C, sc.partial, sc.splits,
                                                                           sc.acc + C + 1, false, 0);
     CUDA_LAUNCHED();
     if (sync) bn_allreduce(bk, sync, sc.acc + C + 1, C);
-    bn_finalize_kernel<<<channel_blocks(C), BN_CHANNEL_THREADS, 0, stream>>>(*s, sc.acc, m, save_mean, save_invstd,
+    bn_finalize_kernel<<<channel_blocks(C), BN_CHANNEL_THREADS, 0, stream>>>(*s, sc.acc, save_mean, save_invstd,
                                                                                running_mean, running_var);
     CUDA_LAUNCHED();
     const size_t count = (size_t)(n > 0 ? n : 0) * C * (size_t)(s->hw > 0 ? s->hw : 0);
@@ -319,11 +319,12 @@ static __global__ void bn_backward_total_kernel(int C, const double *partial, in
     if (coef) bn_dx_coef(acc, C, c, m, coef);
 }
 
-/* With sync: dx's per-channel means from the totals over the ranks. */
-static __global__ void bn_dx_coef_kernel(int C, const double *acc, double m, float2 *coef)
+/* With sync: dx's per-channel means from the totals over the ranks, m = acc[2C] on the device
+ * (NCCL leaves no host copy of it). */
+static __global__ void bn_dx_coef_kernel(int C, const double *acc, float2 *coef)
 {
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c < C) bn_dx_coef(acc, C, c, m, coef);
+    if (c < C) bn_dx_coef(acc, C, c, acc[2 * C], coef);
 }
 
 /* dx += g*invstd * (dy - mean_dy - (x - mean)*invstd*mean_dy_xhat), channel_dx's floats (dx =
@@ -354,7 +355,7 @@ void cuda_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const 
     const int C = s->c;
     if (C <= 0) return;
     cudaStream_t stream = cuda_state(bk)->stream;
-    double m = (double)n * s->hw;
+    const double m = (double)n * s->hw;
     const BnScratch sc = bn_scratch(bk, sync, C, bn_splits(n, s->hw));
     const dim3 grid((unsigned)C, (unsigned)sc.splits);
     bn_backward_sum_kernel<<<grid, CUDA_THREADS, 0, stream>>>(C, s->hw, n, x, dy, gamma, beta, save_mean, save_invstd,
@@ -365,8 +366,7 @@ void cuda_batchnorm_backward(Backend *bk, const BatchNormShape *s, int n, const 
     CUDA_LAUNCHED();
     if (sync) {
         bn_allreduce(bk, sync, sc.acc, 2 * C + 1);
-        m = cuda_state(bk)->reduce_host[2 * C];
-        bn_dx_coef_kernel<<<channel_blocks(C), BN_CHANNEL_THREADS, 0, stream>>>(C, sc.acc, m, sc.coef);
+        bn_dx_coef_kernel<<<channel_blocks(C), BN_CHANNEL_THREADS, 0, stream>>>(C, sc.acc, sc.coef);
         CUDA_LAUNCHED();
     }
     const size_t count = (size_t)(n > 0 ? n : 0) * C * (size_t)(s->hw > 0 ? s->hw : 0);
