@@ -74,9 +74,8 @@ static Slot *next_piece(Loader *L, int *piece)
 
 /* Images [from, to) of the slot's batch: the draws start where a crop of the whole batch
  * would have them (augment_skip; a store's are Philox's per image and skip nothing). */
-static void crop_piece(const Loader *L, const Slot *s, int piece)
+static void crop_piece(const Loader *L, const Slot *s, int from, int to)
 {
-    const int from = (int)((long)s->n * piece / s->pieces), to = (int)((long)s->n * (piece + 1) / s->pieces);
     Rng rng = s->rng;
     if (s->has_rng) augment_skip(s->set, s->aug, &rng, from);
     batch_crop(s->set, s->idx + from, to - from, s->aug, s->has_rng ? &rng : NULL, s->epoch,
@@ -93,9 +92,14 @@ static void *pool_thread(void *arg)
         Slot *s = NULL;
         while (!L->quit && !(s = next_piece(L, &piece))) pthread_cond_wait(&L->work, &L->lock);
         if (L->quit) break;
+        /* the piece's images from the count of pieces now, under the lock: drop_from cuts
+         * s->pieces while pieces are in hand, and a count read later would give this piece
+         * another range, overlapping its neighbours' (a data race, and up to a whole batch
+         * cropped on one thread while drop_from waits for it) */
+        const int from = (int)((long)s->n * piece / s->pieces), to = (int)((long)s->n * (piece + 1) / s->pieces);
         pthread_mutex_unlock(&L->lock);
         const double t0 = now_seconds();
-        crop_piece(L, s, piece);
+        crop_piece(L, s, from, to);
         const double took = now_seconds() - t0;
         pthread_mutex_lock(&L->lock);
         L->crop_seconds += took;
