@@ -141,6 +141,11 @@ const char *backend_device_name(const Backend *bk)
     return bk->ops->device_name ? bk->ops->device_name(bk) : bk->ops->name;
 }
 
+const char *backend_device_key(const Backend *bk)
+{
+    return bk->ops->device_key ? bk->ops->device_key(bk) : backend_device_name(bk);
+}
+
 /* The precisions, one row each: the name, the mode, and whether fp16's narrow range needs the
  * loss scaled. */
 static const struct {

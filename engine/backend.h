@@ -82,6 +82,10 @@ bool backend_precision_scales_loss(const char *precision);
 const char *backend_name(const Backend *bk);
 /* What the backend runs on, as recorded with a run: "cpu", or the GPU's name. */
 const char *backend_device_name(const Backend *bk);
+/* Which physical device that is, the same string in every process on one host that uses it
+ * (CUDA: its PCI bus id, whatever CUDA_VISIBLE_DEVICES numbers it); backend_device_name where
+ * the backend has nothing finer. Ranks compare it to find those sharing a GPU. */
+const char *backend_device_key(const Backend *bk);
 /* The most backend memory held at once so far, in bytes (buffers and workspaces); 0 where
  * the backend does not count it (the CPU's is the process's resident memory). */
 size_t backend_peak_bytes(const Backend *bk);

@@ -40,6 +40,7 @@ struct BkCollective {
 struct BackendOps {
     const char *name;                              /* "cpu", "cpu-guarded", "cuda" */
     const char *(*device_name)(const Backend *bk); /* "NVIDIA H200"; NULL: the name */
+    const char *(*device_key)(const Backend *bk);  /* the physical device on its host; NULL: device_name */
     void (*destroy)(Backend *bk);
     /* a backend of one thread on bk's device and memory (backend_open_thread); NULL: none */
     Backend *(*open_thread)(Backend *bk);

@@ -178,6 +178,7 @@ void cuda_event_wait(Backend *bk, void *event)
 
 /* ---- lifetime ---- */
 static const char *cuda_device_name(const Backend *bk) { return ((const CudaState *)bk->impl)->device_name; }
+static const char *cuda_device_key(const Backend *bk) { return ((const CudaState *)bk->impl)->device_key; }
 
 /* --precision: the math of the gemms (cuBLAS) and, through the plans of that precision
  * (conv.cu), of the convolutions. fp32: FMA, as the CPU computes. tf32: tensor cores on fp32
@@ -227,6 +228,7 @@ static void cuda_destroy(Backend *bk)
 static const BackendOps CUDA_OPS = {
     .name = "cuda",
     .device_name = cuda_device_name,
+    .device_key = cuda_device_key,
     .destroy = cuda_destroy,
     .open_thread = nullptr, /* one stream runs every operation across the whole device */
     .reserve = cuda_reserve,
@@ -308,6 +310,12 @@ static int cuda_state_init(CudaState *st, int device, Error *err)
         return -1;
     }
     snprintf(st->device_name, sizeof st->device_name, "cuda:%d %.200s", device, prop.name);
+    /* the bus id, not the index: with CUDA_VISIBLE_DEVICES per rank every rank's GPU is cuda:0 */
+    char bus[32];
+    if (cudaDeviceGetPCIBusId(bus, (int)sizeof bus, device) == cudaSuccess)
+        snprintf(st->device_key, sizeof st->device_key, "cuda pci %s", bus);
+    else
+        snprintf(st->device_key, sizeof st->device_key, "%.63s", st->device_name);
     CUDA_CHECK(cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking));
     CUBLAS_CHECK(cublasCreate(&st->cublas));
     CUBLAS_CHECK(cublasSetStream(st->cublas, st->stream));

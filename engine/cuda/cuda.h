@@ -35,6 +35,7 @@ typedef struct CudaRetired {
 typedef struct {
     int device;
     char device_name[256];
+    char device_key[64]; /* "cuda pci DOMAIN:BUS:DEVICE.FUNCTION": backend_device_key */
     cudaStream_t stream;
     cublasHandle_t cublas;
     void *cublas_workspace; /* cuBLAS's own (cublasSetWorkspace): it allocates none inside a graph capture */

@@ -113,7 +113,7 @@ void comm_bcast_bytes(const Comm *c, void *buf, size_t n, int root)
 
 static void bcast_from_root(void *ctx, void *bytes, size_t n) { comm_bcast_bytes(ctx, bytes, n, 0); }
 
-/* "host|device": what two ranks share when they compute on one GPU. */
+/* "host|device key": what two ranks share when they compute on one GPU (backend_device_key). */
 #define DEVICE_KEY 192
 
 bool comm_ranks_share_gpu(const Comm *c, Backend *bk)
@@ -125,7 +125,7 @@ bool comm_ranks_share_gpu(const Comm *c, Backend *bk)
     char key[DEVICE_KEY], host[64];
     if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown");
     host[sizeof host - 1] = 0;
-    snprintf(key, sizeof key, "%s|%s", host, device);
+    snprintf(key, sizeof key, "%s|%.120s", host, backend_device_key(bk));
     char *all = xcalloc((size_t)c->size, DEVICE_KEY, "device keys");
     MPI_Allgather(key, DEVICE_KEY, MPI_CHAR, all, DEVICE_KEY, MPI_CHAR, MPI_COMM_WORLD);
     for (int r = 0; r < c->size && on_gpu; r++)
