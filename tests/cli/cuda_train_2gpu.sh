@@ -1,6 +1,7 @@
 # Two GPUs (an MPI build, mpirun and at least two GPUs): tests/cli/cuda_train.sh's recipe on 2
-# ranks of 25 images, gradients and BN sums on the GPUs with NCCL, against the same run on one
-# GPU at the first epoch's tolerance (the sums run in another order; tests/cli/loss_curves.inc).
+# ranks of 25 images, gradients (and, with --sync-bn, BN sums) on the GPUs with NCCL, with and
+# without --sync-bn, against the same run on one GPU at the first epoch's tolerance (the sums
+# run in another order; tests/cli/loss_curves.inc).
 # Skipped (exit 77, saying why) where the node cannot run it: a run that cannot happen is never
 # counted as passed.
 . tests/cli/lib.inc
@@ -16,9 +17,11 @@ recipe --device cuda >"$TMP/gpu" 2>&1 || { cat "$TMP/gpu"; fail "the 1-GPU run f
 loss_curve "$TMP/gpu" >"$TMP/gpu.loss"
 [ "$(wc -l <"$TMP/gpu.loss")" -eq 10 ] || { cat "$TMP/gpu"; fail "the 1-GPU run printed $(wc -l <"$TMP/gpu.loss") epochs, not 10"; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-mpirun --oversubscribe -np 2 "$BB" train --model resnet20 --data synthetic --train-subset 1000 --test-subset 100 \
-    --batch 50 --epochs 10 --lr 0.01 --momentum 0.9 --seed 3 --threads 2 --device cuda >"$TMP/nccl" 2>&1 ||
-    { cat "$TMP/nccl"; fail "the 2-GPU run failed"; }
-grep -q "sums on the devices" "$TMP/nccl" || { cat "$TMP/nccl"; fail "the 2-GPU run did not sum with NCCL"; }
-loss_curve "$TMP/nccl" >"$TMP/nccl.loss"
-compare_loss_curves "$TMP/gpu.loss" "$TMP/nccl.loss" "1 GPU" "2 GPUs" || fail "2 GPUs differ from 1 beyond the tolerance"
+for bn in "" --sync-bn; do
+    mpirun --oversubscribe -np 2 "$BB" train --model resnet20 --data synthetic --train-subset 1000 --test-subset 100 \
+        --batch 50 --epochs 10 --lr 0.01 --momentum 0.9 --seed 3 --threads 2 --device cuda $bn >"$TMP/nccl" 2>&1 ||
+        { cat "$TMP/nccl"; fail "the 2-GPU run failed ($bn)"; }
+    grep -q "sums on the devices" "$TMP/nccl" || { cat "$TMP/nccl"; fail "the 2-GPU run did not sum with NCCL ($bn)"; }
+    loss_curve "$TMP/nccl" >"$TMP/nccl.loss"
+    compare_loss_curves "$TMP/gpu.loss" "$TMP/nccl.loss" "1 GPU" "2 GPUs $bn" || fail "2 GPUs differ from 1 beyond the tolerance ($bn)"
+done
