@@ -1,8 +1,8 @@
 #!/bin/sh
 # make gpu-bundle, part 3: does the bundle run on a node that has none of Debian's libraries?
 # Here, in a private mount namespace, every library of Debian's that the bundle's programs and
-# Open MPI's plugins would load (the C library and C++ runtime aside) and Debian's whole Open MPI (its libraries, plugins, help texts,
-# configuration, mpirun and orted) are hidden behind /dev/null or an empty folder; then the
+# Open MPI's plugins would load (the C library and C++ runtime aside) and Debian's whole Open
+# MPI (its libraries, plugins, help texts, configuration, mpirun and orted) are hidden behind /dev/null or an empty folder; then the
 # bundle's bigbatch trains one LeNet step on the CPU alone and under the bundle's
 # `mpirun -np 2`, the way bench/gpu_runs.sh runs two ranks on one GPU. Says skipped, and
 # succeeds, where mount namespaces are not allowed (unshare -m).

@@ -5,8 +5,9 @@
 # OPAL_PREFIX and PMIX_PREFIX move: BUNDLE/mpi/env.inc sets them (and PATH) for a shell that
 # sources it after setting mpi_home to the folder's absolute path. The layout under BUNDLE/mpi
 # mirrors /usr's, as those prefixes expect. Only the shared-memory transports travel: plugins
-# that need InfiniBand, libfabric, UCX or PSM are left out (a one-node run uses none of them),
-# and their libraries with them.
+# that need InfiniBand, libfabric, UCX or PSM are left out (a one-node run uses none of them).
+# The libraries the rest need go to BUNDLE/lib with the binaries' (bench/gpu_bundle.sh, which
+# runs this first).
 #   bench/gpu_bundle_mpi.sh BUNDLE
 set -eu
 bundle=$1
@@ -24,24 +25,15 @@ ln -s orterun "$mpi/bin/mpirun"
 cp -r /usr/share/openmpi "$mpi/share/openmpi"
 cp -r "$pmix/lib/pmix" "$mpi/lib/$arch/pmix2/lib/pmix"
 [ -d "$pmix/share" ] && cp -r "$pmix/share" "$mpi/lib/$arch/pmix2/share"
-# the libraries a node lacks: the C library's and those of the left-out transports stay behind
-system='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|librt\.so|libpthread\.so|libresolv\.so)'
+# plugins that load these stay behind
 transports='^(libibverbs|librdmacm|libefa|libfabric|libpsm|libinfinipath|libuc[mpst]|libnl-|libmca_common_(verbs|ofi|ucx))'
 needs_transport() { ldd "$1" | awk '{print $1}' | grep -Eq "$transports"; }
-copy_libraries() {
-    ldd "$1" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | while read -r name path; do
-        echo "$name" | grep -Eq "$system" && continue
-        [ -f "$bundle/lib/$name" ] || cp -L "$path" "$bundle/lib/$name"
-    done
-}
 kept=0 left=0
 for plugin in "$ompi"/lib/openmpi3/*.so; do
     if needs_transport "$plugin"; then left=$((left + 1)); continue; fi
     cp "$plugin" "$mpi/lib/$arch/openmpi/lib/openmpi3/"
-    copy_libraries "$plugin"
     kept=$((kept + 1))
 done
-for exe in "$mpi/bin/orterun" "$mpi/bin/orted" "$mpi"/lib/$arch/pmix2/lib/pmix/*.so; do copy_libraries "$exe"; done
 # Debian's /etc/openmpi/openmpi-mca-params.conf does not travel (OPAL_SYSCONFDIR is not under the
 # prefix): the same settings as environment variables, less the transports left out anyway
 cat >"$mpi/env.inc" <<'EOF'
