@@ -23,6 +23,12 @@ void cuda_die(const char *file, int line, const char *call, const char *what)
 /* The most one convolution algorithm may ask for: cudnnFind* skips algorithms needing more. */
 static const size_t WORKSPACE_LIMIT = (size_t)1 << 30;
 
+void cuda_free_counted(CudaState *st, void *address, size_t bytes)
+{
+    CUDA_CHECK(cudaFree(address));
+    cuda_count_bytes(st, bytes, true);
+}
+
 void cuda_scratch_free(CudaState *st, void *address, size_t bytes)
 {
     if (!address) return;
@@ -35,8 +41,7 @@ void cuda_scratch_free(CudaState *st, void *address, size_t bytes)
         st->retired = r;
         return;
     }
-    CUDA_CHECK(cudaFree(address));
-    cuda_count_bytes(st, bytes, true);
+    cuda_free_counted(st, address, bytes);
 }
 
 void cuda_retired_free(CudaState *st)
@@ -45,8 +50,7 @@ void cuda_retired_free(CudaState *st)
     CUDA_CHECK(cudaStreamSynchronize(st->stream)); /* no replay still runs on them */
     while (st->retired) {
         CudaRetired *next = st->retired->next;
-        CUDA_CHECK(cudaFree(st->retired->address));
-        cuda_count_bytes(st, st->retired->bytes, true);
+        cuda_free_counted(st, st->retired->address, st->retired->bytes);
         free(st->retired);
         st->retired = next;
     }
@@ -106,8 +110,7 @@ void *cuda_buffer_alloc(Backend *bk, size_t bytes, size_t *block)
 
 void cuda_buffer_free(Backend *bk, void *address, size_t block)
 {
-    CUDA_CHECK(cudaFree(address)); /* waits for the device: nothing still uses it */
-    cuda_count_bytes(cuda_state(bk), block, true);
+    cuda_free_counted(cuda_state(bk), address, block);
 }
 
 void cuda_upload(Backend *bk, void *dev, const void *host, size_t bytes)

@@ -126,6 +126,9 @@ static inline unsigned cuda_blocks(size_t count)
 /* *buf holding at least `bytes` (*have of them now; `what` names it when memory runs out),
  * counted in held_bytes; a smaller one is freed first (cuda_scratch_free), its contents dropped. */
 void *cuda_buffer_grow(CudaState *st, void **buf, size_t *have, size_t bytes, const char *what);
+/* cudaFree (which waits for the device: nothing still uses it; NULL frees nothing), `bytes`
+ * uncounted from held_bytes. */
+void cuda_free_counted(CudaState *st, void *address, size_t bytes);
 /* Frees an outgrown scratch buffer of `bytes` (uncounting it), or keeps it in st->retired while a
  * graph is alive: a graph replays the addresses it was captured with. */
 void cuda_scratch_free(CudaState *st, void *address, size_t bytes);

@@ -61,8 +61,7 @@ static void build_table(CudaState *st, const BkParamList *pl)
 {
     const int n = pl->n;
     CUDA_CHECK(cudaStreamSynchronize(st->stream)); /* nothing in flight uses the old table */
-    if (st->optim_dev) CUDA_CHECK(cudaFree(st->optim_dev));
-    cuda_count_bytes(st, st->optim_bytes, true);
+    cuda_free_counted(st, st->optim_dev, st->optim_bytes);
     free(st->optim_host);
     st->optim_dev = NULL;
     st->optim_host = NULL;
