@@ -28,7 +28,8 @@
  * operations gets plans of the new one. Those copies are channels-last (NHWC, the filter
  * KRSC) where the plan's shape suits cuDNN's tensor-core kernels (layout_of), NCHW elsewhere:
  * the conversions transpose on the way in and back, so everything outside these functions
- * keeps fp32 NCHW. */
+ * keeps fp32 NCHW. A layer for which cuDNN offers no NHWC algorithm in some direction goes
+ * NCHW, with a warning (fall_back_to_nchw), rather than stopping the run. */
 #include <string.h>
 
 #include "cuda.h"
@@ -113,26 +114,34 @@ static void plan_describe(const ConvShape *s, int n, char *buf, size_t size)
              s->in_h, s->in_w, s->out_c, s->out_h, s->out_w, s->k_h, s->k_w, s->stride, s->pad, s->groups);
 }
 
-static CudaConvPlan *plan_create(const CudaState *st, const ConvShape *s, int n)
+/* The plan's descriptors in `format` (NHWC: x, y NHWC and the filter KRSC). */
+static void plan_set_descriptors(const CudaState *st, CudaConvPlan *p, cudnnTensorFormat_t format)
 {
-    CudaConvPlan *p = (CudaConvPlan *)xcalloc(1, sizeof *p, "convolution plan");
-    p->shape = *s;
-    p->n = n;
-    p->precision = st->precision;
-    p->format = layout_of(st, s);
+    const ConvShape *s = &p->shape;
+    const int n = p->n;
+    p->format = format;
     /* x, y and w in the products' type; the sums fp32 (the convolution's compute type) */
     const cudnnDataType_t type = cuda_low_precision(st) ? cuda_lowp_cudnn_type(st) : CUDNN_DATA_FLOAT;
-    CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->x));
-    CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->y));
-    CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->bias));
-    CUDNN_CHECK(cudnnCreateFilterDescriptor(&p->w));
-    CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&p->conv));
     CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->x, p->format, type, n, s->in_c, s->in_h, s->in_w));
     CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->y, p->format, type, n, s->out_c, s->out_h, s->out_w));
     /* fp32 only: bf16/fp16 add the bias in lowp.cu's kernels */
     CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->bias, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, s->out_c, 1, 1));
     /* weight [out_c, in_c/groups, k_h, k_w], as the CPU stores it (NHWC: its KRSC copy) */
     CUDNN_CHECK(cudnnSetFilter4dDescriptor(p->w, type, p->format, s->out_c, s->in_c / s->groups, s->k_h, s->k_w));
+}
+
+static CudaConvPlan *plan_create(const CudaState *st, const ConvShape *s, int n)
+{
+    CudaConvPlan *p = (CudaConvPlan *)xcalloc(1, sizeof *p, "convolution plan");
+    p->shape = *s;
+    p->n = n;
+    p->precision = st->precision;
+    CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->x));
+    CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->y));
+    CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->bias));
+    CUDNN_CHECK(cudnnCreateFilterDescriptor(&p->w));
+    CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&p->conv));
+    plan_set_descriptors(st, p, layout_of(st, s));
     /* cross-correlation (no kernel flip), as im2col + gemm computes */
     CUDNN_CHECK(cudnnSetConvolution2dDescriptor(p->conv, s->pad, s->pad, s->stride, s->stride, 1, 1,
                                                 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
@@ -232,7 +241,7 @@ static int inexact_in_fp32(const CudaConvPlan *p, int winograd_nonfused)
 
 /* Deterministic if cuDNN offers it (unless BIGBATCH_CUDNN_DETERMINISTIC=0 lets the ranking
  * alone decide, atomics-based algorithms included, as PyTorch's default does); else (warned)
- * any result that meets the rule. */
+ * any result that meets the rule; else -1 for an NHWC plan, and an NCHW one stops the run. */
 template <typename Perf>
 static int pick_preferring_determinism(const CudaState *st, const CudaConvPlan *p, const char *direction,
                                        const Perf *perf, int count, int excluded, int winograd_nonfused)
@@ -242,7 +251,10 @@ static int pick_preferring_determinism(const CudaState *st, const CudaConvPlan *
     int i = pick(perf, count, &rule, excluded, st->cudnn_deterministic);
     if (i < 0) {
         i = pick(perf, count, &rule, excluded, 0);
-        if (i < 0) no_algorithm(p, direction, rule.limit);
+        if (i < 0) {
+            if (nhwc(p)) return -1; /* the caller tries the layer in NCHW (fall_back_to_nchw) */
+            no_algorithm(p, direction, rule.limit);
+        }
         nondeterministic_warning(p, direction);
     }
     if (st->cudnn_verbose) {
@@ -255,67 +267,114 @@ static int pick_preferring_determinism(const CudaState *st, const CudaConvPlan *
 }
 
 /* cuDNN's ranking of the algorithms of one direction: measured (cudnnFind*) or heuristic
- * (cudnnGet*_v7); both fill the same perf records. */
-static void find_forward(CudaState *st, CudaConvPlan *p)
+ * (cudnnGet*_v7); both fill the same perf records. False when an NHWC plan gets none it can use
+ * (the ranking call itself refused, or no record passed the rule). */
+static bool ranked(const CudaConvPlan *p, cudnnStatus_t status)
+{
+    if (status == CUDNN_STATUS_SUCCESS) return true;
+    if (!nhwc(p)) CUDNN_CHECK(status); /* stops the run, naming cuDNN's error */
+    return false;
+}
+
+static bool find_forward(CudaState *st, CudaConvPlan *p)
 {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int count = 0;
     set_math(p, math_of(p->precision)); /* a run may have left its record's */
-    if (st->cudnn_find)
-        CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(st->cudnn, p->x, p->w, p->conv, p->y,
-                                                         CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf));
-    else
-        CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(st->cudnn, p->x, p->w, p->conv, p->y,
-                                                           CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf));
+    const cudnnStatus_t status =
+        st->cudnn_find ? cudnnFindConvolutionForwardAlgorithm(st->cudnn, p->x, p->w, p->conv, p->y,
+                                                              CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf)
+                       : cudnnGetConvolutionForwardAlgorithm_v7(st->cudnn, p->x, p->w, p->conv, p->y,
+                                                                CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf);
+    if (!ranked(p, status)) return false;
     int i = pick_preferring_determinism(st, p, "forward", perf, count, -1,
                                         (int)CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED);
+    if (i < 0) return false;
     p->fwd = perf[i].algo;
     p->fwd_bytes = perf[i].memory;
     p->fwd_math = perf[i].mathType;
     p->have_fwd = 1;
+    return true;
 }
 
-static void find_backward_data(CudaState *st, CudaConvPlan *p)
+static bool find_backward_data(CudaState *st, CudaConvPlan *p)
 {
     cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
     int count = 0;
     set_math(p, math_of(p->precision)); /* a run may have left its record's */
-    if (st->cudnn_find)
-        CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(st->cudnn, p->w, p->y, p->conv, p->x,
-                                                              CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, perf));
-    else
-        CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(st->cudnn, p->w, p->y, p->conv, p->x,
-                                                                CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count,
-                                                                perf));
+    const cudnnStatus_t status =
+        st->cudnn_find ? cudnnFindConvolutionBackwardDataAlgorithm(st->cudnn, p->w, p->y, p->conv, p->x,
+                                                                   CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, perf)
+                       : cudnnGetConvolutionBackwardDataAlgorithm_v7(st->cudnn, p->w, p->y, p->conv, p->x,
+                                                                     CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count,
+                                                                     perf);
+    if (!ranked(p, status)) return false;
     int i = pick_preferring_determinism(st, p, "backward data", perf, count,
                                         (int)CUDNN_CONVOLUTION_BWD_DATA_ALGO_0,
                                         (int)CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED);
+    if (i < 0) return false;
     p->bwd_data = perf[i].algo;
     p->bwd_data_bytes = perf[i].memory;
     p->bwd_data_math = perf[i].mathType;
     p->have_bwd_data = 1;
+    return true;
 }
 
-static void find_backward_filter(CudaState *st, CudaConvPlan *p)
+static bool find_backward_filter(CudaState *st, CudaConvPlan *p)
 {
     cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
     int count = 0;
     set_math(p, math_of(p->precision)); /* a run may have left its record's */
-    if (st->cudnn_find)
-        CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(st->cudnn, p->x, p->y, p->conv, p->w,
-                                                                CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count,
-                                                                perf));
-    else
-        CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(st->cudnn, p->x, p->y, p->conv, p->w,
-                                                                  CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count,
-                                                                  perf));
+    const cudnnStatus_t status =
+        st->cudnn_find ? cudnnFindConvolutionBackwardFilterAlgorithm(st->cudnn, p->x, p->y, p->conv, p->w,
+                                                                     CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count,
+                                                                     perf)
+                       : cudnnGetConvolutionBackwardFilterAlgorithm_v7(st->cudnn, p->x, p->y, p->conv, p->w,
+                                                                       CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+                                                                       &count, perf);
+    if (!ranked(p, status)) return false;
     int i = pick_preferring_determinism(st, p, "backward filter", perf, count,
                                         (int)CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0,
                                         (int)CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED);
+    if (i < 0) return false;
     p->bwd_filter = perf[i].algo;
     p->bwd_filter_bytes = perf[i].memory;
     p->bwd_filter_math = perf[i].mathType;
     p->have_bwd_filter = 1;
+    return true;
+}
+
+/* An NHWC plan that cuDNN cannot run in some direction (grouped NHWC in bf16/fp16 has not run
+ * here; cuDNN pads odd channel counts itself only for NCHW data) runs the layer in NCHW from then
+ * on, every direction chosen again for it: slower, said once on stderr, never a stopped run.
+ * Its copies are laid out by the plan's format, so this is settled before any is made. */
+static void fall_back_to_nchw(CudaState *st, CudaConvPlan *p, const char *direction)
+{
+    char what[256];
+    plan_describe(&p->shape, p->n, what, sizeof what);
+    fprintf(stderr, "bigbatch: warning: cuDNN offers no %s NHWC %s algorithm for convolution %s; "
+                    "the layer runs NCHW\n", precision_name(p->precision), direction, what);
+    plan_set_descriptors(st, p, CUDNN_TENSOR_NCHW);
+    p->have_fwd = p->have_bwd_data = p->have_bwd_filter = 0;
+}
+
+/* The algorithms a call needs, found on first use (forward, or backward's filter and, with
+ * dx, data), falling back to NCHW where an NHWC plan has none. */
+static void ensure_forward(CudaState *st, CudaConvPlan *p)
+{
+    if (p->have_fwd || find_forward(st, p)) return;
+    fall_back_to_nchw(st, p, "forward");
+    if (!find_forward(st, p)) no_algorithm(p, "forward", st->workspace_limit);
+}
+
+static void ensure_backward(CudaState *st, CudaConvPlan *p, bool data)
+{
+    bool ok = (p->have_bwd_filter || find_backward_filter(st, p)) &&
+              (!data || p->have_bwd_data || find_backward_data(st, p));
+    if (ok) return;
+    fall_back_to_nchw(st, p, p->have_bwd_filter ? "backward data" : "backward filter");
+    if (!find_backward_filter(st, p)) no_algorithm(p, "backward filter", st->workspace_limit);
+    if (data && !find_backward_data(st, p)) no_algorithm(p, "backward data", st->workspace_limit);
 }
 
 /* Whether a layer goes to cuBLAS (conv_pointwise.cu) rather than to cuDNN. */
@@ -344,11 +403,11 @@ static void forward_lowp(Backend *bk, CudaConvPlan *p, const real *x, const real
     const size_t nx = dims_count(x_dims(p)), nw = dims_count(w_dims(p)), ny = dims_count(y_dims(p));
     const size_t bytes[3] = {nx * LOWP_BYTES, nw * LOWP_BYTES, ny * LOWP_BYTES};
     void *part[3]; /* x, w, y */
+    ensure_forward(st, p); /* first: it settles the copies' layout */
     cuda_lowp_parts(bk, 3, bytes, part);
     cuda_lowp_convert_layout(bk, x_dims(p), nhwc(p), x, part[0]);
     cuda_lowp_convert_layout(bk, w_dims(p), nhwc(p), w, part[1]);
     if (b) cuda_lowp_fill_bias(bk, ny, p->shape.out_c, bias_plane(p), b, part[2], true);
-    if (!p->have_fwd) find_forward(st, p);
     void *ws = cuda_workspace(bk, p->fwd_bytes);
     set_math(p, p->fwd_math);
     CUDNN_CHECK(cudnnConvolutionForward(st->cudnn, &ONE, p->x, part[0], p->w, part[1], p->conv, p->fwd, ws,
@@ -367,12 +426,11 @@ static void backward_lowp(Backend *bk, CudaConvPlan *p, const real *x, const rea
     const size_t bytes[5] = {nx * LOWP_BYTES, dx ? nw * LOWP_BYTES : 0, ny * LOWP_BYTES, dx ? nx * LOWP_BYTES : 0,
                              nw * LOWP_BYTES};
     void *part[5]; /* x, w, dy, dx, dw */
+    ensure_backward(st, p, dx != NULL); /* first: it settles the copies' layout */
     cuda_lowp_parts(bk, 5, bytes, part);
     cuda_lowp_convert_layout(bk, x_dims(p), nhwc(p), x, part[0]);
     if (dx) cuda_lowp_convert_layout(bk, w_dims(p), nhwc(p), w, part[1]);
     cuda_lowp_convert_layout(bk, y_dims(p), nhwc(p), dy, part[2]);
-    if (!p->have_bwd_filter) find_backward_filter(st, p);
-    if (dx && !p->have_bwd_data) find_backward_data(st, p);
 
     void *ws = cuda_workspace(bk, p->bwd_filter_bytes);
     set_math(p, p->bwd_filter_math);
@@ -404,7 +462,7 @@ void cuda_conv2d_forward(Backend *bk, const ConvShape *s, int n, const real *x, 
     if (goes_to_cublas(st, s)) {
         cuda_conv_pointwise_forward(bk, s, n, x, w, y);
     } else {
-        if (!p->have_fwd) find_forward(st, p);
+        ensure_forward(st, p);
         void *ws = cuda_workspace(bk, p->fwd_bytes);
         set_math(p, p->fwd_math);
         CUDNN_CHECK(cudnnConvolutionForward(st->cudnn, &ONE, p->x, x, p->w, w, p->conv, p->fwd, ws, p->fwd_bytes,
@@ -431,8 +489,7 @@ void cuda_conv2d_backward(Backend *bk, const ConvShape *s, int n, const real *x,
         if (db) CUDNN_CHECK(cudnnConvolutionBackwardBias(st->cudnn, &ONE, p->y, dy, &ONE, p->bias, db));
         return;
     }
-    if (!p->have_bwd_filter) find_backward_filter(st, p);
-    if (dx && !p->have_bwd_data) find_backward_data(st, p);
+    ensure_backward(st, p, dx != NULL);
 
     void *ws = cuda_workspace(bk, p->bwd_filter_bytes);
     set_math(p, p->bwd_filter_math);
