@@ -6,7 +6,8 @@
  * every shape the models use, forward and backward, and errors do not compound. Then every
  * optimizer and LARS/LARC preset takes two steps on both; in bf16 and fp16 the products
  * (convolutions, plain, 1x1, strided and grouped, and fully connected layers) are compared with
- * the CPU's emulation of the same precision, and a small net trains a few steps on each; the
+ * the CPU's emulation of the same precision, and a small net trains a few steps on each; fp16
+ * products that overflow give inf where the CPU's do (the loss scaler's signal); the
  * vector operations,
  * dropout masks and the normalization of a batch's pixels (uploaded from page-locked memory,
  * as the batch loader does) are compared.
@@ -925,3 +926,165 @@ static int check_sync_bn(Backend *ref_bk, Backend *dev_bk)
 
 Test(backend_ops, synchronized_batch_norm_of_one_rank) { on_device(check_sync_bn, "sync-bn"); }
 Test(backend_ops_harness, synchronized_batch_norm_of_one_rank) { on_cpu_threads(check_sync_bn, "sync-bn"); }
+
+/* ---- fp16 overflow ----
+ * fp16's loss scaler halves the scale when a gradient overflows, which it sees as an inf
+ * (engine/optim/loss_scale.h): a product whose fp16 result passes 65504 must give inf, as the
+ * CPU's emulation rounds (round_lowp.h), not saturate at 65504, which the scaler would take for
+ * a finite gradient. Inputs of about 100 make each product's sums' spread about 40,000, so
+ * about a tenth of every output overflows and the rest stays finite: both backends must put
+ * infs of the same sign at the same places and agree elsewhere as check_in_precision's products
+ * do. Each of the three ways a product runs on CUDA: cuDNN NHWC (16 -> 16 channels), cuDNN
+ * NCHW (3 input channels), cuBLAS (a 1x1 convolution and a fully connected layer). */
+typedef struct {
+    size_t count, overflowed, misplaced;
+    double worst; /* max |got - want| over the finite values, relative to the largest finite want */
+} OverflowCheck;
+
+static OverflowCheck compare_overflow(const Tensor *want_t, const Tensor *got_t)
+{
+    real *want = tensor_to_host(want_t), *got = tensor_to_host(got_t);
+    OverflowCheck c = {tensor_count(want_t), 0, 0, 0};
+    double largest = 0, worst = 0;
+    for (size_t i = 0; i < c.count; i++) {
+        const bool inf_want = isinf(want[i]), inf_got = isinf(got[i]);
+        c.overflowed += inf_want;
+        if (inf_want != inf_got || (inf_want && signbit(want[i]) != signbit(got[i])) || isnan(got[i])) c.misplaced++;
+        else if (!inf_want) {
+            largest = fmax(largest, fabs((double)want[i]));
+            worst = fmax(worst, fabs((double)got[i] - (double)want[i]));
+        }
+    }
+    c.worst = largest > 0 ? worst / largest : worst;
+    free(want);
+    free(got);
+    return c;
+}
+
+/* want_mix: the inputs were scaled for this tensor to overflow in part (a bias gradient, a
+ * sum of dy alone, is not: it is compared, finite, all the same). */
+static void report_overflow(Report *r, const char *layer, const Tensor *want, const Tensor *got, bool want_mix)
+{
+    const OverflowCheck c = compare_overflow(want, got);
+    const bool mixed = c.overflowed > 0 && c.overflowed < c.count;
+    const bool ok = c.misplaced == 0 && c.worst <= r->tol.products && (mixed || !want_mix);
+    r->checks++;
+    r->failures += !ok;
+    printf("%-18s %-24s %zu of %zu inf, %zu misplaced, finite within %.3g (%.0e)%s %s\n", r->model, layer,
+           c.overflowed, c.count, c.misplaced, c.worst, r->tol.products,
+           mixed || !want_mix ? "" : " (not a mix: inputs too small or large)",
+           ok ? "ok" : "FAIL");
+}
+
+/* Uniform values in [-a, a), the same on both backends. */
+static void upload_scaled(Tensor *on_ref, Tensor *on_dev, unsigned seed, double a)
+{
+    size_t n = tensor_count(on_ref);
+    real *h = malloc(n * sizeof *h);
+    cr_assert(h);
+    random_fill(h, n, seed);
+    for (size_t i = 0; i < n; i++) h[i] = (real)(h[i] * a);
+    tensor_upload(on_ref, h);
+    tensor_upload(on_dev, h);
+    free(h);
+}
+
+/* The scale of inputs whose sums of `terms` products spread about 40,000 (an fp16 sum's sd is
+ * sqrt(terms) * a^2 / 3 for x and w uniform in [-a, a)). */
+static double overflowing_scale(int terms) { return sqrt(1.2e5 / sqrt((double)terms)); }
+
+typedef struct {
+    Tensor x, w, b, y, dy, dx, dw, db;
+} ProductTensors;
+
+static void product_alloc(ProductTensors *t, Backend *bk, size_t nx, size_t nw, int out_c, size_t ny)
+{
+    tensor_alloc(&t->x, bk, 1, 1, 1, (int)nx);
+    tensor_alloc(&t->w, bk, 1, 1, 1, (int)nw);
+    tensor_alloc(&t->b, bk, 1, 1, 1, out_c);
+    tensor_alloc(&t->y, bk, 1, 1, 1, (int)ny);
+    tensor_alloc(&t->dy, bk, 1, 1, 1, (int)ny);
+    tensor_alloc(&t->dx, bk, 1, 1, 1, (int)nx);
+    tensor_alloc(&t->dw, bk, 1, 1, 1, (int)nw);
+    tensor_alloc(&t->db, bk, 1, 1, 1, out_c);
+}
+
+static void product_free(ProductTensors *t)
+{
+    Tensor *all[] = {&t->x, &t->w, &t->b, &t->y, &t->dy, &t->dx, &t->dw, &t->db};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tensor_free(all[i]);
+}
+
+static void product_report(Report *r, const char *layer, ProductTensors *ref, ProductTensors *dev)
+{
+    char name[64];
+    const char *what[] = {"y", "dx", "dw", "db"};
+    Tensor *want[] = {&ref->y, &ref->dx, &ref->dw, &ref->db}, *got[] = {&dev->y, &dev->dx, &dev->dw, &dev->db};
+    for (int k = 0; k < 4; k++) {
+        snprintf(name, sizeof name, "%s %s", layer, what[k]);
+        report_overflow(r, name, want[k], got[k], k < 3);
+    }
+}
+
+static void check_conv_overflow(Report *r, Backend *bks[2], const char *layer, ConvShape s, int n)
+{
+    const size_t nx = (size_t)n * s.in_c * s.in_h * s.in_w, ny = (size_t)n * s.out_c * s.out_h * s.out_w;
+    const size_t nw = (size_t)s.out_c * (s.in_c / s.groups) * s.k_h * s.k_w;
+    ProductTensors t[2];
+    for (int k = 0; k < 2; k++) {
+        product_alloc(&t[k], bks[k], nx, nw, s.out_c, ny);
+        backend_reserve(bks[k], conv_workspace(&s, nw, n));
+    }
+    const double a = overflowing_scale((s.in_c / s.groups) * s.k_h * s.k_w);
+    upload_scaled(&t[0].x, &t[1].x, 41, a);
+    upload_scaled(&t[0].w, &t[1].w, 42, a);
+    upload_scaled(&t[0].b, &t[1].b, 43, a);
+    upload_scaled(&t[0].dy, &t[1].dy, 44, a);
+    for (int k = 0; k < 2; k++) {
+        bk_conv2d_forward(bks[k], &s, n, t[k].x.data, t[k].w.data, t[k].b.data, t[k].y.data);
+        bk_conv2d_backward(bks[k], &s, n, t[k].x.data, t[k].w.data, t[k].dy.data, t[k].dx.data, false, t[k].dw.data,
+                           t[k].db.data);
+    }
+    product_report(r, layer, &t[0], &t[1]);
+    for (int k = 0; k < 2; k++) product_free(&t[k]);
+}
+
+static void check_linear_overflow(Report *r, Backend *bks[2], int n, int in, int out)
+{
+    ProductTensors t[2];
+    for (int k = 0; k < 2; k++) product_alloc(&t[k], bks[k], (size_t)n * in, (size_t)in * out, out, (size_t)n * out);
+    const double a = overflowing_scale(in);
+    upload_scaled(&t[0].x, &t[1].x, 51, a);
+    upload_scaled(&t[0].w, &t[1].w, 52, a);
+    upload_scaled(&t[0].b, &t[1].b, 53, a);
+    upload_scaled(&t[0].dy, &t[1].dy, 54, a);
+    for (int k = 0; k < 2; k++) {
+        bk_linear_forward(bks[k], n, in, out, t[k].x.data, t[k].w.data, t[k].b.data, t[k].y.data);
+        bk_linear_backward(bks[k], n, in, out, t[k].x.data, t[k].w.data, t[k].dy.data, t[k].dx.data, t[k].dw.data,
+                           t[k].db.data);
+    }
+    product_report(r, "fc 64->64", &t[0], &t[1]);
+    for (int k = 0; k < 2; k++) product_free(&t[k]);
+}
+
+static int check_fp16_overflow(Backend *ref_bk, Backend *dev_bk)
+{
+    Error err = {{0}};
+    if (backend_set_precision(ref_bk, "fp16", &err) != 0 || backend_set_precision(dev_bk, "fp16", &err) != 0) {
+        printf("FAIL: %s\n", err.msg);
+        return 1;
+    }
+    Report r = {"fp16-overflow", 0, 0, 0, {1, LOWP_PRODUCT_ULPS * 0x1p-11, 0x1p-24}};
+    Backend *bks[2] = {ref_bk, dev_bk};
+    /* in_c, h, w, out_c, oh, ow, kh, kw, stride, pad, groups */
+    check_conv_overflow(&r, bks, "conv 16->16 (NHWC)", (ConvShape){16, 6, 6, 16, 6, 6, 3, 3, 1, 1, 1}, 4);
+    check_conv_overflow(&r, bks, "conv 3->8 (NCHW)", (ConvShape){3, 6, 6, 8, 6, 6, 3, 3, 1, 1, 1}, 4);
+    check_conv_overflow(&r, bks, "conv 1x1 (cuBLAS)", (ConvShape){16, 6, 6, 16, 6, 6, 1, 1, 1, 0, 1}, 4);
+    check_linear_overflow(&r, bks, 64, 64, 64); /* y, dx and dw: sums of 64 terms each */
+    backend_set_precision(ref_bk, "fp32", &err);
+    backend_set_precision(dev_bk, "fp32", &err);
+    return r.failures;
+}
+
+Test(backend_ops, fp16_products_overflow_to_inf) { on_device(check_fp16_overflow, "fp16 overflow"); }
+Test(backend_ops_harness, fp16_products_overflow_to_inf) { on_cpu_threads(check_fp16_overflow, "fp16 overflow"); }
