@@ -24,11 +24,12 @@
 #   4. a paper table as a sweep on the GPU: the proxy scale of experiments/alexnet-bn-lars.ini
 #      (Table 3: AlexNet-CIFAR and AlexNet-BN-CIFAR with LARS at batch 20 to 1280; seed 1 of each
 #      of the 10 cells, 4 runs side by side on the one GPU) through `bigbatch verify --device cuda`
-#      against the CPU's archive: each cell's GPU run beside the archived seeds (3 a cell from
-#      batch 160 up, 1 at batch 20), within their range widened by their standard deviation, at
-#      least 0.02 (--spread 0.02: the 95% upper bound of one cell's sd from 3 seeds,
-#      bench/results/2026-12-07-alexnet-bn-lars-seed-spread.txt; the cells' sds run from 0.005
-#      to 0.038: bench/results/2026-12-07-alexnet-bn-lars-seeds.txt), and its time
+#      against the CPU's archive: each cell's GPU run beside the archived seeds (3 a cell),
+#      within their range widened by their standard deviation, at least 0.02 (--spread 0.02: the
+#      95% upper bound of one cell's sd from 3 seeds,
+#      bench/results/2026-12-07-alexnet-bn-lars-seed-spread.txt; the cells' sds run from 0.003
+#      to 0.038: bench/results/2026-12-07-alexnet-bn-lars-seeds.txt and, for batch 20,
+#      bench/results/2026-12-08-alexnet-bn-lars-seeds-batch20.txt), and its time
 #   5. the sweep's throughput at --workers 1, 2 and 4 on the one GPU: the smoke scale of the
 #      same file, 4 seeds a cell (8 runs), runs per minute at each W
 #   6. batch 32K on one GPU: ResNet-50 at global batch 32,768 in micro-batches of 256 (the
