@@ -342,8 +342,9 @@ static int load_data(Run *r, const TrainConfig *cfg, const ModelInfo *info, Erro
     dopt.synth_h = info->in_h;
     dopt.synth_w = info->in_w;
     dopt.synth_classes = info->classes > 100 ? 100 : info->classes;
-    if (info->in_h > 64) { /* full-size nets: a small synthetic set, enough for a few steps */
-        dopt.synth_train = 256;
+    if (info->in_h > 64) { /* full-size nets: a small synthetic set, enough for a few steps, */
+        /* or the --train-subset asked for (a batch above 256 needs that many images) */
+        dopt.synth_train = cfg->train_subset > 256 ? cfg->train_subset : 256;
         dopt.synth_test = 64;
     }
     if (dataset_load(&dopt, &r->ds, err) != 0) return -1;
