@@ -7,7 +7,7 @@
 # or as PyTorch's wheels). The C++ runtime goes to lib/fallback, used only where the node has
 # none (a newer one must win: cuDNN is linked against it). Open MPI's runtime goes to mpi/
 # (bench/gpu_bundle_mpi.sh). The folder travels as BUNDLE.tar.xz, at most 16 MiB (about 13),
-# since a device run carries 64 MiB in all, the tree (26) and a data set (at most 19) with it.
+# since a device run carries 64 MiB in all, the tree (29) and a data set (at most 19) with it.
 #   bench/gpu_bundle.sh BUNDLE BIGBATCH TEST_BACKEND_OPS
 set -eu
 bundle=$1; shift

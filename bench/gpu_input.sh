@@ -10,9 +10,9 @@
 # packs them at `bigbatch data pack`'s default --max-side 256 into data/gpu-input/ (ignored by
 # git): train.bbjpeg 16.7 MiB and val.bbjpeg 0.8 MiB, each image as a packed ImageNet's are (the
 # same sides, the same quality). The store travels rather than being made on the node, which may
-# lack PIL. What a device run carries is 64 MiB in all: on 2026-12-07 the working tree (26.5 MiB
+# lack PIL. What a device run carries is 64 MiB in all: on 2026-12-08 the working tree (29.2 MiB
 # tracked), build/gpu-bundle.tar.xz (13 MiB, with Open MPI's runtime) and the store (17.5 MiB)
-# made 57 MiB; 1,024 images would not fit. --prepare prints the sum. The run, with the device tool:
+# made 60 MiB; 1,024 images would not fit. --prepare prints the sum. The run, with the device tool:
 #
 #   command:   bench/gpu_input.sh "$OUT"
 #   carry:     ["build/gpu-bundle.tar.xz", "data/gpu-input"]
@@ -52,15 +52,9 @@ if [ "${1:-}" = --prepare ]; then
         mkdir -p "$store" && "$BB" data pack --data-root "$jpegs" --out "$store" --quiet || exit 1
     fi
     "$BB" data check "$store/train.bbjpeg" || exit 1
-    tree=$(git ls-files -z | du -cb --files0-from=- | tail -n 1 | cut -f1)
-    bundle=$(stat -c %s build/gpu-bundle.tar.xz 2>/dev/null || echo 0)
-    [ "$bundle" -gt 0 ] || echo "no build/gpu-bundle.tar.xz yet: make gpu-bundle"
-    data=$(du -cb "$store" | tail -n 1 | cut -f1)
-    awk -v t="$tree" -v b="$bundle" -v d="$data" 'BEGIN {
-        m = 1048576; s = t + b + d
-        printf "carried: tree %.1f MiB + bundle %.1f MiB + store %.1f MiB = %.1f MiB of 64\n", t / m, b / m, d / m, s / m
-        exit s > 64 * m }' || { echo "over the 64 MiB a device run carries" >&2; exit 1; }
-    exit 0
+    . bench/gpu_carried.inc
+    carried_within_64 store "$store"
+    exit
 fi
 
 out=${1:?usage: bench/gpu_input.sh OUTDIR (bench/gpu_input.sh --prepare first, on the CPU machine)}

@@ -3,8 +3,8 @@
 # working tree that carries build/gpu-bundle.tar.xz (make gpu-bundle) and the CIFAR-10 JPEG
 # fixture, in at most 8 minutes (the paper table's steps, 4-6, in 5). The fixture sits beside the
 # checkout (tests/cli/lib.inc), where a device run does not look, so --prepare copies it into
-# data/ (ignored by git; 18.5 MiB, with the tracked tree's 26.5 MiB and the bundle's 13 about 58
-# of the 64 MiB a run may carry):
+# data/ (ignored by git; 18.5 MiB, with the tracked tree's 29.2 MiB and the bundle's 13 about 61
+# of the 64 MiB a run may carry; --prepare prints the sum):
 #
 #   here, once:   make gpu-bundle && bench/gpu_runs.sh --prepare
 #   command:      bench/gpu_runs.sh "$OUT"
@@ -51,8 +51,9 @@ carried=data/cifar10-jpeg.tar.gz
 if [ "${1:-}" = --prepare ]; then
     (. tests/cli/lib.inc && need_cifar10 >/dev/null && mkdir -p data && cp "$TAR" "$carried") ||
         { echo "--prepare: no CIFAR-10 fixture to copy (tests/cli/lib.inc's need_cifar10)" >&2; exit 1; }
-    echo "$carried: $(du -m "$carried" | cut -f1) MiB"
-    exit 0
+    . bench/gpu_carried.inc
+    carried_within_64 CIFAR-10 "$carried"
+    exit
 fi
 out=${1:?usage: bench/gpu_runs.sh --prepare | OUTDIR}
 mkdir -p "$out"

@@ -241,7 +241,8 @@ static const Flag FLAGS[] = {
      "flip; rrc (packed stores): torchvision's RandomResizedCrop + flip\n"
      "[on for cifar10 and imagefolder]",
      NULL, .set = set_augment},
-    {"train-subset", "N", "use N training images spread evenly over the set [all]", NULL,
+    {"train-subset", "N", "use N training images spread evenly over the set [all]; synthetic\n"
+                          "data for a full-size net draws max(N, 256) images", NULL,
      INT(CFG(train_subset), 1)},
     {"test-subset", "N", "use N test images spread evenly over the set [all]", NULL, INT(CFG(test_subset), 1)},
 
