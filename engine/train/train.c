@@ -31,7 +31,7 @@ void train_config_defaults(TrainConfig *cfg)
     cfg->data = "fashion-mnist";
     cfg->epochs = 1;
     cfg->batch = 128;
-    cfg->eval_batch = 0; /* min(batch, 500): evaluation never needs more memory than training */
+    cfg->eval_batch = 0; /* min(micro-batch or batch, 500): evaluation never needs more memory than training */
     cfg->lr = 0.01;
     schedule_defaults(&cfg->sched);
     cfg->lr_scaling = LR_SCALING_NONE;
@@ -856,7 +856,10 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
 {
     memset(res, 0, sizeof *res);
     TrainConfig resolved = *cfg;
-    if (resolved.eval_batch == 0) resolved.eval_batch = cfg->batch < 500 ? cfg->batch : 500;
+    if (resolved.eval_batch == 0) { /* at most one training pass's images: the net is planned for no more */
+        const int pass = cfg->micro_batch > 0 ? cfg->micro_batch : cfg->batch;
+        resolved.eval_batch = pass < 500 ? pass : 500;
+    }
     resolved.sched.base_lr = lr_scale_rule(cfg->lr, cfg->lr_scaling, cfg->batch, cfg->base_batch);
     Run r;
     int status = run_setup(&r, &resolved, obs, err);
