@@ -582,6 +582,16 @@ static int run_setup(Run *r, const TrainConfig *cfg, Observer *obs, Error *err)
     return 0;
 }
 
+/* How several ranks' sums travel, for the first line; nothing for CPU ranks (MPI on the host). */
+static const char *sums_path(const Run *r)
+{
+    if (r->device_sum) return " (sums on the devices)";
+    if (r->shared_gpu) return " (ranks share a GPU: sums through MPI from page-locked host memory)";
+    if (!strncmp(backend_device_name(r->bk), "cuda", 4))
+        return " (NCCL unavailable, said on stderr: sums through MPI from host memory)";
+    return "";
+}
+
 /* The summary line to the observer; the clock starts. */
 static void run_announce(Run *r)
 {
@@ -590,8 +600,7 @@ static void run_announce(Run *r)
     char ranks[160] = "";
     if (r->comm->size > 1)
         snprintf(ranks, sizeof ranks, " x %d ranks of %d images%s", r->comm->size, cfg->batch / r->comm->size,
-                 r->device_sum ? " (sums on the devices)"
-                 : r->shared_gpu ? " (ranks share a GPU: sums through MPI from page-locked host memory)" : "");
+                 sums_path(r));
     snprintf(summary, sizeof summary, "%s on %s: %d train / %d test images, %zu parameters, %s, %d threads%s%s",
              cfg->model, cfg->data, r->ds.train.count, r->ds.test.count, r->net->n_weights, REAL_NAME,
              cfg->threads, ranks,
