@@ -12,7 +12,8 @@ matmul), as bigbatch computes. --precision bf16: automatic mixed precision, forw
 under torch.autocast(dtype=torch.bfloat16) (FP32 master weights and optimizer, as bigbatch's
 --precision bf16; no loss scaling, which bf16 does not need). --channels-last: the model and
 the batch in NHWC memory format, which cuDNN's tensor-core kernels prefer (PyTorch's
-recommended pairing with AMP; bigbatch is NCHW throughout). --repeats R: R timed rounds of
+recommended pairing with AMP; bigbatch keeps fp32 NCHW activations between layers and makes
+NHWC bf16 copies inside its convolutions). --repeats R: R timed rounds of
 --steps steps, img_s the median round's (rounds= lists them), so one process start and one
 algorithm search give a median. torchvision's alexnet is the one-tower variant (61.1 M
 parameters; bigbatch's is BVLC's grouped AlexNet, 61.0 M); resnet50 is the same network.
