@@ -28,8 +28,9 @@
 #      GPU_CHECK_MODELS="resnet50:256" (model:batch, spaces between) narrows steps 4, 5 and 7
 #   5. mixed precision: bigbatch bench --precision bf16, three runs, beside PyTorch's AMP
 #      (autocast bf16) with channels_last, three timed rounds in one process; the medians'
-#      img/s and their ratio (ours / PyTorch's). PyTorch's NHWC tensor-core kernels against our
-#      NCHW ones with conversions around each product: the ratio says what that costs. Then
+#      img/s and their ratio (ours / PyTorch's). PyTorch holds bf16 NHWC activations; ours stay
+#      fp32 NCHW between layers, converted to bf16 (NHWC where channels allow) around each
+#      product: the ratio says what that costs. Then
 #      ResNet-50 bf16 once more with --cuda-graph on (each pass replayed from a CUDA graph,
 #      never run on a GPU before) and its ratio to the median without.
 #   6. the GPU memory each model needs: peak_device_mb of every model at two batch sizes.
