@@ -436,7 +436,7 @@ static int bench_model(const BenchConfig *cfg)
     double conv_gflops = conv_seconds > 0 ? conv_flops / conv_seconds / 1e9 : 0;
     double conv_fraction = prof_elapsed > 0 ? conv_seconds / prof_elapsed : 0;
     printf("model=%s batch=%d threads=%d", cfg->model, cfg->batch, cfg->threads);
-    const bool cpu = strncmp(backend_name(bk), "cpu", 3) == 0; /* a GPU splits no steps by threads */
+    const bool cpu = !backend_on_gpu(bk); /* a GPU splits no steps by threads */
     if (cpu && cfg->threads > 1) printf(" split=%s", replicas ? "images" : "layers");
     printf(" img_s=%.1f ms_per_step=%.3f peak_rss_mb=%.1f conv_gflops=%.2f conv_fraction=%.3f", img_s,
            1e3 * elapsed / cfg->steps, peak_rss_mb(), conv_gflops, conv_fraction);

@@ -141,6 +141,8 @@ const char *backend_device_name(const Backend *bk)
     return bk->ops->device_name ? bk->ops->device_name(bk) : bk->ops->name;
 }
 
+bool backend_on_gpu(const Backend *bk) { return strncmp(backend_device_name(bk), "cuda", 4) == 0; }
+
 const char *backend_device_key(const Backend *bk)
 {
     return bk->ops->device_key ? bk->ops->device_key(bk) : backend_device_name(bk);

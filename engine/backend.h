@@ -82,6 +82,8 @@ bool backend_precision_scales_loss(const char *precision);
 const char *backend_name(const Backend *bk);
 /* What the backend runs on, as recorded with a run: "cpu", or the GPU's name. */
 const char *backend_device_name(const Backend *bk);
+/* Whether that is a GPU (a "cuda" device), not the host's cores. */
+bool backend_on_gpu(const Backend *bk);
 /* Which physical device that is, the same string in every process on one host that uses it
  * (CUDA: its PCI bus id, whatever CUDA_VISIBLE_DEVICES numbers it); backend_device_name where
  * the backend has nothing finer. Ranks compare it to find those sharing a GPU. */

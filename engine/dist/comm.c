@@ -119,8 +119,8 @@ static void bcast_from_root(void *ctx, void *bytes, size_t n) { comm_bcast_bytes
 bool comm_ranks_share_gpu(const Comm *c, Backend *bk)
 {
     if (!c || c->size < 2) return false;
-    const char *device = backend_device_name(bk);
-    int on_gpu = strncmp(device, "cuda", 4) == 0, shared = 0;
+    const bool on_gpu = backend_on_gpu(bk);
+    int shared = 0;
 #ifndef BB_NO_MPI
     char key[DEVICE_KEY], host[64];
     if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown");

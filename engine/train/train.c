@@ -587,7 +587,7 @@ static const char *sums_path(const Run *r)
 {
     if (r->device_sum) return " (sums on the devices)";
     if (r->shared_gpu) return " (ranks share a GPU: sums through MPI from page-locked host memory)";
-    if (!strncmp(backend_device_name(r->bk), "cuda", 4))
+    if (backend_on_gpu(r->bk))
         return " (NCCL unavailable, said on stderr: sums through MPI from host memory)";
     return "";
 }
