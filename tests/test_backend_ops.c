@@ -554,21 +554,26 @@ static int check_training(Backend *ref_bk, Backend *dev_bk, double tol)
 
 /* Both backends in `precision` (u: its unit roundoff; step: its smallest subnormal): the
  * proxies' layers, the product shapes and a short training. */
-static int check_in_precision(Backend *ref_bk, Backend *dev_bk, const char *precision, double u, double step)
+/* Both backends in `precision`; false (said on a FAIL line) when either refuses it. */
+static bool both_in_precision(Backend *ref_bk, Backend *dev_bk, const char *precision)
 {
     Error err = {{0}};
-    if (backend_set_precision(ref_bk, precision, &err) != 0 || backend_set_precision(dev_bk, precision, &err) != 0) {
-        printf("FAIL: %s\n", err.msg);
-        return 1;
-    }
+    if (backend_set_precision(ref_bk, precision, &err) == 0 && backend_set_precision(dev_bk, precision, &err) == 0)
+        return true;
+    printf("FAIL: %s\n", err.msg);
+    return false;
+}
+
+static int check_in_precision(Backend *ref_bk, Backend *dev_bk, const char *precision, double u, double step)
+{
+    if (!both_in_precision(ref_bk, dev_bk, precision)) return 1;
     printf("%s: products within %d ulps' worth (%.2g of the largest magnitude)\n", precision,
            LOWP_PRODUCT_ULPS / 2, LOWP_PRODUCT_ULPS * u);
     const Tolerances tol = {1, LOWP_PRODUCT_ULPS * u, step};
     int failures = check_models(ref_bk, dev_bk, true, &tol);
     failures += check_product_shapes(ref_bk, dev_bk, &tol);
     failures += check_training(ref_bk, dev_bk, LOWP_TRAINING_ULPS * u);
-    backend_set_precision(ref_bk, "fp32", &err);
-    backend_set_precision(dev_bk, "fp32", &err);
+    both_in_precision(ref_bk, dev_bk, "fp32");
     return failures;
 }
 
@@ -1015,6 +1020,15 @@ static void product_free(ProductTensors *t)
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tensor_free(all[i]);
 }
 
+/* x, w, b and dy, the same on both backends: uniform in [-a, a) from seeds seed.. seed + 3. */
+static void product_upload(ProductTensors t[2], double a, unsigned seed)
+{
+    upload_scaled(&t[0].x, &t[1].x, seed, a);
+    upload_scaled(&t[0].w, &t[1].w, seed + 1, a);
+    upload_scaled(&t[0].b, &t[1].b, seed + 2, a);
+    upload_scaled(&t[0].dy, &t[1].dy, seed + 3, a);
+}
+
 static void product_report(Report *r, const char *layer, ProductTensors *ref, ProductTensors *dev)
 {
     char name[64];
@@ -1035,11 +1049,7 @@ static void check_conv_overflow(Report *r, Backend *bks[2], const char *layer, C
         product_alloc(&t[k], bks[k], nx, nw, s.out_c, ny);
         backend_reserve(bks[k], conv_workspace(&s, nw, n));
     }
-    const double a = overflowing_scale((s.in_c / s.groups) * s.k_h * s.k_w);
-    upload_scaled(&t[0].x, &t[1].x, 41, a);
-    upload_scaled(&t[0].w, &t[1].w, 42, a);
-    upload_scaled(&t[0].b, &t[1].b, 43, a);
-    upload_scaled(&t[0].dy, &t[1].dy, 44, a);
+    product_upload(t, overflowing_scale((s.in_c / s.groups) * s.k_h * s.k_w), 41);
     for (int k = 0; k < 2; k++) {
         bk_conv2d_forward(bks[k], &s, n, t[k].x.data, t[k].w.data, t[k].b.data, t[k].y.data);
         bk_conv2d_backward(bks[k], &s, n, t[k].x.data, t[k].w.data, t[k].dy.data, t[k].dx.data, false, t[k].dw.data,
@@ -1053,11 +1063,7 @@ static void check_linear_overflow(Report *r, Backend *bks[2], int n, int in, int
 {
     ProductTensors t[2];
     for (int k = 0; k < 2; k++) product_alloc(&t[k], bks[k], (size_t)n * in, (size_t)in * out, out, (size_t)n * out);
-    const double a = overflowing_scale(in);
-    upload_scaled(&t[0].x, &t[1].x, 51, a);
-    upload_scaled(&t[0].w, &t[1].w, 52, a);
-    upload_scaled(&t[0].b, &t[1].b, 53, a);
-    upload_scaled(&t[0].dy, &t[1].dy, 54, a);
+    product_upload(t, overflowing_scale(in), 51);
     for (int k = 0; k < 2; k++) {
         bk_linear_forward(bks[k], n, in, out, t[k].x.data, t[k].w.data, t[k].b.data, t[k].y.data);
         bk_linear_backward(bks[k], n, in, out, t[k].x.data, t[k].w.data, t[k].dy.data, t[k].dx.data, t[k].dw.data,
@@ -1069,11 +1075,7 @@ static void check_linear_overflow(Report *r, Backend *bks[2], int n, int in, int
 
 static int check_fp16_overflow(Backend *ref_bk, Backend *dev_bk)
 {
-    Error err = {{0}};
-    if (backend_set_precision(ref_bk, "fp16", &err) != 0 || backend_set_precision(dev_bk, "fp16", &err) != 0) {
-        printf("FAIL: %s\n", err.msg);
-        return 1;
-    }
+    if (!both_in_precision(ref_bk, dev_bk, "fp16")) return 1;
     Report r = {"fp16-overflow", 0, 0, 0, {1, LOWP_PRODUCT_ULPS * 0x1p-11, 0x1p-24}};
     Backend *bks[2] = {ref_bk, dev_bk};
     /* in_c, h, w, out_c, oh, ow, kh, kw, stride, pad, groups */
@@ -1081,8 +1083,7 @@ static int check_fp16_overflow(Backend *ref_bk, Backend *dev_bk)
     check_conv_overflow(&r, bks, "conv 3->8 (NCHW)", (ConvShape){3, 6, 6, 8, 6, 6, 3, 3, 1, 1, 1}, 4);
     check_conv_overflow(&r, bks, "conv 1x1 (cuBLAS)", (ConvShape){16, 6, 6, 16, 6, 6, 1, 1, 1, 0, 1}, 4);
     check_linear_overflow(&r, bks, 64, 64, 64); /* y, dx and dw: sums of 64 terms each */
-    backend_set_precision(ref_bk, "fp32", &err);
-    backend_set_precision(dev_bk, "fp32", &err);
+    both_in_precision(ref_bk, dev_bk, "fp32");
     return r.failures;
 }
 
