@@ -31,7 +31,7 @@ void train_config_defaults(TrainConfig *cfg)
     cfg->data = "fashion-mnist";
     cfg->epochs = 1;
     cfg->batch = 128;
-    cfg->eval_batch = 0; /* min(micro-batch or batch, 500): evaluation never needs more memory than training */
+    cfg->eval_batch = 0; /* min(micro-batch or this rank's share of the batch, 500): evaluation never needs more memory than training */
     cfg->lr = 0.01;
     schedule_defaults(&cfg->sched);
     cfg->lr_scaling = LR_SCALING_NONE;
@@ -865,9 +865,10 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
 {
     memset(res, 0, sizeof *res);
     TrainConfig resolved = *cfg;
-    if (resolved.eval_batch == 0) { /* at most one training pass's images: the net is planned for no more */
-        const int pass = cfg->micro_batch > 0 ? cfg->micro_batch : cfg->batch;
-        resolved.eval_batch = pass < 500 ? pass : 500;
+    if (resolved.eval_batch == 0) { /* at most one pass's images (micro_batch_size's): the net is planned for no more */
+        const int ranks = cfg->comm ? cfg->comm->size : 1;
+        const int pass = cfg->micro_batch > 0 ? cfg->micro_batch : cfg->batch / ranks;
+        resolved.eval_batch = pass < 1 ? 1 : pass < 500 ? pass : 500;
     }
     resolved.sched.base_lr = lr_scale_rule(cfg->lr, cfg->lr_scaling, cfg->batch, cfg->base_batch);
     Run r;

@@ -250,7 +250,7 @@ static const Flag FLAGS[] = {
     {"epochs", "N", "epochs", "%d", INT(CFG(epochs), 1)},
     {"steps", "N", "stop after N iterations in total [no limit]", NULL, LONG(CFG(steps), 1)},
     {"batch", "N", "global batch size; the last partial batch of an epoch is dropped", "%d", INT_TO(CFG(batch), 1, BB_MAX_BATCH)},
-    {"eval-batch", "N", "batch size for evaluation [min(micro-batch or batch, 500)]", NULL, INT_TO(CFG(eval_batch), 1, BB_MAX_BATCH)},
+    {"eval-batch", "N", "batch size for evaluation [min(micro-batch or each rank's share of the batch, 500)]", NULL, INT_TO(CFG(eval_batch), 1, BB_MAX_BATCH)},
     {"eval-every", "N",
      "also evaluate on the test set every N steps within an epoch (steps to\n"
      "a target at finer grain than epochs) [at epoch ends only]",
