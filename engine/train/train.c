@@ -176,10 +176,13 @@ static void reduce_finished(Net *net, int layer, void *ctx)
     grad_reducer_ready(&r->reducer, r->ready_from[layer]);
 }
 
+/* The ranks of the job (cfg->comm's; 1 without one, as the run's own single-rank comm). */
+static int config_ranks(const TrainConfig *cfg) { return cfg->comm ? cfg->comm->size : 1; }
+
 /* The images of one forward and backward: --micro-batch, or this rank's whole share. */
-static int micro_batch_size(const Run *r)
+static int micro_batch_size(const TrainConfig *cfg)
 {
-    return r->cfg->micro_batch > 0 ? r->cfg->micro_batch : r->cfg->batch / r->comm->size;
+    return cfg->micro_batch > 0 ? cfg->micro_batch : cfg->batch / config_ranks(cfg);
 }
 
 /* The images of micro-batch j of a step (idx: the step's whole batch) for this rank, and the
@@ -189,7 +192,7 @@ static int micro_batch_size(const Run *r)
 static BatchJob micro_batch_job(const Run *r, const uint32_t *idx, long step, int j, Rng *rng)
 {
     const TrainConfig *cfg = r->cfg;
-    const int share = cfg->batch / r->comm->size, m = micro_batch_size(r);
+    const int share = cfg->batch / r->comm->size, m = micro_batch_size(cfg);
     const int first = r->comm->rank * share + j * m;
     rng_seed(rng, cfg->seed, 0xa09000000ULL + (uint64_t)step);
     if (r->use_aug) augment_skip(&r->ds.train, &r->aug, rng, first);
@@ -226,7 +229,7 @@ static void place_micro_batch(Run *r, long step, int j)
     Net *net = r->net;
     net->dropout_seed = r->cfg->seed;
     net->step = (uint64_t)step;
-    net->first_image = (uint64_t)(r->comm->rank * (r->cfg->batch / r->comm->size) + j * micro_batch_size(r));
+    net->first_image = (uint64_t)(r->comm->rank * (r->cfg->batch / r->comm->size) + j * micro_batch_size(r->cfg));
 }
 
 static void load_part(void *ctx, int j)
@@ -241,7 +244,7 @@ static void load_part(void *ctx, int j)
  * returns the same loss (summed up to the first non-finite one) and diverges as before. */
 static double train_step_alone(Run *r, const uint32_t *idx, int later, long step, double lr, int *correct)
 {
-    const int m = micro_batch_size(r), parts = r->cfg->batch / m;
+    const int m = micro_batch_size(r->cfg), parts = r->cfg->batch / m;
     PartLoad p = {r, idx, later, parts, step};
     StepResult res;
     Error err;
@@ -272,7 +275,7 @@ static double train_step(Run *r, const TrainConfig *cfg, const uint32_t *idx, in
     Backend *bk = net->bk;
     const Comm *comm = r->comm;
     const int B = cfg->batch, share = B / comm->size;
-    const int m = micro_batch_size(r), parts = share / m;
+    const int m = micro_batch_size(cfg), parts = share / m;
     net_zero_grad(net);
     net->loss_scale = loss_scaler_net_scale(&r->scaler, B);
     double sums[4] = {0, 0, 0, *stop}; /* loss x images, hits, micro-batch |g|^2, stop */
@@ -391,7 +394,7 @@ int train_config_check(const TrainConfig *cfg, Error *err)
         error_set(err, "--batch, --epochs and --eval-batch must be positive");
         return -1;
     }
-    const int ranks = cfg->comm ? cfg->comm->size : 1;
+    const int ranks = config_ranks(cfg);
     if (cfg->batch % ranks != 0) {
         error_set(err, "--batch %d is not divisible by the %d ranks", cfg->batch, ranks);
         return -1;
@@ -405,7 +408,7 @@ int train_config_check(const TrainConfig *cfg, Error *err)
         return -1;
     }
     /* the small batch of the two-batch estimator: a micro-batch, else each rank's share */
-    const int small = cfg->micro_batch > 0 ? cfg->micro_batch : cfg->batch / ranks;
+    const int small = micro_batch_size(cfg);
     if (cfg->cuda_graph && (ranks > 1 || cfg->noise_scale)) {
         error_set(err, "--cuda-graph on needs one process without --noise-scale (they read host values mid-step)");
         return -1;
@@ -478,7 +481,7 @@ static void ready_offsets(Run *r)
 static void run_buffers(Run *r)
 {
     const TrainConfig *cfg = r->cfg;
-    const int micro = micro_batch_size(r);
+    const int micro = micro_batch_size(cfg);
     net_plan(r->net, micro > cfg->eval_batch ? micro : cfg->eval_batch);
     grad_reducer_init(&r->reducer, r->comm, r->bk, (size_t)(cfg->bucket_mb * 1e6), cfg->plain_allreduce);
     if (cfg->sync_bn && r->comm->size > 1) {
@@ -554,9 +557,9 @@ static int run_setup(Run *r, const TrainConfig *cfg, Observer *obs, Error *err)
     if (!r->opt) return -1;
     run_buffers(r);
     /* a graph replays one net's pass: --cuda-graph runs without per-thread replicas */
-    r->replicas = cfg->cuda_graph ? NULL : replicas_open(r->net, micro_batch_size(r), err);
+    r->replicas = cfg->cuda_graph ? NULL : replicas_open(r->net, micro_batch_size(cfg), err);
     if (!r->replicas && err->msg[0]) return -1;
-    stepper_init(&r->stepper, r->net, r->replicas, r->opt, &r->scaler, cfg->batch / r->comm->size / micro_batch_size(r));
+    stepper_init(&r->stepper, r->net, r->replicas, r->opt, &r->scaler, cfg->batch / r->comm->size / micro_batch_size(cfg));
     r->stepper.use_graph = cfg->cuda_graph;
     if (cfg->cuda_graph && net_has_layer(r->net, "dropout")) {
         /* the masks' key (the step) is a host value that changes every step */
@@ -865,10 +868,9 @@ int train_run(const TrainConfig *cfg, Observer *obs, TrainResult *res, Error *er
 {
     memset(res, 0, sizeof *res);
     TrainConfig resolved = *cfg;
-    if (resolved.eval_batch == 0) { /* at most one pass's images (micro_batch_size's): the net is planned for no more */
-        const int ranks = cfg->comm ? cfg->comm->size : 1;
-        const int pass = cfg->micro_batch > 0 ? cfg->micro_batch : cfg->batch / ranks;
-        resolved.eval_batch = pass < 1 ? 1 : pass < 500 ? pass : 500;
+    if (resolved.eval_batch == 0) { /* at most one pass's images: the net is planned for no more */
+        const int pass = micro_batch_size(cfg);
+        resolved.eval_batch = pass < 500 ? pass : 500;
     }
     resolved.sched.base_lr = lr_scale_rule(cfg->lr, cfg->lr_scaling, cfg->batch, cfg->base_batch);
     Run r;
